@@ -1,0 +1,89 @@
+"""Plain data passed between the engine, the reporters, the fixer and the verifier."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace the text between two 1-based-line / 0-based-column positions by ``content``."""
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    content: str
+
+    def to_json(self) -> dict:
+        return {
+            "line": self.line,
+            "column": self.column + 1,
+            "end_line": self.end_line,
+            "end_column": self.end_column + 1,
+            "content": self.content,
+        }
+
+
+@dataclass(frozen=True)
+class Fix:
+    """What a diagnostic's fix changes. ``safe`` fixes are applied by ``fix``; unsafe ones need
+    ``--unsafe-fixes`` (RULES.md, "Fix safety")."""
+
+    description: str
+    safe: bool
+    edits: tuple[Edit, ...] = ()
+
+    def to_json(self) -> dict:
+        return {
+            "applicability": "safe" if self.safe else "unsafe",
+            "safe": self.safe,
+            "message": self.description,
+            "edits": [e.to_json() for e in self.edits],
+        }
+
+
+@dataclass(frozen=True, order=True)
+class Diagnostic:
+    """One finding. ``line`` is 1-based, ``column`` 0-based (flake8's convention); reporters
+    print the column 1-based, as ruff and flake8 do."""
+
+    path: str
+    line: int
+    column: int
+    code: str
+    message: str = field(compare=False)
+    name: str = field(compare=False, default="")
+    end_line: int = field(compare=False, default=0)
+    end_column: int = field(compare=False, default=0)
+    fix: Optional[Fix] = field(compare=False, default=None)
+
+    def to_json(self) -> dict:
+        return {
+            "path": self.path,
+            "line": self.line,
+            "column": self.column + 1,
+            "end_line": self.end_line,
+            "end_column": self.end_column + 1,
+            "code": self.code,
+            "name": self.name,
+            "message": self.message,
+            "fix": self.fix.to_json() if self.fix else None,
+        }
+
+
+@dataclass(frozen=True)
+class FileError:
+    """A file that could not be checked (unreadable, not UTF-8, does not parse, ...)."""
+
+    path: str
+    message: str
+    line: int = 1
+    column: int = 0
+
+    code = "TML000"
+
+    def to_json(self) -> dict:
+        return {"path": self.path, "line": self.line, "column": self.column + 1, "code": self.code,
+                "name": "file-error", "message": self.message, "end_line": self.line,
+                "end_column": self.column + 1, "fix": None}
