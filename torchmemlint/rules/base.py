@@ -1,0 +1,52 @@
+"""What every rule is: a code, a name, a message, docs, and a ``check`` over the semantic model."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar, Iterator, Optional, Sequence, Union
+
+import libcst as cst
+
+if TYPE_CHECKING:
+    from torchmemlint.semantics import SemanticModel
+
+
+@dataclass
+class Replacement:
+    """A fix expressed on the tree: ``old`` becomes ``new`` (a node, several statements, or nothing).
+
+    The engine turns it into a text edit by regenerating the module, so indentation, comments
+    and everything around it stay exactly as they were."""
+
+    old: cst.CSTNode
+    new: Union[cst.CSTNode, cst.FlattenSentinel, cst.RemovalSentinel]
+
+
+@dataclass
+class NodeFix:
+    description: str
+    safe: bool
+    replacements: Sequence[Replacement]
+
+
+@dataclass
+class Finding:
+    """What a rule reports: the node to point at, and optionally its fix."""
+
+    node: cst.CSTNode
+    message: Optional[str] = None
+    fix: Optional[NodeFix] = None
+
+
+class Rule:
+    """Subclasses set the class attributes and implement ``check``; the docstring is the rule's
+    documentation (ruff's shape), shown by ``torchmemlint explain``."""
+
+    code: ClassVar[str]
+    name: ClassVar[str]
+    message: ClassVar[str]
+    default_enabled: ClassVar[bool] = True
+    # Words one of which must appear in a file's text for the rule to possibly match there.
+    triggers: ClassVar[tuple[str, ...]] = ()
+
+    def check(self, model: "SemanticModel") -> Iterator[Finding]:
+        raise NotImplementedError
