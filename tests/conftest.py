@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -50,12 +51,26 @@ def module_env() -> dict[str, str]:
     return dict(os.environ, PYTHONPATH=str(REPO_ROOT))
 
 
+def copy_working_tree(destination: Path) -> None:
+    """Copy the files git would see (tracked or new, not ignored) as they are now, committed
+    or not: what a fresh clone of this state holds, without build leftovers."""
+    listing = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                             cwd=REPO_ROOT, check=True, capture_output=True, text=True).stdout
+    for name in filter(None, listing.split("\0")):
+        source = REPO_ROOT / name
+        if source.is_file():
+            (destination / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, destination / name)
+
+
 @pytest.fixture(scope="session")
 def installed_env(tmp_path_factory) -> dict[str, str]:
     """Environment in which this working tree is installed as a wheel would install it: its
     entry points (console script, flake8 plugin) and package data are the real ones."""
+    source = tmp_path_factory.mktemp("source")
+    copy_working_tree(source)
     target = tmp_path_factory.mktemp("installed")
     run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
-         "--target", str(target), str(REPO_ROOT)], cwd=REPO_ROOT).check_returncode()
+         "--target", str(target), str(source)], cwd=source).check_returncode()
     return dict(os.environ, PYTHONPATH=str(target),
                 PATH=f"{target / 'bin'}{os.pathsep}{os.environ['PATH']}")

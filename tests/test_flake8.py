@@ -96,7 +96,8 @@ class StandInRule:
 def test_off_by_default_rules_only_by_full_code(monkeypatch, select, extend_select, enabled):
     monkeypatch.setattr(flake8_plugin, "ALL_RULES", [StandInRule("TML001"), StandInRule("TML009", False)])
     monkeypatch.setattr(flake8_plugin.TorchMemLintChecker, "rules", ())
-    flake8_plugin.TorchMemLintChecker.parse_options(SimpleNamespace(select=select, extend_select=extend_select))
+    options = SimpleNamespace(select=select, extend_select=extend_select)
+    flake8_plugin.TorchMemLintChecker.parse_options(options)
     assert [rule.code for rule in flake8_plugin.TorchMemLintChecker.rules] == enabled
 
 

@@ -46,6 +46,7 @@ def test_gitignore_comments_negation_escapes_and_last_match_wins():
         "\\!bang.py\n"
         "trailing.py   \n"
     )
+
     def ignored(path):
         match = last_match(patterns, path, False)
         return match is not None and not match.negated

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from conftest import FIXED_SCRIPT, LEAKING_SCRIPT, REPO_ROOT, run, write
+from conftest import FIXED_SCRIPT, LEAKING_SCRIPT, REPO_ROOT, copy_working_tree, run, write
 
 GIT_IDENTITY = ["-c", "user.name=torchmemlint tests", "-c", "user.email=tests@example.invalid"]
 
@@ -18,13 +18,7 @@ def git(*args, cwd):
 def commit_working_tree(destination):
     """A repository whose HEAD is this working tree as it is now (committed or not), like
     `pre-commit try-repo` does, so the test checks the code under test, not an older commit."""
-    listing = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-                             cwd=REPO_ROOT, check=True, capture_output=True, text=True).stdout
-    for name in filter(None, listing.split("\0")):
-        source = REPO_ROOT / name
-        if source.is_file():
-            (destination / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, destination / name)
+    copy_working_tree(destination)
     git("init", "-q", cwd=destination)
     git("add", "-A", cwd=destination)
     git("commit", "-q", "-m", "snapshot", cwd=destination)
