@@ -66,6 +66,7 @@ class Values:
         self.scopes = scopes
         self.grad = grad
         self._backwarded: dict[object, set[str]] = {}
+        self._feeding_backward: dict[object, set[str]] = {}
         self._returns_attached: dict[cst.FunctionDef, bool] = {}
 
     # -- forward passes ---------------------------------------------------------------
@@ -264,6 +265,27 @@ class Values:
         names.discard("self")
         self._backwarded[scope] = names
         return names
+
+    def names_feeding_backward(self, scope) -> set[str]:
+        """Names whose values flow into a backward pass of ``scope`` (through assignments):
+        ``log_probs`` in ``loss = -torch.stack(log_probs).sum(); loss.backward()``. Keeping
+        such values is how gradient accumulation and REINFORCE work, not a leak."""
+        cached = self._feeding_backward.get(scope)
+        if cached is not None:
+            return cached
+        bindings = self.scopes.bindings(scope)
+        feeding = set(self.backwarded_names(scope))
+        pending = list(feeding)
+        while pending:
+            for binding in bindings.get(pending.pop(), []):
+                if binding.value is None:
+                    continue
+                for name in self.tree.descendants(binding.value, cst.Name):
+                    if name.value not in feeding and name.value in bindings:
+                        feeding.add(name.value)
+                        pending.append(name.value)
+        self._feeding_backward[scope] = feeding
+        return feeding
 
     def backward_roots(self, call: cst.Call) -> list[cst.BaseExpression]:
         """The expressions a backward call differentiates, or [] if it is no backward call."""
