@@ -92,9 +92,19 @@ def _kept_for_backward(model: SemanticModel, node: cst.CSTNode, container: cst.B
     scope = model.scopes.scope_of(node)
     if name in model.values.names_feeding_backward(scope):
         return True
-    return any(
+    returned = any(
         name in _returned_names(ret.value) for ret in model.scopes.scope_nodes(scope, cst.Return) if ret.value
     )
+    # A loop that already runs its backward every step has no reason to hand graphs back.
+    return returned and not _backward_in_iteration(model, node)
+
+
+def _backward_in_iteration(model: SemanticModel, node: cst.CSTNode) -> bool:
+    iteration = model.scopes.iteration_scope(node)
+    if iteration is None:
+        return False
+    body = iteration if isinstance(iteration, cst.FunctionDef) else iteration.body
+    return any(model.values.backward_roots(call) for call in model.tree.descendants(body, cst.Call))
 
 
 def _returned_names(value: cst.BaseExpression) -> set[str]:
