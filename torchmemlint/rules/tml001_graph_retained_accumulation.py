@@ -47,7 +47,7 @@ from typing import Iterator, Optional
 import libcst as cst
 
 from torchmemlint.rules.base import Finding, NodeFix, Replacement, Rule
-from torchmemlint.rules.edits import call_method
+from torchmemlint.rules.edits import call_method, used_only_as_number
 from torchmemlint.semantics import SemanticModel
 from torchmemlint.semantics.imports import dotted_name
 from torchmemlint.semantics.stores import Accumulation
@@ -61,6 +61,8 @@ class GraphRetainedAccumulation(Rule):
 
     def check(self, model: SemanticModel) -> Iterator[Finding]:
         for store in model.stores.stores():
+            if store.overwrites_fixed_slot:
+                continue
             if self._retains(model, store.node, store.container, store.value):
                 yield Finding(store.value, fix=_detach_fix(store.value))
         for accumulation in model.stores.accumulations():
@@ -88,8 +90,11 @@ def _consumed_as_loss(model: SemanticModel, accumulation: Accumulation) -> bool:
     if name is None:
         return False
     scope = model.scopes.scope_of(accumulation.node)
+    backwarded = model.values.backwarded_names(scope)
+    if any(n.value in backwarded for n in model.tree.descendants(accumulation.value, cst.Name)):
+        return False  # the added loss is differentiated itself: the sum can only be a metric
     root = name.split(".")[0] if not name.startswith("self.") else name
-    if root in model.values.backwarded_names(scope) or name.split(".")[-1] in model.values.backwarded_names(scope):
+    if root in backwarded or name.split(".")[-1] in backwarded:
         return True
     for ret in model.scopes.scope_nodes(scope, cst.Return):
         if ret.value is not None and any(dotted_name(n) == name for n in _names_and_attributes(ret.value)):
@@ -113,17 +118,17 @@ def _detach_fix(value: cst.BaseExpression) -> NodeFix:
 
 
 def _accumulation_fix(model: SemanticModel, accumulation: Accumulation) -> Optional[NodeFix]:
-    """``.item()`` when the accumulator starts as a Python number (safe), else ``.detach()``."""
+    """``.item()`` when the accumulator starts as a Python number: safe when it is only ever
+    used as a number afterwards, unsafe when it escapes (returned, printed as is, stored); else
+    ``.detach()`` (the accumulator may be a tensor on purpose)."""
     value = accumulation.value
     target = accumulation.target
     if isinstance(target, cst.Name):
-        starts = [b for b in model.scopes.bindings(model.scopes.scope_of(accumulation.node)).get(target.value, [])
+        scope = model.scopes.scope_of(accumulation.node)
+        starts = [b for b in model.scopes.bindings(scope).get(target.value, [])
                   if not b.augmented and b.node is not accumulation.node]
-        used_as_tensor = any(
-            isinstance(a.value, cst.Name) and a.value.value == target.value
-            for a in model.scopes.scope_nodes(model.scopes.scope_of(accumulation.node), cst.Attribute)
-        )
-        if starts and not used_as_tensor and all(isinstance(b.value, (cst.Integer, cst.Float)) for b in starts):
-            return NodeFix("accumulate `.item()`", safe=True,
-                           replacements=[Replacement(value, call_method(value, "item"))])
+        if starts and all(isinstance(b.value, (cst.Integer, cst.Float)) for b in starts):
+            safe = used_only_as_number(model, target.value, scope, exclude=accumulation.node)
+            description = "accumulate `.item()`" if safe else "accumulate `.item()` (the total becomes a Python float)"
+            return NodeFix(description, safe=safe, replacements=[Replacement(value, call_method(value, "item"))])
     return _detach_fix(value)
