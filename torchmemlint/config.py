@@ -77,7 +77,7 @@ def check_selectors(selectors: Sequence[str], rules: Sequence[Rule], where: str)
     for selector in normalized:
         if not any(rule.code.startswith(selector) for rule in rules):
             raise UsageError(f"unknown rule code or prefix {selector!r} in {where} "
-                              "(`torchmemlint rules` lists the rules)")
+                             "(`torchmemlint rules` lists the rules)")
     return normalized
 
 
@@ -150,7 +150,7 @@ class _TableReader:
         unknown = sorted(set(self._table) - set(self.KNOWN_KEYS))
         if unknown:
             raise UsageError(f"{self.where(unknown[0])}: unknown option (known options: "
-                              f"{', '.join(self.KNOWN_KEYS)})")
+                             f"{', '.join(self.KNOWN_KEYS)})")
 
     def string_list(self, value: Any, key: str) -> list[str]:
         if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
