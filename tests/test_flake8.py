@@ -75,6 +75,23 @@ def test_flake8_prints_the_same_lines_as_check(tmp_path, installed_env):
                                                        ["proj/train.py", str(LEAK_LINE)]]
 
 
+NOQA_VARIANTS = ["# noqa", "# NOQA", "# noqa: TML001", "# noqa:TML001", "# noqa: TML00",
+                 "# noqa: E501,TML001", "# noqa: TML004", "# noqa : TML004", "#noqa: TML001",
+                 "#  noqa", "# noqa: E501 because", "# noqa:tml001"]
+
+
+def test_noqa_means_the_same_under_flake8(tmp_path, installed_env):
+    for number, comment in enumerate(NOQA_VARIANTS):
+        write(tmp_path, f"proj/variant_{number:02}.py",
+              LEAKING_SCRIPT.replace("losses.append(loss)", f"losses.append(loss)  {comment}"))
+    by_flake8 = flake8(["--select=TML", "proj"], tmp_path, installed_env)
+    by_check = run(["torchmemlint", "check", "proj"], tmp_path, installed_env)
+    assert sorted(by_flake8.stdout.splitlines()) == by_check.stdout.splitlines()
+    reported = {NOQA_VARIANTS[int(line.split("_")[1][:2])] for line in by_check.stdout.splitlines()}
+    assert reported == {"# noqa: TML004", "#noqa: TML001", "#  noqa", "# noqa: E501 because",
+                        "# noqa:tml001"}
+
+
 def test_flake8_plugin_is_registered_with_its_version(tmp_path, installed_env):
     result = run([sys.executable, "-m", "flake8", "--version"], tmp_path, installed_env)
     assert re.search(rf"torchmemlint:\s+{re.escape(__version__)}\b", result.stdout), result.stdout
