@@ -125,6 +125,7 @@ def test_per_file_ignores(tmp_path, monkeypatch):
     ('[tool.torchmemlint]\nselect = ["TML999"]\n', "unknown rule code or prefix 'TML999'"),
     ('[tool.torchmemlint]\nignore = ["XYZ"]\n', "'XYZ' in"),
     ('[tool.torchmemlint]\nexclude = [""]\n', "empty path pattern"),
+    ('[tool.torchmemlint]\nextend-exclude = ["[z-a]"]\n', "invalid path pattern"),
     ('[tool.torchmemlint]\nper-file-ignores = ["a"]\n', "expected a table"),
     ('[tool.torchmemlint.per-file-ignores]\n"a.py" = ["TML9"]\n', "'TML9'"),
     ('[tool.torchmemlint]\nmax-file-size = -1\n', "expected a positive number"),

@@ -1,7 +1,12 @@
 """Discovery (excludes, .gitignore, named files), reading bad files, atomic writes."""
+import json
 import os
+import shutil
 import stat
 import subprocess
+import tempfile
+import traceback
+from pathlib import Path
 
 import pytest
 
@@ -132,30 +137,59 @@ def test_file_over_the_size_limit_is_reported(tmp_path):
     assert isinstance(error, FileError) and "over the limit" in error.message
 
 
-def test_unreadable_file_is_reported(tmp_path):
+def as_unprivileged_user(function):
+    """``function()``'s (JSON-able) value, computed where file permissions apply: as the current
+    user, or, for root (who reads everything), in a forked child that has become "nobody"."""
     if os.geteuid() != 0:
-        path = write(tmp_path, "secret.py", "x = 1\n")
-        path.chmod(0)
-        error = read_source(str(path))
-        assert isinstance(error, FileError) and "permission denied" in error.message
-        return
-    # root reads files whatever their mode: read it in a forked child that has become the
-    # unprivileged user "nobody".
-    path = write(tmp_path, "secret.py", "x = 1\n")
-    path.chmod(0)
+        return function()
     reader, writer = os.pipe()
     child = os.fork()
     if child == 0:  # pragma: no cover - runs in the child
         try:
             os.setuid(65534)
-            error = read_source(str(path))
-            os.write(writer, getattr(error, "message", "read succeeded").encode())
-        finally:
-            os._exit(0)
+            outcome = {"value": function()}
+        except BaseException:
+            outcome = {"error": traceback.format_exc()}
+        os.write(writer, json.dumps(outcome).encode())
+        os._exit(0)
     os.close(writer)
-    os.waitpid(child, 0)
     with os.fdopen(reader) as pipe:
-        assert pipe.read() == "cannot read file: permission denied"
+        outcome = json.loads(pipe.read())
+    os.waitpid(child, 0)
+    assert "error" not in outcome, outcome["error"]
+    return outcome["value"]
+
+
+@pytest.fixture
+def shared_tmp(monkeypatch):
+    """A folder the unprivileged user may enter (pytest's tmp_path is private to root)."""
+    folder = Path(tempfile.mkdtemp())
+    folder.chmod(0o755)
+    monkeypatch.chdir(folder)
+    yield folder
+    for path in folder.rglob("*"):
+        if path.is_dir():
+            path.chmod(0o755)
+    shutil.rmtree(folder)
+
+
+def test_unreadable_file_is_reported(shared_tmp):
+    path = write(shared_tmp, "secret.py", "x = 1\n")
+    path.chmod(0)
+    assert as_unprivileged_user(lambda: read_source(str(path)).message) == \
+        "cannot read file: permission denied"
+
+
+def test_unlistable_folder_is_reported_not_skipped(shared_tmp):
+    write(shared_tmp, "private/train.py", "x = 1\n")
+    write(shared_tmp, "public/train.py", "x = 1\n")
+    (shared_tmp / "private").chmod(0)
+
+    def checked():
+        return [[task.path, getattr(read_source(task.path), "message", "readable")]
+                for task in plan(["."])]
+    assert as_unprivileged_user(checked) == [["private", "cannot read folder: permission denied"],
+                                             ["public/train.py", "readable"]]
 
 
 # --- writing -------------------------------------------------------------------------------

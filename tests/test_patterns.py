@@ -56,6 +56,11 @@ def test_gitignore_comments_negation_escapes_and_last_match_wins():
     assert [p.text for p in patterns][-1] == "trailing.py"
 
 
-def test_empty_pattern_is_an_error():
+@pytest.mark.parametrize("pattern", ["/", "", "[z-a].py"])
+def test_malformed_pattern_is_a_value_error(pattern):
     with pytest.raises(ValueError):
-        PathPattern.compile("/")
+        PathPattern.compile(pattern)
+
+
+def test_malformed_gitignore_lines_are_skipped():
+    assert [p.text for p in parse_gitignore("/\n!\n[z-a].py\nok.py\n")] == ["ok.py"]

@@ -220,7 +220,7 @@ class SettingsResolver:
         self._fixed_config: Optional[ConfigFile] = None
         if config_path is not None:
             path = Path(os.path.abspath(config_path))
-            if not path.is_file():
+            if not os.path.isfile(path):
                 raise UsageError(f"--config {config_path}: no such file")
             self._fixed_config = parse_config(read_pyproject(path) or {}, path, rules)
         self._config_by_folder: dict[Path, Optional[ConfigFile]] = {}
@@ -258,7 +258,7 @@ class SettingsResolver:
                 break
             visited.append(current)
             candidate = current / CONFIG_FILE_NAME
-            table = read_pyproject(candidate) if candidate.is_file() else None
+            table = read_pyproject(candidate) if os.path.isfile(candidate) else None
             if table is not None:
                 config = parse_config(table, candidate, self._rules)
                 break

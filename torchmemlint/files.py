@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import stat
 import tempfile
-from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Optional, Protocol, Sequence, Union
 
@@ -38,17 +37,23 @@ class ExcludeSettings(Protocol):
 
 class Excluder:
     """Decides whether a path is excluded, by the ``exclude`` patterns of the settings that apply
-    to its folder and by the ``.gitignore`` files of its git repository."""
+    to its folder and by the ``.gitignore`` files of its git repository.
+
+    File tests use ``os.path`` (false on any error), not ``pathlib`` (which raises on a folder
+    that may not be entered)."""
 
     def __init__(self, settings_for: Callable[[Path], ExcludeSettings]) -> None:
         self._settings_for = settings_for
+        # Per run, not per process: the files may change between runs of a long-lived process.
+        self._git_top_by_folder: dict[Path, Optional[Path]] = {}
+        self._gitignore_by_folder: dict[Path, list[PathPattern]] = {}
 
     def is_excluded(self, path: Path, is_dir: bool) -> bool:
         """``path`` is absolute; only the path itself is tested, not its parents."""
         settings = self._settings_for(path.parent)
         if any(pattern.matches_path(path, settings.root, is_dir) for pattern in settings.exclude):
             return True
-        if is_dir and (path / "pyvenv.cfg").is_file():
+        if is_dir and os.path.isfile(path / "pyvenv.cfg"):
             return True  # a virtual environment, whatever its name
         return self._is_gitignored(path, is_dir)
 
@@ -62,16 +67,36 @@ class Excluder:
                    if parent != root and root in parent.parents)
 
     def _is_gitignored(self, path: Path, is_dir: bool) -> bool:
-        top = _git_top(path.parent)
+        top = self._git_top(path.parent)
         if top is None:
             return False  # as in git, .gitignore files outside a repository mean nothing
         ignored = False
         folders = [path.parent, *(p for p in path.parent.parents if top == p or top in p.parents)]
         for folder in reversed(folders):  # deeper .gitignore files override higher ones
-            match = last_match(_gitignore_patterns(folder), path.relative_to(folder).as_posix(), is_dir)
+            match = last_match(self._gitignore(folder), path.relative_to(folder).as_posix(), is_dir)
             if match is not None:
                 ignored = not match.negated
         return ignored
+
+    def _git_top(self, folder: Path) -> Optional[Path]:
+        """The top folder of the git repository holding ``folder``, if any."""
+        if folder not in self._git_top_by_folder:
+            if os.path.exists(folder / ".git"):
+                top: Optional[Path] = folder
+            else:
+                top = None if folder.parent == folder else self._git_top(folder.parent)
+            self._git_top_by_folder[folder] = top
+        return self._git_top_by_folder[folder]
+
+    def _gitignore(self, folder: Path) -> list[PathPattern]:
+        patterns = self._gitignore_by_folder.get(folder)
+        if patterns is None:
+            try:
+                text = (folder / ".gitignore").read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                text = ""
+            patterns = self._gitignore_by_folder[folder] = parse_gitignore(text)
+        return patterns
 
 
 def discover(paths: Iterable[str], excluder: Excluder, force_exclude: bool = False) -> list[str]:
@@ -86,12 +111,12 @@ def discover(paths: Iterable[str], excluder: Excluder, force_exclude: bool = Fal
     for given in paths:
         path = Path(given)
         absolute = Path(os.path.abspath(given))
-        if path.is_dir():
+        if os.path.isdir(path):
             if not (force_exclude and excluder.is_excluded_with_parents(absolute, True)):
                 for relative in _walk(absolute, excluder):
                     found.setdefault(absolute.joinpath(*relative),
                                      os.path.normpath(os.path.join(given, *relative)))
-        elif path.exists() and not _looks_like_python(path):
+        elif os.path.exists(path) and not _looks_like_python(path):
             continue
         elif not (force_exclude and excluder.is_excluded_with_parents(absolute, False)):
             found.setdefault(absolute, os.path.normpath(given))
@@ -99,7 +124,8 @@ def discover(paths: Iterable[str], excluder: Excluder, force_exclude: bool = Fal
 
 
 def _walk(root: Path, excluder: Excluder) -> Iterator[tuple[str, ...]]:
-    """Relative paths (as tuples of names) of the Python files under ``root``."""
+    """Relative paths (as tuples of names) of the Python files under ``root``, and of the
+    folders that cannot be listed."""
     pending = [()]
     while pending:
         relative_folder = pending.pop()
@@ -107,7 +133,9 @@ def _walk(root: Path, excluder: Excluder) -> Iterator[tuple[str, ...]]:
         try:
             entries = list(os.scandir(folder))
         except OSError:
-            continue  # a folder we may not list has nothing we can check
+            # Yielded so that reading it reports why: a folder silently skipped would pass.
+            yield relative_folder
+            continue
         for entry in entries:
             is_dir = entry.is_dir(follow_symlinks=False)
             if not is_dir and not entry.name.endswith(PYTHON_SUFFIX):
@@ -136,22 +164,6 @@ def _sort_key(path: str) -> tuple[str, ...]:
     return Path(path).parts
 
 
-@lru_cache(maxsize=None)
-def _git_top(folder: Path) -> Optional[Path]:
-    if (folder / ".git").exists():
-        return folder
-    return None if folder.parent == folder else _git_top(folder.parent)
-
-
-@lru_cache(maxsize=None)
-def _gitignore_patterns(folder: Path) -> list[PathPattern]:
-    try:
-        text = (folder / ".gitignore").read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return []
-    return parse_gitignore(text)
-
-
 def read_source(path: str, max_size: int = DEFAULT_MAX_FILE_SIZE) -> Union[bytes, FileError]:
     """The file's bytes, or a ``FileError`` saying in one line why it cannot be checked."""
     try:
@@ -163,6 +175,11 @@ def read_source(path: str, max_size: int = DEFAULT_MAX_FILE_SIZE) -> Union[bytes
     except OSError as error:
         return _unreadable(path, error)
     if stat.S_ISDIR(info.st_mode):
+        try:
+            with os.scandir(path):
+                pass
+        except OSError as error:
+            return _unreadable(path, error, "folder")
         return FileError(path, "is a directory, not a Python file")
     if not stat.S_ISREG(info.st_mode):
         return FileError(path, "not a regular file")
@@ -185,9 +202,9 @@ def read_source(path: str, max_size: int = DEFAULT_MAX_FILE_SIZE) -> Union[bytes
     return source
 
 
-def _unreadable(path: str, error: OSError) -> FileError:
+def _unreadable(path: str, error: OSError, what: str = "file") -> FileError:
     reason = "permission denied" if isinstance(error, PermissionError) else error.strerror or error
-    return FileError(path, f"cannot read file: {reason}")
+    return FileError(path, f"cannot read {what}: {reason}")
 
 
 def _size_text(size: int) -> str:

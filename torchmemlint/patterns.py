@@ -27,7 +27,7 @@ class PathPattern:
 
     @classmethod
     def compile(cls, text: str, allow_negation: bool = False) -> "PathPattern":
-        """Compile one glob. Raises ``ValueError`` for an empty pattern."""
+        """Compile one glob. Raises ``ValueError`` for an empty or malformed pattern."""
         pattern = text
         negated = False
         if allow_negation and pattern.startswith("!"):
@@ -39,7 +39,11 @@ class PathPattern:
         if not pattern:
             raise ValueError(f"empty path pattern {text!r}")
         segments = pattern.split("/") if anchored else ["**", pattern]
-        return cls(text, re.compile(_segments_to_regex(segments)), anchored, directory_only, negated)
+        try:
+            regex = re.compile(_segments_to_regex(segments))
+        except re.error as error:  # e.g. a reversed range "[z-a]"
+            raise ValueError(f"invalid path pattern {text!r}: {error}") from None
+        return cls(text, regex, anchored, directory_only, negated)
 
     def matches(self, relative_path: str, is_dir: bool) -> bool:
         """``relative_path`` uses ``/`` and is relative to the folder the pattern belongs to."""
@@ -58,16 +62,20 @@ class PathPattern:
 
 
 def parse_gitignore(text: str) -> list[PathPattern]:
-    """The patterns of a ``.gitignore`` file, in order (the last match decides)."""
+    """The patterns of a ``.gitignore`` file, in order (the last match decides). Lines that are
+    not valid patterns are skipped, as git does."""
     patterns = []
     for line in text.splitlines():
         line = _strip_unescaped_trailing_spaces(line)
         if not line or line.startswith("#"):
             continue
-        if line.startswith(("\\#", "\\!")):
-            patterns.append(PathPattern.compile(line[1:]))
-        else:
-            patterns.append(PathPattern.compile(line, allow_negation=True))
+        try:
+            if line.startswith(("\\#", "\\!")):
+                patterns.append(PathPattern.compile(line[1:]))
+            else:
+                patterns.append(PathPattern.compile(line, allow_negation=True))
+        except ValueError:
+            continue
     return patterns
 
 
