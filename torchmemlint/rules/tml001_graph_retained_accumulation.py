@@ -1,0 +1,129 @@
+"""TML001 graph-retained-accumulation.
+
+## What it does
+Flags a graph-attached value (a loss, a model output, anything computed from them with grad
+enabled) that is stored into a container that outlives the iteration (`losses.append(loss)`,
+`self.history["loss"].append(loss)`, `metrics[k] = loss`) or accumulated into a name that
+outlives it (`total_loss += loss`, `total = total + loss`).
+
+## Why is this bad?
+A tensor with a `grad_fn` keeps its autograd graph alive. Stored across iterations, every step
+adds one more graph: live memory grows by the storage the tensor views when `backward()` already
+freed the graph's buffers (512 bytes per CUDA scalar, 4 bytes per float32 scalar on the CPU, but an
+`mse_loss` 0-dim result views its whole B x C storage), and by *all saved activations* when
+backward never ran (evaluation) — the classic "CUDA out of memory at epoch 37".
+
+## Example
+```python
+for x, y in loader:
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad()
+    losses.append(loss)
+    total_loss += loss
+```
+
+## Use instead
+```python
+    losses.append(loss.item())
+    total_loss += loss.item()
+```
+Intended gradient accumulation stays silent: `total = total + loss` followed by
+`total.backward()`, or a summed loss that is returned to the caller.
+
+## Fix safety
+`.item()` for a scalar loss accumulated into a name that starts as a Python number is **safe**.
+Everywhere else the fix appends `.detach()` (the value stays a tensor on its device), which is
+**unsafe**: code that later backpropagates through the stored values would change.
+
+## Runtime signature
+Live memory grows every iteration (`torchmemlint verify` reports `confirmed-growth`).
+"""
+from __future__ import annotations
+
+from typing import Iterator, Optional
+
+import libcst as cst
+
+from torchmemlint.rules.base import Finding, NodeFix, Replacement, Rule
+from torchmemlint.rules.edits import call_method
+from torchmemlint.semantics import SemanticModel
+from torchmemlint.semantics.imports import dotted_name
+from torchmemlint.semantics.stores import Accumulation
+
+
+class GraphRetainedAccumulation(Rule):
+    code = "TML001"
+    name = "graph-retained-accumulation"
+    message = "graph-attached value kept across iterations; store `.item()` or `.detach()` instead"
+    triggers = ("append", "extend", "insert", "+=", "-=", "*=", "=", ".add(", "push", "put")
+
+    def check(self, model: SemanticModel) -> Iterator[Finding]:
+        for store in model.stores.stores():
+            if self._retains(model, store.node, store.container, store.value):
+                yield Finding(store.value, fix=_detach_fix(store.value))
+        for accumulation in model.stores.accumulations():
+            if self._retains(model, accumulation.node, accumulation.target, accumulation.value) and \
+                    not _consumed_as_loss(model, accumulation):
+                yield Finding(accumulation.value, fix=_accumulation_fix(model, accumulation))
+
+    @staticmethod
+    def _retains(model: SemanticModel, node: cst.CSTNode, container: cst.BaseExpression,
+                 value: cst.BaseExpression) -> bool:
+        iteration = model.scopes.iteration_scope(node)
+        if iteration is None:
+            return False
+        if not isinstance(iteration, cst.FunctionDef) and not model.scopes.is_step_loop(iteration):
+            return False  # e.g. features of each layer collected inside one forward pass
+        if not model.stores.outlives(container, node, iteration):
+            return False
+        return model.values.is_attached(value, node)
+
+
+def _consumed_as_loss(model: SemanticModel, accumulation: Accumulation) -> bool:
+    """``total = total + loss`` then ``total.backward()`` (or ``return total``) is intended
+    gradient accumulation, not a leak."""
+    name = dotted_name(accumulation.target)
+    if name is None:
+        return False
+    scope = model.scopes.scope_of(accumulation.node)
+    root = name.split(".")[0] if not name.startswith("self.") else name
+    if root in model.values.backwarded_names(scope) or name.split(".")[-1] in model.values.backwarded_names(scope):
+        return True
+    for ret in model.scopes.scope_nodes(scope, cst.Return):
+        if ret.value is not None and any(dotted_name(n) == name for n in _names_and_attributes(ret.value)):
+            return True
+    return False
+
+
+def _names_and_attributes(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
+    found: list[cst.BaseExpression] = []
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.Name, cst.Attribute)):
+            found.append(node)
+        stack.extend(c for c in node.children if isinstance(c, cst.BaseExpression))
+    return found
+
+
+def _detach_fix(value: cst.BaseExpression) -> NodeFix:
+    return NodeFix("store `.detach()`", safe=False, replacements=[Replacement(value, call_method(value, "detach"))])
+
+
+def _accumulation_fix(model: SemanticModel, accumulation: Accumulation) -> Optional[NodeFix]:
+    """``.item()`` when the accumulator starts as a Python number (safe), else ``.detach()``."""
+    value = accumulation.value
+    target = accumulation.target
+    if isinstance(target, cst.Name):
+        starts = [b for b in model.scopes.bindings(model.scopes.scope_of(accumulation.node)).get(target.value, [])
+                  if not b.augmented and b.node is not accumulation.node]
+        used_as_tensor = any(
+            isinstance(a.value, cst.Name) and a.value.value == target.value
+            for a in model.scopes.scope_nodes(model.scopes.scope_of(accumulation.node), cst.Attribute)
+        )
+        if starts and not used_as_tensor and all(isinstance(b.value, (cst.Integer, cst.Float)) for b in starts):
+            return NodeFix("accumulate `.item()`", safe=True,
+                           replacements=[Replacement(value, call_method(value, "item"))])
+    return _detach_fix(value)
