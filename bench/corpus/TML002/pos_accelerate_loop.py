@@ -13,6 +13,6 @@ def main(model, train_dl, lr=2e-5, epochs=2):
         model.train()
         for step, batch in enumerate(train_dl):
             outputs = model(**batch)
-            accelerator.backward(outputs.loss)
-            optimizer.step()  # expect: TML002
+            accelerator.backward(outputs.loss)  # expect: TML002
+            optimizer.step()
             scheduler.step()

@@ -12,6 +12,6 @@ class Executor:
             target = target.to(device)
             logits = model(feats, lengths)
             loss = torch.nn.functional.cross_entropy(logits, target)
-            loss.backward()
+            loss.backward()  # expect: TML002
             clip_grad_norm_(model.parameters(), clip)
-            optimizer.step()  # expect: TML002
+            optimizer.step()

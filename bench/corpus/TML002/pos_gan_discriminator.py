@@ -11,8 +11,8 @@ def training_loop(G, D, optimizer_G, optimizer_D, loader, z_dim=128):
         fake = G(z)
 
         d_loss = F.softplus(D(fake.detach())).mean() + F.softplus(-D(real)).mean()
-        d_loss.backward()
-        optimizer_D.step()  # expect: TML002
+        d_loss.backward()  # expect: TML002
+        optimizer_D.step()
 
         optimizer_G.zero_grad()
         g_loss = F.softplus(-D(fake)).mean()
