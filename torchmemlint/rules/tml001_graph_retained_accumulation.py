@@ -61,11 +61,12 @@ class GraphRetainedAccumulation(Rule):
 
     def check(self, model: SemanticModel) -> Iterator[Finding]:
         for store in model.stores.stores():
-            if self._retains(model, store.node, store.container, store.value):
+            if self._retains(model, store.node, store.container, store.value) and \
+                    not _kept_for_backward(model, store.node, store.container):
                 yield Finding(store.value, fix=_detach_fix(store.value))
         for accumulation in model.stores.accumulations():
             if self._retains(model, accumulation.node, accumulation.target, accumulation.value) and \
-                    not _consumed_as_loss(model, accumulation):
+                    not _kept_for_backward(model, accumulation.node, accumulation.target):
                 yield Finding(accumulation.value, fix=_accumulation_fix(model, accumulation))
 
     @staticmethod
@@ -81,31 +82,40 @@ class GraphRetainedAccumulation(Rule):
         return model.values.is_attached(value, node)
 
 
-def _consumed_as_loss(model: SemanticModel, accumulation: Accumulation) -> bool:
-    """``total = total + loss`` then ``total.backward()`` (or ``return total``) is intended
-    gradient accumulation, not a leak."""
-    name = dotted_name(accumulation.target)
+def _kept_for_backward(model: SemanticModel, node: cst.CSTNode, container: cst.BaseExpression) -> bool:
+    """Values kept to be differentiated later are intended: ``total = total + loss`` then
+    ``total.backward()``, log-probabilities stacked into a REINFORCE loss, or a container
+    returned to a caller that does the backward."""
+    name = dotted_name(container) if not isinstance(container, cst.Subscript) else dotted_name(container.value)
     if name is None:
         return False
-    scope = model.scopes.scope_of(accumulation.node)
-    root = name.split(".")[0] if not name.startswith("self.") else name
-    if root in model.values.backwarded_names(scope) or name.split(".")[-1] in model.values.backwarded_names(scope):
+    scope = model.scopes.scope_of(node)
+    if name in model.values.names_feeding_backward(scope):
         return True
-    for ret in model.scopes.scope_nodes(scope, cst.Return):
-        if ret.value is not None and any(dotted_name(n) == name for n in _names_and_attributes(ret.value)):
-            return True
-    return False
+    returned = any(
+        name in _returned_names(ret.value) for ret in model.scopes.scope_nodes(scope, cst.Return) if ret.value
+    )
+    # A loop that already runs its backward every step has no reason to hand graphs back.
+    return returned and not _backward_in_iteration(model, node)
 
 
-def _names_and_attributes(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
-    found: list[cst.BaseExpression] = []
-    stack = [expr]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (cst.Name, cst.Attribute)):
-            found.append(node)
-        stack.extend(c for c in node.children if isinstance(c, cst.BaseExpression))
-    return found
+def _backward_in_iteration(model: SemanticModel, node: cst.CSTNode) -> bool:
+    iteration = model.scopes.iteration_scope(node)
+    if iteration is None:
+        return False
+    body = iteration if isinstance(iteration, cst.FunctionDef) else iteration.body
+    return any(model.values.backward_roots(call) for call in model.tree.descendants(body, cst.Call))
+
+
+def _returned_names(value: cst.BaseExpression) -> set[str]:
+    """``return total`` / ``return a, b`` / ``return {"loss": total}``: the names handed back."""
+    if isinstance(value, (cst.Tuple, cst.List)):
+        elements = [e.value for e in value.elements]
+    elif isinstance(value, cst.Dict):
+        elements = [e.value for e in value.elements if isinstance(e, cst.DictElement)]
+    else:
+        elements = [value]
+    return {n for n in map(dotted_name, elements) if n is not None}
 
 
 def _detach_fix(value: cst.BaseExpression) -> NodeFix:

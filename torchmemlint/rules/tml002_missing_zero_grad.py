@@ -62,7 +62,8 @@ class MissingZeroGrad(Rule):
     def check(self, model: SemanticModel) -> Iterator[Finding]:
         for loop in [*model.tree.nodes(cst.For), *model.tree.nodes(cst.While)]:
             calls = model.scopes.loop_body_nodes(loop, cst.Call)
-            backwards = [c for c in calls if model.values.backward_roots(c) and _is_backward_call(c)]
+            backwards = [c for c in calls if _is_backward_call(c) and model.values.backward_roots(c)
+                         and not _distributed_autograd(model, c)]
             if not backwards:
                 continue
             optimizer = next((o for o in map(_stepped_optimizer, calls) if o is not None), None)
@@ -76,6 +77,13 @@ class MissingZeroGrad(Rule):
 
 def _is_backward_call(call: cst.Call) -> bool:
     return isinstance(call.func, cst.Attribute) and call.func.attr.value in ("backward", "manual_backward")
+
+
+def _distributed_autograd(model: SemanticModel, call: cst.Call) -> bool:
+    """``dist_autograd.backward(context_id, [loss])`` accumulates into a per-context store that
+    the distributed optimizer reads, not into ``.grad``: nothing to reset."""
+    qualified = model.imports.qualify(call.func) or ""
+    return qualified.startswith("torch.distributed.")
 
 
 def _stepped_optimizer(call: cst.Call) -> Optional[cst.BaseExpression]:
