@@ -32,7 +32,7 @@ def main() -> int:
     per_rule: Counter[str] = Counter()
     files_with_findings: Counter[str] = Counter()
     checked = 0
-    listing, errors = [], []
+    listing, errors, paths_with_findings = [], [], set()
     for path in python_files(args.folder):
         source = path.read_bytes()
         checked += 1
@@ -41,6 +41,8 @@ def main() -> int:
         lines = source.decode("utf-8", errors="replace").splitlines()
         for code in {d.code for d in diagnostics}:
             files_with_findings[code] += 1
+        if diagnostics:
+            paths_with_findings.add(path)
         for d in diagnostics:
             per_rule[d.code] += 1
             text = lines[d.line - 1].strip() if d.line <= len(lines) else ""
@@ -50,7 +52,7 @@ def main() -> int:
     args.out.write_text("\n".join(listing) + ("\n" if listing else ""), encoding="utf-8")
     print(f"files checked: {checked} under {args.folder}")
     print(f"files not checked (file errors): {len({e.path for e in errors})}")
-    print(f"findings: {sum(per_rule.values())} in {len({entry.split(':')[0] for entry in listing})} files")
+    print(f"findings: {sum(per_rule.values())} in {len(paths_with_findings)} files")
     for rule in rules:
         print(f"  {rule.code} {rule.name:40} {per_rule[rule.code]:4} findings in {files_with_findings[rule.code]:3} files")
     print(f"listing written to {args.out}")
