@@ -6,12 +6,11 @@ import torch
 def validate(val_loader, model, criterion):
     model.eval()
     loss_sum, n = 0.0, 0
-    for i, (input, target) in enumerate(val_loader):
-        input = input.cuda(non_blocking=True)
-        target = target.cuda(non_blocking=True)
+    for images, masks in val_loader:
+        images, masks = images.cuda(), masks.cuda()
         with torch.no_grad():
-            output = model(input)
-            loss = criterion(output, target)
-        loss_sum += loss.item() * input.size(0)
-        n += input.size(0)
+            logits = model(images)
+            loss = criterion(logits, masks)
+        loss_sum += loss.item() * images.size(0)
+        n += images.size(0)
     return loss_sum / n

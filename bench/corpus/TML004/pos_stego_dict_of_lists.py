@@ -16,4 +16,4 @@ def eval_segmentation(model, loader, device):
             linear_probs = torch.log_softmax(model.linear_probe(code), dim=1)
             outputs["linear_probs"].append(linear_probs)  # expect: TML004
             outputs["label"].append(batch["label"].to(device))  # expect: TML004
-    return {k: torch.cat(v, dim=0) for k, v in outputs.items()}
+    return {name: torch.cat(chunks) for name, chunks in outputs.items()}

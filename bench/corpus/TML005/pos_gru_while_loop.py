@@ -3,10 +3,10 @@
 import torch
 import torch.nn as nn
 
-encoder = nn.GRU(100, 100).cuda()
-hidden = torch.randn(1, 1, 100).cuda()
+cell = nn.GRU(64, 64).cuda()
+state = torch.randn(1, 1, 64, device="cuda")
 
-num = 0
-while num < 100000:
-    output, hidden = encoder(hidden, hidden)  # expect: TML005
-    num += 1
+steps = 0
+while steps < 50_000:
+    out, state = cell(state, state)  # expect: TML005
+    steps += 1

@@ -4,22 +4,22 @@ import torch
 import torch.nn as nn
 
 
-class RNNLM(nn.Module):
-    def __init__(self, vocab_size, embed_size, hidden_size, num_layers):
+class WordLSTM(nn.Module):
+    def __init__(self, vocab, dim, layers):
         super().__init__()
-        self.embed = nn.Embedding(vocab_size, embed_size)
-        self.lstm = nn.LSTM(embed_size, hidden_size, num_layers, batch_first=True)
-        self.linear = nn.Linear(hidden_size, vocab_size)
+        self.emb = nn.Embedding(vocab, dim)
+        self.rnn = nn.LSTM(dim, dim, layers, batch_first=True)
+        self.head = nn.Linear(dim, vocab)
 
-    def forward(self, x, h):
-        out, (h, c) = self.lstm(self.embed(x), h)
-        return self.linear(out.reshape(-1, out.size(2))), (h, c)
+    def forward(self, tokens, state):
+        y, state = self.rnn(self.emb(tokens), state)
+        return self.head(y).flatten(0, 1), state
 
 
-def train(model, ids, seq_length, num_layers, batch_size, hidden_size, optimizer):
+def train(model, ids, seq_length, num_layers, batch_size, dim, optimizer):
     criterion = nn.CrossEntropyLoss()
-    states = (torch.zeros(num_layers, batch_size, hidden_size).cuda(),
-              torch.zeros(num_layers, batch_size, hidden_size).cuda())
+    states = (torch.zeros(num_layers, batch_size, dim, device="cuda"),
+              torch.zeros(num_layers, batch_size, dim, device="cuda"))
     for i in range(0, ids.size(1) - seq_length, seq_length):
         inputs = ids[:, i:i + seq_length].cuda()
         targets = ids[:, i + 1:i + 1 + seq_length].cuda()

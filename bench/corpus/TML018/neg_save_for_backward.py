@@ -4,15 +4,15 @@ import torch
 from torch.autograd import Function
 
 
-class OMTSample(Function):
+class CorrelatedNoise(Function):
     @staticmethod
     def forward(ctx, loc, scale_tril, shape):
-        white = loc.new_empty(shape).normal_()
-        z = torch.matmul(white, scale_tril.t())
-        ctx.save_for_backward(z, white, scale_tril)
-        return loc + z
+        eps = loc.new_empty(shape).normal_()
+        noise = eps @ scale_tril.t()
+        ctx.save_for_backward(eps, scale_tril)
+        return loc + noise
 
     @staticmethod
     def backward(ctx, grad_output):
-        z, white, scale_tril = ctx.saved_tensors
-        return grad_output, (grad_output.unsqueeze(-1) * white.unsqueeze(-2)).sum(0).tril(), None
+        eps, scale_tril = ctx.saved_tensors
+        return grad_output, (grad_output.unsqueeze(-1) * eps.unsqueeze(-2)).sum(0).tril(), None

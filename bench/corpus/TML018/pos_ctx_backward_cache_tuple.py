@@ -4,19 +4,19 @@ import torch
 from torch.autograd import Function
 
 
-class ScatterMul(Function):
+class ScatterProduct(Function):
     @staticmethod
-    def forward(ctx, out, src, index, dim):
-        out.scatter_(dim, index, src, reduce="multiply")
+    def forward(ctx, out, values, positions, dim):
+        out.scatter_(dim, positions, values, reduce="multiply")
         ctx.mark_dirty(out)
         ctx.save_for_backward(out)
-        ctx.backward_cache = src, index  # expect: TML018
+        ctx.for_backward = values, positions  # expect: TML018
         ctx.dim = dim
         return out
 
     @staticmethod
     def backward(ctx, grad_out):
         (out,) = ctx.saved_tensors
-        src, index = ctx.backward_cache
-        grad_src = (grad_out * out).gather(ctx.dim, index) / src
-        return None, grad_src, None, None
+        values, positions = ctx.for_backward
+        grad_values = (grad_out * out).gather(ctx.dim, positions) / values
+        return None, grad_values, None, None

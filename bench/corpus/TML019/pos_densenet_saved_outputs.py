@@ -5,21 +5,18 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 
-class Bottleneck(nn.Module):
-    def __init__(self, n_channels, growth_rate, max_counter):
+class DenseLayer(nn.Module):
+    def __init__(self, in_ch, growth, n_slots):
         super().__init__()
-        self.bn1 = nn.BatchNorm2d(n_channels)
-        self.conv1 = nn.Conv2d(n_channels, 4 * growth_rate, kernel_size=1, bias=False)
-        self.bn2 = nn.BatchNorm2d(4 * growth_rate)
-        self.conv2 = nn.Conv2d(4 * growth_rate, growth_rate, kernel_size=3, padding=1, bias=False)
-        self.counter = 0
-        self.max_counter = max_counter
-        self.out_saved = [None] * max_counter
+        self.norm = nn.BatchNorm2d(in_ch)
+        self.conv = nn.Conv2d(in_ch, growth, kernel_size=3, padding=1, bias=False)
+        self.slot = 0
+        self.n_slots = n_slots
+        self.cached = [None] * n_slots
 
     def forward(self, x):
-        out = self.conv1(F.relu(self.bn1(x)))
-        out = self.conv2(F.relu(self.bn2(out)))
-        out = torch.cat((x, out), 1)
-        self.out_saved[self.counter] = out  # expect: TML019
-        self.counter = (self.counter + 1) % self.max_counter
-        return out
+        new_features = self.conv(F.relu(self.norm(x)))
+        y = torch.cat([x, new_features], dim=1)
+        self.cached[self.slot] = y  # expect: TML019
+        self.slot = (self.slot + 1) % self.n_slots
+        return y
