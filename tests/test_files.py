@@ -62,6 +62,8 @@ def test_named_non_python_files_are_skipped_but_python_scripts_are_kept(project)
     write(project, "README.md", "# hi\n")
     write(project, "tool", "#!/usr/bin/env python3\nx = 1\n")
     assert discovered("README.md", "tool") == ["tool"]
+    os.mkfifo(project / "pipe")  # not opened (that would block): reading reports it
+    assert discovered("pipe") == ["pipe"]
 
 
 def test_missing_path_is_kept_so_that_reading_reports_it(project):

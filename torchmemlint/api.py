@@ -15,8 +15,6 @@ from torchmemlint.diagnostics import Diagnostic, FileError
 from torchmemlint.files import Excluder, discover, read_source
 from torchmemlint.rules import ALL_RULES, RULES_BY_CODE
 
-Finding = Union[Diagnostic, FileError]
-
 
 @dataclass(frozen=True)
 class FileTask:
@@ -34,7 +32,7 @@ class FileResult:
     errors: list[FileError] = field(default_factory=list)
 
     @property
-    def findings(self) -> list[Finding]:
+    def findings(self) -> list[Union[Diagnostic, FileError]]:
         """Diagnostics and errors together, in line order (errors first on a tie)."""
         return sorted([*self.errors, *self.diagnostics],
                       key=lambda f: (f.line, f.column, isinstance(f, Diagnostic), f.code))

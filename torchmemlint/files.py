@@ -116,7 +116,7 @@ def discover(paths: Iterable[str], excluder: Excluder, force_exclude: bool = Fal
                 for relative in _walk(absolute, excluder):
                     found.setdefault(absolute.joinpath(*relative),
                                      os.path.normpath(os.path.join(given, *relative)))
-        elif os.path.exists(path) and not _looks_like_python(path):
+        elif os.path.isfile(path) and not _looks_like_python(path):
             continue
         elif not (force_exclude and excluder.is_excluded_with_parents(absolute, False)):
             found.setdefault(absolute, os.path.normpath(given))
