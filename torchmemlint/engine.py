@@ -11,6 +11,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from torchmemlint.diagnostics import Diagnostic, Edit, FileError, Fix
 from torchmemlint.rules.base import Finding, NodeFix, Rule
 from torchmemlint.semantics import SemanticModel
+from torchmemlint.semantics.prescreen import scan
 
 # flake8's own pattern, so that ``# noqa`` means the same here and under flake8.
 # (flake8.defaults.NOQA_INLINE_REGEXP: "#noqa" without the space is not a noqa comment there.)
@@ -31,10 +32,21 @@ def parse(source: bytes, path: str) -> tuple[Optional[cst.Module], Optional[File
 
 
 def check_source(
-    source: bytes, path: str, rules: Sequence[Rule], apply_noqa: bool = True
+    source: bytes, path: str, rules: Sequence[Rule], apply_noqa: bool = True, prescreen: bool = True
 ) -> tuple[list[Diagnostic], list[FileError]]:
-    """Diagnostics of ``rules`` on one file's bytes, sorted; never raises for bad input."""
-    active = [r for r in rules if not r.triggers or any(t.encode() in source for t in r.triggers)]
+    """Diagnostics of ``rules`` on one file's bytes, sorted; never raises for bad input.
+
+    Every file is first parsed with Python's ``ast`` (syntax errors are reported from there);
+    LibCST parses it only when some rule could match (``Rule.could_match`` on the pre-screen's
+    facts). ``prescreen=False`` asks only the rules' text triggers instead: the reference the
+    pre-screen is tested against."""
+    facts = scan(source, path)
+    if isinstance(facts, FileError):
+        return [], [facts]
+    if prescreen:
+        active = [rule for rule in rules if rule.could_match(facts)]
+    else:
+        active = [rule for rule in rules if rule.triggered(source)]
     if not active:
         return [], []
     module, error = parse(source, path)

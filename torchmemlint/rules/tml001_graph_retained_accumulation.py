@@ -50,6 +50,7 @@ from torchmemlint.rules.base import Finding, NodeFix, Replacement, Rule
 from torchmemlint.rules.edits import call_method, used_only_as_number
 from torchmemlint.semantics import SemanticModel
 from torchmemlint.semantics.imports import dotted_name
+from torchmemlint.semantics.prescreen import FileFacts
 from torchmemlint.semantics.stores import Accumulation
 
 
@@ -58,6 +59,10 @@ class GraphRetainedAccumulation(Rule):
     name = "graph-retained-accumulation"
     message = "graph-attached value kept across iterations; store `.item()` or `.detach()` instead"
     triggers = ("append", "extend", "insert", "+=", "-=", "*=", "=", ".add(", "push", "put")
+
+    def could_match(self, facts: FileFacts) -> bool:
+        # ``_retains`` needs a store or accumulation in a step loop or a per-step method.
+        return super().could_match(facts) and any(site.could_be_in_step_iteration for site in facts.stores)
 
     def check(self, model: SemanticModel) -> Iterator[Finding]:
         for store in model.stores.stores():

@@ -13,18 +13,11 @@ import libcst as cst
 
 from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.tree import Tree
+from torchmemlint.semantics.vocabulary import ITERATION_BUILTINS, PER_STEP_METHODS, is_step_call, is_step_identifier
 
 Loop = Union[cst.For, cst.While]
 Scope = Union[cst.Module, cst.FunctionDef]
 
-# Methods a framework calls once per training/evaluation step.
-PER_STEP_METHODS = frozenset({
-    "training_step", "validation_step", "test_step", "predict_step", "train_step", "eval_step",
-    "val_step", "training_step_end", "validation_step_end", "test_step_end", "compute_loss",
-    "prediction_step", "on_train_batch_end", "on_validation_batch_end", "on_test_batch_end",
-    "on_predict_batch_end", "on_train_batch_start", "on_validation_batch_start",
-    "on_before_backward", "on_after_backward",
-})
 # Per-step methods that Lightning already runs under torch.no_grad() (or inference_mode).
 LIGHTNING_NO_GRAD_METHODS = frozenset({
     "validation_step", "test_step", "predict_step", "validation_step_end", "test_step_end",
@@ -34,14 +27,6 @@ LIGHTNING_NO_GRAD_METHODS = frozenset({
 MODULE_BASES = ("torch.nn.Module", "torch.nn.modules.module.Module")
 LIGHTNING_BASE = "LightningModule"
 
-# Words of an iterable's identifiers that mark a loop running one step per iteration.
-_STEP_WORDS = frozenset({
-    "loader", "loaders", "dataloader", "batches", "dataset", "datasets", "ds", "epoch", "epochs",
-    "step", "steps", "iter", "iters", "iteration", "iterations", "episode", "episodes", "rollout",
-    "rollouts", "minibatches",
-})
-_ITERATION_BUILTINS = frozenset({"iter", "enumerate", "zip", "range", "reversed", "sorted", "list", "tuple",
-                                  "tqdm", "trange", "islice", "itertools", "len", "self"})
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -168,11 +153,8 @@ class Scopes:
         epochs or steps, or doing a backward/optimizer step), as opposed to a loop over a few
         layers or loss terms inside one step, whose lists die with the step."""
         header = loop.iter if isinstance(loop, cst.For) else loop.test
-        for identifier in iterable_identifiers(header):
-            words = identifier.lower().split("_")
-            if identifier == "data" or identifier.lower().endswith(("loader", "dataset")) or \
-                    any(w.rstrip("0123456789") in _STEP_WORDS for w in words):
-                return True
+        if any(is_step_identifier(identifier) for identifier in iterable_identifiers(header)):
+            return True
         if isinstance(loop, cst.While) and isinstance(loop.test, cst.Name) and loop.test.value == "True":
             return True  # ``while True:`` training loops run until a break
         calls = self.loop_body_nodes(loop, cst.Call)
@@ -276,14 +258,7 @@ class Scopes:
 
 def _is_step_call(call: cst.Call) -> bool:
     func = call.func
-    if isinstance(func, cst.Attribute):
-        attr = func.attr.value
-        if attr in ("backward", "manual_backward"):
-            return True
-        if attr == "step":
-            receiver = dotted_name(func.value) or ""
-            return "optim" in receiver.lower() or receiver.split(".")[-1] in ("opt", "scaler")
-    return False
+    return isinstance(func, cst.Attribute) and is_step_call(func.attr.value, dotted_name(func.value))
 
 
 def terminal_name(node: cst.BaseExpression) -> Optional[str]:
@@ -301,5 +276,5 @@ def iterable_identifiers(expr: cst.BaseExpression) -> list[str]:
     code = cst.Module([]).code_for_node(expr)
     return [
         name for name in _IDENTIFIER.findall(re.sub(r"(['\"]).*?\1", "", code))
-        if name not in _ITERATION_BUILTINS
+        if name not in ITERATION_BUILTINS
     ]
