@@ -6,7 +6,6 @@ import re
 from typing import Optional, Sequence
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
 
 from torchmemlint.diagnostics import Diagnostic, Edit, FileError, Fix
 from torchmemlint.rules.base import Finding, NodeFix, Rule
@@ -71,6 +70,8 @@ def check_source(
 def _positioned(module: cst.Module, path: str, findings: list[tuple[Rule, Finding]]) -> list[Diagnostic]:
     # Positions cost a full code-generation pass, so they are computed only for files with
     # findings, on the same tree (no copy) so the rules' nodes are the keys.
+    from libcst.metadata import MetadataWrapper, PositionProvider  # (imported when first needed)
+
     positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
     diagnostics = []
     for rule, finding in findings:
@@ -89,15 +90,6 @@ def _positioned(module: cst.Module, path: str, findings: list[tuple[Rule, Findin
     return diagnostics
 
 
-class _Replacer(cst.CSTTransformer):
-    def __init__(self, fix: NodeFix) -> None:
-        super().__init__()
-        self.replacements = {id(r.old): r.new for r in fix.replacements}
-
-    def on_leave(self, original_node, updated_node):
-        return self.replacements.get(id(original_node), updated_node)
-
-
 def _text_fix(module: cst.Module, fix: NodeFix, positions) -> Optional[Fix]:
     """The node replacements as text edits. An expression replaced by an expression is its
     own span re-spelled; anything else (statements, whose lines need indentation) regenerates
@@ -111,7 +103,7 @@ def _text_fix(module: cst.Module, fix: NodeFix, positions) -> Optional[Fix]:
                               module.code_for_node(replacement.new)))
         return Fix(fix.description, fix.safe, tuple(edits))
     before = module.code
-    after = module.visit(_Replacer(fix)).code
+    after = module.visit(_replacer(fix)).code
     if before == after:
         return None
     prefix = 0
@@ -125,6 +117,18 @@ def _text_fix(module: cst.Module, fix: NodeFix, positions) -> Optional[Fix]:
     end_line, end_col = _line_col(before, len(before) - suffix)
     edit = Edit(start_line, start_col, end_line, end_col, after[prefix:len(after) - suffix])
     return Fix(fix.description, fix.safe, (edit,))
+
+
+def _replacer(fix: NodeFix) -> cst.CSTTransformer:
+    """A transformer that puts each replacement in place of its node. (Defined when first
+    needed: a class deriving from LibCST's at module level would load LibCST on import.)"""
+    replacements = {id(r.old): r.new for r in fix.replacements}
+
+    class Replacer(cst.CSTTransformer):
+        def on_leave(self, original_node, updated_node):
+            return replacements.get(id(original_node), updated_node)
+
+    return Replacer()
 
 
 def _line_col(text: str, offset: int) -> tuple[int, int]:

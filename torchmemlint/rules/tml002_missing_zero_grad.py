@@ -58,7 +58,7 @@ from torchmemlint.semantics.imports import dotted_name
 from torchmemlint.semantics.prescreen import FileFacts
 from torchmemlint.semantics.scopes import Loop
 
-Region = Union[Loop, cst.FunctionDef]
+Region = Union[Loop, "cst.FunctionDef"]
 _RESET_METHODS = frozenset({"zero_grad", "clear_grad", "zero_grad_"})
 # ``dist_autograd.backward(context_id, ...)`` keeps gradients in the context, not in ``.grad``.
 _CONTEXT_BACKWARDS = frozenset({"torch.distributed.autograd.backward"})

@@ -15,8 +15,9 @@ from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.tree import Tree
 from torchmemlint.semantics.vocabulary import ITERATION_BUILTINS, PER_STEP_METHODS, is_step_call, is_step_identifier
 
-Loop = Union[cst.For, cst.While]
-Scope = Union[cst.Module, cst.FunctionDef]
+# Spelled as strings so that importing this module does not load LibCST (see cli.py).
+Loop = Union["cst.For", "cst.While"]
+Scope = Union["cst.Module", "cst.FunctionDef"]
 
 # Per-step methods that Lightning already runs under torch.no_grad() (or inference_mode).
 LIGHTNING_NO_GRAD_METHODS = frozenset({
