@@ -47,6 +47,8 @@ MODEL_NAME = re.compile(
 )
 EXACT_MODEL_NAMES = frozenset({"G", "D", "netG", "netD", "netE", "Q", "pi", "ddp_model", "vf"})
 FORWARD_METHODS = frozenset({"forward", "encode", "decode", "compute_loss", "get_loss", "forward_train"})
+# Forward methods whose names strings, bytes and tokenizers share: a forward pass only on a model.
+_AMBIGUOUS_FORWARD_METHODS = frozenset({"encode", "decode"})
 LOSS_SUFFIX = re.compile(r"(?:loss|Loss|criterion)$")
 _DEVICE_NAME = re.compile(r"device|dev\b|gpu|cuda|rank", re.IGNORECASE)
 MAX_DEPTH = 12
@@ -78,13 +80,21 @@ class Values:
         if isinstance(func, cst.Name) and func.value == "self":
             return True  # ``self(x)`` in a module calls its forward
         if isinstance(func, cst.Attribute) and func.attr.value in FORWARD_METHODS:
-            return True
-        name = terminal_name(func)
+            return func.attr.value not in _AMBIGUOUS_FORWARD_METHODS or self._names_model(func.value)
+        return self._names_model(func)
+
+    def _names_model(self, expr: cst.BaseExpression) -> bool:
+        """``model``, ``self.encoder``, ``netG``, a name bound to ``nn.Linear(...)``, or ``self``
+        inside an ``nn.Module`` subclass."""
+        if isinstance(expr, cst.Name) and expr.value == "self":
+            func = self.scopes.function_of(expr)
+            return func is not None and self.scopes.is_torch_module_class(self.scopes.class_of(func))
+        name = terminal_name(expr)
         if name is None:
             return False
         if name in EXACT_MODEL_NAMES or MODEL_NAME.search(name):
             return True
-        return self._bound_to_module(func)
+        return self._bound_to_module(expr)
 
     def _bound_to_module(self, func: cst.BaseExpression) -> bool:
         """A name bound in this scope to ``nn.Something(...)`` or a Module class of this file."""
