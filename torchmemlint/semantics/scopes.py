@@ -37,7 +37,7 @@ LIGHTNING_BASE = "LightningModule"
 # Iterables that feed one training/evaluation step per iteration.
 _STEP_ITERABLE = re.compile(
     r"loader|batches|dataset|_ds\b|\bds\b|train_data|val_data|valid_data|test_data|eval_data|"
-    r"epoch|step|iter|episode|train_set|val_set|test_set|samples|rollout|\bdata\b|batch",
+    r"epoch|step|iter|episode|train_set|val_set|test_set|samples|rollout|\bdata|batch|bptt|corpus",
     re.IGNORECASE,
 )
 
