@@ -63,54 +63,64 @@ class GraphRetainedAccumulation(Rule):
         for store in model.stores.stores():
             if store.overwrites_fixed_slot:
                 continue
-            if self._retains(model, store.node, store.container, store.value):
+            if self._retains(model, store.node, store.container, store.value) and \
+                    not _kept_for_backward(model, store.node, store.container):
                 yield Finding(store.value, fix=_detach_fix(store.value))
         for accumulation in model.stores.accumulations():
             if self._retains(model, accumulation.node, accumulation.target, accumulation.value) and \
-                    not _consumed_as_loss(model, accumulation):
+                    not _kept_for_backward(model, accumulation.node, accumulation.target, accumulation.value):
                 yield Finding(accumulation.value, fix=_accumulation_fix(model, accumulation))
 
     @staticmethod
     def _retains(model: SemanticModel, node: cst.CSTNode, container: cst.BaseExpression,
                  value: cst.BaseExpression) -> bool:
-        iteration = model.scopes.iteration_scope(node)
+        iteration = model.scopes.step_iteration(node)  # not a loop over layers inside one forward
         if iteration is None:
             return False
-        if not isinstance(iteration, cst.FunctionDef) and not model.scopes.is_step_loop(iteration):
-            return False  # e.g. features of each layer collected inside one forward pass
         if not model.stores.outlives(container, node, iteration):
             return False
         return model.values.is_attached(value, node)
 
 
-def _consumed_as_loss(model: SemanticModel, accumulation: Accumulation) -> bool:
-    """``total = total + loss`` then ``total.backward()`` (or ``return total``) is intended
-    gradient accumulation, not a leak."""
-    name = dotted_name(accumulation.target)
+def _kept_for_backward(model: SemanticModel, node: cst.CSTNode, container: cst.BaseExpression,
+                       value: Optional[cst.BaseExpression] = None) -> bool:
+    """Values kept to be differentiated later are intended: ``total = total + loss`` then
+    ``total.backward()``, log-probabilities stacked into a REINFORCE loss, or a container
+    returned to a caller that does the backward."""
+    name = dotted_name(container) if not isinstance(container, cst.Subscript) else dotted_name(container.value)
     if name is None:
         return False
-    scope = model.scopes.scope_of(accumulation.node)
-    backwarded = model.values.backwarded_names(scope)
-    if any(n.value in backwarded for n in model.tree.descendants(accumulation.value, cst.Name)):
+    scope = model.scopes.scope_of(node)
+    if value is not None and any(
+        n.value in model.values.backwarded_names(scope) for n in model.tree.descendants(value, cst.Name)
+    ):
         return False  # the added loss is differentiated itself: the sum can only be a metric
-    root = name.split(".")[0] if not name.startswith("self.") else name
-    if root in backwarded or name.split(".")[-1] in backwarded:
+    if name in model.values.names_feeding_backward(scope):
         return True
-    for ret in model.scopes.scope_nodes(scope, cst.Return):
-        if ret.value is not None and any(dotted_name(n) == name for n in _names_and_attributes(ret.value)):
-            return True
-    return False
+    returned = any(
+        name in _returned_names(ret.value) for ret in model.scopes.scope_nodes(scope, cst.Return) if ret.value
+    )
+    # A loop that already runs its backward every step has no reason to hand graphs back.
+    return returned and not _backward_in_iteration(model, node)
 
 
-def _names_and_attributes(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
-    found: list[cst.BaseExpression] = []
-    stack = [expr]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (cst.Name, cst.Attribute)):
-            found.append(node)
-        stack.extend(c for c in node.children if isinstance(c, cst.BaseExpression))
-    return found
+def _backward_in_iteration(model: SemanticModel, node: cst.CSTNode) -> bool:
+    iteration = model.scopes.step_iteration(node)
+    if iteration is None:
+        return False
+    body = iteration if isinstance(iteration, cst.FunctionDef) else iteration.body
+    return any(model.values.backward_roots(call) for call in model.tree.descendants(body, cst.Call))
+
+
+def _returned_names(value: cst.BaseExpression) -> set[str]:
+    """``return total`` / ``return a, b`` / ``return {"loss": total}``: the names handed back."""
+    if isinstance(value, (cst.Tuple, cst.List)):
+        elements = [e.value for e in value.elements]
+    elif isinstance(value, cst.Dict):
+        elements = [e.value for e in value.elements if isinstance(e, cst.DictElement)]
+    else:
+        elements = [value]
+    return {n for n in map(dotted_name, elements) if n is not None}
 
 
 def _detach_fix(value: cst.BaseExpression) -> NodeFix:

@@ -54,13 +54,10 @@ class DeviceTensorInGrowingContainer(Rule):
         for store in model.stores.stores():
             if not isinstance(store.node, cst.Call) and not isinstance(store.node, cst.AugAssign):
                 continue  # ``d[k] = v`` overwrites a bounded set of keys
-            iteration = model.scopes.iteration_scope(store.node)
+            iteration = model.scopes.step_iteration(store.node)
             if iteration is None:
                 continue
-            if isinstance(iteration, cst.FunctionDef):
-                if model.stores.reset_elsewhere_in_class(store.container, iteration):
-                    continue
-            elif not model.scopes.is_step_loop(iteration):
+            if isinstance(iteration, cst.FunctionDef) and model.stores.reset_elsewhere_in_class(store.container, iteration):
                 continue
             if not model.stores.outlives(store.container, store.node, iteration):
                 continue

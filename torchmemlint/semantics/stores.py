@@ -11,7 +11,8 @@ from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.scopes import Loop, Scopes
 from torchmemlint.semantics.tree import Tree
 
-STORING_METHODS = frozenset({"append", "extend", "insert", "add", "appendleft", "put", "push"})
+# Not ``put``: queues are drained by their consumer.
+STORING_METHODS = frozenset({"append", "extend", "insert", "add", "appendleft", "push"})
 _BOUNDED_FACTORIES = frozenset({"collections.deque", "deque"})
 
 
@@ -112,6 +113,10 @@ class Stores:
             )
         if self._reset_in(container, iteration.body):
             return False
+        func = self.scopes.function_of(iteration)
+        if func is not None and root != "self" and self.scopes.is_per_step_method(func) and \
+                root in self.scopes.bindings(func):
+            return False  # a local of forward()/training_step() dies with the step
         if self._is_bounded(container, at):
             return False
         if is_attribute and root == "self":
