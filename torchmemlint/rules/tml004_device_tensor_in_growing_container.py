@@ -65,6 +65,8 @@ class DeviceTensorInGrowingContainer(Rule):
                 continue
             if model.values.is_attached(store.value, store.node):
                 continue  # TML001 reports it
+            if model.scalars.is_scalar_loss(store.value, store.node):
+                continue  # one 512-byte block per step, kept on the device on purpose (no sync)
             yield Finding(store.value, fix=NodeFix(
                 "store `.detach().cpu()`", safe=False,
                 replacements=[Replacement(store.value, call_method(store.value, "detach", "cpu"))],
