@@ -24,7 +24,9 @@ with torch.no_grad():
         preds.append(model(x.to(device)).argmax(1).cpu())
 ```
 A Lightning `self.validation_step_outputs.append(...)` that another hook clears every epoch is
-the documented pattern and stays silent.
+the documented pattern and stays silent. So do loss values (`losses.append(loss.detach())`,
+`accelerator.gather_for_metrics(loss.repeat(bs))`): one small block per step, kept on the device
+on purpose, because `.item()` every step would wait for the GPU.
 
 ## Fix safety
 The fix appends `.detach().cpu()`. Later code that combines the stored tensors with device
@@ -65,7 +67,7 @@ class DeviceTensorInGrowingContainer(Rule):
                 continue
             if model.values.is_attached(store.value, store.node):
                 continue  # TML001 reports it
-            if model.scalars.is_scalar_loss(store.value, store.node):
+            if model.losses.is_loss_value(store.value, store.node):
                 continue  # one 512-byte block per step, kept on the device on purpose (no sync)
             yield Finding(store.value, fix=NodeFix(
                 "store `.detach().cpu()`", safe=False,

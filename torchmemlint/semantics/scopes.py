@@ -192,8 +192,10 @@ class Scopes:
             for target in self.tree.descendants(loop.target, cst.Name):
                 if any(w in _STEP_TARGET_WORDS for w in target.value.lower().split("_")):
                     return True
-        if isinstance(loop, cst.While) and isinstance(loop.test, cst.Name) and loop.test.value == "True":
-            return True  # ``while True:`` training loops run until a break
+        if isinstance(loop, cst.While) and isinstance(loop.test, cst.Name) and loop.test.value == "True" and \
+                not any(self.is_step_loop(outer) for outer in self.loops_around(loop)):
+            return True  # ``while True:`` training loops run until a break (inside a loop over
+            # data it is a per-sample search, e.g. beam search, unless it has step calls)
         calls = self.loop_body_nodes(loop, cst.Call)
         return any(_is_step_call(call) for call in calls)
 
