@@ -197,7 +197,7 @@ class Scopes:
             return True  # ``while True:`` training loops run until a break (inside a loop over
             # data it is a per-sample search, e.g. beam search, unless it has step calls)
         calls = self.loop_body_nodes(loop, cst.Call)
-        return any(_is_step_call(call) for call in calls)
+        return any(is_step_call(call) for call in calls)
 
     # -- bindings ---------------------------------------------------------------------
     def bindings(self, scope: Scope) -> dict[str, list[Binding]]:
@@ -295,7 +295,7 @@ class Scopes:
         return names
 
 
-def _is_step_call(call: cst.Call) -> bool:
+def is_step_call(call: cst.Call) -> bool:
     func = call.func
     if isinstance(func, cst.Attribute):
         attr = func.attr.value
