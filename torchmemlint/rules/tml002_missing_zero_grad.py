@@ -48,6 +48,7 @@ from typing import Iterator, Optional
 import libcst as cst
 
 from torchmemlint.rules.base import Finding, NodeFix, Replacement, Rule
+from torchmemlint.rules.edits import split_leading_lines
 from torchmemlint.semantics import SemanticModel
 from torchmemlint.semantics.imports import dotted_name
 from torchmemlint.semantics.scopes import Loop
@@ -134,12 +135,15 @@ def _insert_zero_grad(model: SemanticModel, backward: cst.Call, optimizer: cst.B
     statement = model.tree.statement_of(backward)
     if not isinstance(statement, cst.SimpleStatementLine):
         return None
+    # Blank lines before the backward go before the reset; comments right above it describe
+    # the backward and stay with it.
+    before, attached = split_leading_lines(statement.leading_lines)
     reset = cst.SimpleStatementLine(
         body=[cst.Expr(cst.parse_expression(f"{model.code(optimizer)}.zero_grad(set_to_none=True)"))],
-        leading_lines=statement.leading_lines,
+        leading_lines=before,
     )
     return NodeFix(
         "reset gradients before the backward pass",
         safe=False,
-        replacements=[Replacement(statement, cst.FlattenSentinel([reset, statement.with_changes(leading_lines=[])]))],
+        replacements=[Replacement(statement, cst.FlattenSentinel([reset, statement.with_changes(leading_lines=attached)]))],
     )
