@@ -48,7 +48,7 @@ import libcst as cst
 from torchmemlint.rules.base import Finding, NodeFix, Replacement, Rule
 from torchmemlint.rules.edits import torch_spelling, with_torch_import
 from torchmemlint.semantics import SemanticModel
-from torchmemlint.semantics.scopes import Loop, Scope
+from torchmemlint.semantics.scopes import Loop, Scope, iterable_identifiers
 
 _EVAL_FUNCTION = re.compile(
     r"^(?:_*)(?:eval|evaluate|evaluation|validate|validation|valid|val|test|predict|prediction|"
@@ -56,7 +56,8 @@ _EVAL_FUNCTION = re.compile(
     r"val|test|predict|inference|infer)(?:_|$)",
     re.IGNORECASE,
 )
-_EVAL_ITERABLE = re.compile(r"val|valid|test|eval|dev_|dev\b|holdout|predict", re.IGNORECASE)
+_EVAL_ITERABLE = re.compile(r"^(?:val|valid|validation|test|testing|eval|evaluation|dev|holdout)(?:_|$|loader|set|data)",
+                            re.IGNORECASE)
 
 
 class EvalWithoutNoGrad(Rule):
@@ -79,6 +80,12 @@ class EvalWithoutNoGrad(Rule):
             yield Finding(call, fix=_no_grad_fix(model, context))
 
 
+def _components(identifier: str) -> list[str]:
+    """``self_val_loader`` -> the identifier and each suffix after an underscore."""
+    parts = identifier.split("_")
+    return ["_".join(parts[i:]) for i in range(len(parts))]
+
+
 def _is_loss_call(model: SemanticModel, call: cst.Call) -> bool:
     text = model.code(call.func).lower()
     return "loss" in text or "criterion" in text
@@ -89,7 +96,9 @@ def _evaluation_context(model: SemanticModel, call: cst.Call) -> Optional[Union[
     scopes = model.scopes
     loops = scopes.loops_around(call)
     for loop in reversed(loops):  # outermost loop over evaluation data
-        if isinstance(loop, cst.For) and _EVAL_ITERABLE.search(model.code(loop.iter)):
+        if isinstance(loop, cst.For) and any(
+            _EVAL_ITERABLE.search(word) for name in iterable_identifiers(loop.iter) for word in _components(name)
+        ):
             return loop
     func = scopes.function_of(call)
     if func is not None and _EVAL_FUNCTION.search(func.name.value):

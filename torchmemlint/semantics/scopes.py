@@ -34,12 +34,13 @@ LIGHTNING_NO_GRAD_METHODS = frozenset({
 MODULE_BASES = ("torch.nn.Module", "torch.nn.modules.module.Module")
 LIGHTNING_BASE = "LightningModule"
 
-# Iterables that feed one training/evaluation step per iteration.
-_STEP_ITERABLE = re.compile(
-    r"loader|batches|dataset|_ds\b|\bds\b|train_data|val_data|valid_data|test_data|eval_data|"
-    r"epoch|step|iter|episode|train_set|val_set|test_set|samples|rollout|\bdata\b|batch",
-    re.IGNORECASE,
-)
+# Words of an iterable's identifiers that mark a loop running one step per iteration.
+_STEP_WORDS = frozenset({
+    "loader", "loaders", "dataloader", "batches", "dataset", "datasets", "ds", "epoch", "epochs",
+    "step", "steps", "iter", "iters", "iteration", "iterations", "episode", "episodes", "rollout",
+    "rollouts", "minibatches",
+})
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 @dataclass(frozen=True)
@@ -163,9 +164,11 @@ class Scopes:
         epochs or steps, or doing a backward/optimizer step), as opposed to a loop over a few
         layers or loss terms inside one step, whose lists die with the step."""
         if isinstance(loop, cst.For):
-            iterable = cst.Module([]).code_for_node(loop.iter)
-            if _STEP_ITERABLE.search(iterable):
-                return True
+            for identifier in iterable_identifiers(loop.iter):
+                words = identifier.lower().split("_")
+                if identifier == "data" or identifier.lower().endswith(("loader", "dataset")) or \
+                        any(w.rstrip("0123456789") in _STEP_WORDS for w in words):
+                    return True
         else:
             return True  # while loops are step loops unless proven otherwise
         calls = self.loop_body_nodes(loop, cst.Call)
@@ -283,3 +286,10 @@ def terminal_name(node: cst.BaseExpression) -> Optional[str]:
     if isinstance(node, cst.Attribute):
         return node.attr.value
     return None
+
+
+def iterable_identifiers(expr: cst.BaseExpression) -> list[str]:
+    """The identifiers an iterable expression mentions (``tqdm(enumerate(val_loader))`` ->
+    ``tqdm``, ``enumerate``, ``val_loader``), string literals excluded."""
+    code = cst.Module([]).code_for_node(expr)
+    return _IDENTIFIER.findall(re.sub(r"(['\"]).*?\1", "", code))

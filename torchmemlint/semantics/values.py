@@ -39,14 +39,21 @@ _FACTORIES = frozenset({
     "eye", "from_numpy", "randperm", "logspace", "tensor_split",
 })
 # Callee names that are models or loss functions: calling one runs a forward pass.
-MODEL_NAME = re.compile(
-    r"(?:^|_)(?:model|models|net|network|encoder|decoder|backbone|classifier|generator|"
-    r"discriminator|critic|actor|policy|criterion|criterium|loss_?fn|loss_?func(?:tion)?|loss_fct|"
-    r"teacher|student|unet|vae|lstm|rnn|gru|mlp|cnn|autoencoder|transformer|qnet|q_net)(?:$|_|\d)",
-    re.IGNORECASE,
-)
+# Callee names that are models or loss functions: calling one runs a forward pass. The last
+# word of the name decides (``policy_net``, ``ddp_model``), or the first one followed only by a
+# role suffix (``model_ema``, ``encoder_q``); ``policy_fn`` or ``model_path`` are not models.
+MODEL_WORDS = frozenset({
+    "model", "models", "net", "network", "encoder", "decoder", "backbone", "classifier",
+    "generator", "discriminator", "critic", "actor", "policy", "criterion", "criterium", "lossfn",
+    "teacher", "student", "unet", "vae", "lstm", "rnn", "gru", "mlp", "cnn", "autoencoder",
+    "transformer", "qnet", "module", "loss",
+})
+_LOSS_FUNCTION_NAMES = frozenset({"loss_fn", "loss_func", "loss_function", "loss_fct", "lossfn", "loss_module"})
+_ROLE_SUFFIXES = frozenset({"ema", "old", "new", "target", "ddp", "q", "k", "g", "d", "a", "b", "s", "t", "fp16",
+                            "engine", "without_ddp", "wrapped", "eval", "train"})
 EXACT_MODEL_NAMES = frozenset({"G", "D", "netG", "netD", "netE", "Q", "pi", "ddp_model", "vf"})
-FORWARD_METHODS = frozenset({"forward", "encode", "decode", "compute_loss", "get_loss", "forward_train"})
+# Methods of a model that run (part of) its forward pass.
+FORWARD_METHODS = frozenset({"encode", "decode", "compute_loss", "get_loss", "forward_train"})
 LOSS_SUFFIX = re.compile(r"(?:loss|Loss|criterion)$")
 _DEVICE_NAME = re.compile(r"device|dev\b|gpu|cuda|rank", re.IGNORECASE)
 MAX_DEPTH = 12
@@ -77,14 +84,23 @@ class Values:
             return inner.startswith("torch.nn.") and inner.split(".")[-1][:1].isupper()
         if isinstance(func, cst.Name) and func.value == "self":
             return True  # ``self(x)`` in a module calls its forward
-        if isinstance(func, cst.Attribute) and func.attr.value in FORWARD_METHODS:
-            return True
+        if isinstance(func, cst.Attribute):
+            if func.attr.value == "forward":
+                return True
+            if func.attr.value in FORWARD_METHODS:
+                receiver = func.value
+                return is_model_name(terminal_name(receiver)) or (
+                    isinstance(receiver, cst.Name) and receiver.value == "self"
+                    and self._in_module_class(call)
+                )
         name = terminal_name(func)
         if name is None:
             return False
-        if name in EXACT_MODEL_NAMES or MODEL_NAME.search(name):
-            return True
-        return self._bound_to_module(func)
+        return is_model_name(name) or self._bound_to_module(func)
+
+    def _in_module_class(self, node: cst.CSTNode) -> bool:
+        func = self.scopes.function_of(node)
+        return func is not None and self.scopes.is_torch_module_class(self.scopes.class_of(func))
 
     def _bound_to_module(self, func: cst.BaseExpression) -> bool:
         """A name bound in this scope to ``nn.Something(...)`` or a Module class of this file."""
@@ -341,6 +357,18 @@ class Values:
                 for b in self.scopes.reaching_bindings(name, at)
             )
         return True
+
+
+def is_model_name(name: Optional[str]) -> bool:
+    """Whether an identifier names a model or a loss function (see MODEL_WORDS)."""
+    if not name:
+        return False
+    if name in EXACT_MODEL_NAMES or name.lower() in _LOSS_FUNCTION_NAMES:
+        return True
+    words = name.lower().strip("_").split("_")
+    if words[-1].rstrip("0123456789") in MODEL_WORDS:
+        return True
+    return words[0].rstrip("0123456789") in MODEL_WORDS and "_".join(words[1:]) in _ROLE_SUFFIXES
 
 
 def _plainly_detached(expr: cst.BaseExpression) -> bool:
