@@ -9,7 +9,6 @@ BOM — stays byte for byte, because edits replace only the text they cover.
 """
 from __future__ import annotations
 
-import ast
 import difflib
 import re
 import warnings
@@ -100,7 +99,8 @@ def fix_source(source: bytes, path: str, rules: Sequence[Rule], unsafe: bool = F
         return FixResult(source, errors=[parse_error] if parse_error else [],
                          error=parse_error.message if parse_error else "cannot parse")
     encoding = module.encoding
-    text = module.code
+    # Not ``module.code``: LibCST drops a final lone "\r" (old Mac line endings).
+    text = original_text = source.decode(encoding)
     current = source
     applied: list[Diagnostic] = []
     diagnostics, errors = check_source(current, path, rules)
@@ -120,7 +120,7 @@ def fix_source(source: bytes, path: str, rules: Sequence[Rule], unsafe: bool = F
         applied.extend(d for d in fixable if id(d.fix) in used_ids)
         text, current = new_text, new_text.encode(encoding)
         diagnostics, errors = check_source(current, path, rules)
-    if current != source and _parses_with_python(module.code) and not _parses_with_python(text):
+    if current != source and _compiles(original_text, path) and not _compiles(text, path):
         return FixResult(source, remaining=original_diagnostics, errors=original_errors,
                          error="a fix would produce code Python rejects; file left unchanged",
                          encoding=encoding)
@@ -139,12 +139,13 @@ def _refusal(text: str, encoding: str, path: str) -> str:
     return ""
 
 
-def _parses_with_python(text: str) -> bool:
-    """LibCST's grammar accepts a few things CPython's compiler does not; ask CPython too."""
+def _compiles(text: str, path: str) -> bool:
+    """LibCST's grammar accepts a few things CPython's compiler rejects (``"\\N{nonsense}"``,
+    ``nonlocal`` at module level); ask CPython too. Only compiled, never run."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # invalid escape sequences and the like
-            ast.parse(text)
+            compile(text, path, "exec", dont_inherit=True)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     return True
