@@ -10,12 +10,20 @@ from torchmemlint.semantics import SemanticModel
 
 
 def call_method(value: cst.BaseExpression, *methods: str) -> cst.BaseExpression:
-    """``value.m1().m2()``, parenthesising ``value`` where precedence needs it."""
+    """``value.m1().m2()``, parenthesising ``value`` where precedence needs it; a method the
+    value already ends with is not repeated (``x.detach()`` + detach, cpu -> ``x.detach().cpu()``)."""
+    if methods and _ends_with_call_to(value, methods[0]):
+        methods = methods[1:]
     if not isinstance(value, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) and not value.lpar:
         value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
     for method in methods:
         value = cst.Call(func=cst.Attribute(value=value, attr=cst.Name(method)))
     return value
+
+
+def _ends_with_call_to(value: cst.BaseExpression, method: str) -> bool:
+    return isinstance(value, cst.Call) and not value.args and isinstance(value.func, cst.Attribute) and \
+        value.func.attr.value == method
 
 
 def torch_spelling(model: SemanticModel, qualified: str) -> tuple[str, bool]:

@@ -68,14 +68,7 @@ class DeviceTensorInGrowingContainer(Rule):
                 continue
             if model.values.is_attached(store.value, store.node):
                 continue  # TML001 reports it
-            yield Finding(store.value, fix=_move_to_cpu_fix(store.value))
-
-
-def _move_to_cpu_fix(value: cst.BaseExpression) -> NodeFix:
-    """``.detach().cpu()``; only ``.cpu()`` where the value is already detached (a TML001 fix
-    of the same store leaves ``loss.detach()``)."""
-    already_detached = isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and \
-        value.func.attr.value == "detach" and not value.args
-    methods = ("cpu",) if already_detached else ("detach", "cpu")
-    return NodeFix(f"store `.{'().'.join(methods)}()`", safe=False,
-                   replacements=[Replacement(value, call_method(value, *methods))])
+            yield Finding(store.value, fix=NodeFix(
+                "store `.detach().cpu()`", safe=False,
+                replacements=[Replacement(store.value, call_method(store.value, "detach", "cpu"))],
+            ))
