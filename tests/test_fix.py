@@ -130,6 +130,7 @@ def test_fix_producing_bad_code_is_refused(replacement: cst.BaseExpression, reas
     assert reason in result.error and "left unchanged" in result.error
     assert result.applied == []
     assert [d.code for d in result.remaining] == ["TML999"]
+    assert [e.message for e in result.errors] == [result.error]
 
 
 def test_fix_that_the_encoding_cannot_hold_is_refused() -> None:

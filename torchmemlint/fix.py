@@ -80,7 +80,8 @@ class FixResult:
     ``source`` is the fixed file (the input itself when nothing applied or ``error`` is set);
     ``applied`` the diagnostics whose fixes were applied, over all rounds; ``remaining`` what
     ``check`` reports on ``source``; ``errors`` why the file (or a rule on it) could not be
-    checked; ``error`` why the fixes were not applied (the file is left as it was)."""
+    checked or fixed; ``error`` why the fixes were not applied (the file is left as it was; it
+    is also the last of ``errors``)."""
 
     source: bytes
     applied: list[Diagnostic] = field(default_factory=list)
@@ -114,17 +115,23 @@ def fix_source(source: bytes, path: str, rules: Sequence[Rule], unsafe: bool = F
             break
         refusal = _refusal(new_text, encoding, path)
         if refusal:
-            return FixResult(source, remaining=original_diagnostics, errors=original_errors,
-                             error=f"a fix would {refusal}; file left unchanged", encoding=encoding)
+            return _unchanged(source, path, original_diagnostics, original_errors,
+                              f"a fix would {refusal}; file left unchanged", encoding)
         used_ids = {id(f) for f in used}
         applied.extend(d for d in fixable if id(d.fix) in used_ids)
         text, current = new_text, new_text.encode(encoding)
         diagnostics, errors = check_source(current, path, rules)
     if current != source and _compiles(original_text, path) and not _compiles(text, path):
-        return FixResult(source, remaining=original_diagnostics, errors=original_errors,
-                         error="a fix would produce code Python rejects; file left unchanged",
-                         encoding=encoding)
+        return _unchanged(source, path, original_diagnostics, original_errors,
+                          "a fix would produce code Python rejects; file left unchanged", encoding)
     return FixResult(current, applied, diagnostics, errors, encoding=encoding)
+
+
+def _unchanged(source: bytes, path: str, diagnostics: list[Diagnostic], errors: list[FileError],
+               why: str, encoding: str) -> FixResult:
+    """The file as it was, its diagnostics, and one more error saying why no fix applied."""
+    return FixResult(source, remaining=diagnostics, errors=[*errors, FileError(path, why)], error=why,
+                     encoding=encoding)
 
 
 def _refusal(text: str, encoding: str, path: str) -> str:
