@@ -56,7 +56,7 @@ def test_inserted_lines_use_the_file_line_ending() -> None:
     source = "for x, y in loader:\r\n    loss = criterion(model(x), y)\r\n    loss.backward()\r\n    opt.step()\r\n"
     result = fix_source(source.encode(), "t.py", ALL_RULES, unsafe=True)
     assert result.source == source.replace(
-        "    loss.backward()", "    opt.zero_grad(set_to_none=True)\r\n    loss.backward()").encode()
+        "    opt.step()", "    opt.step()\r\n    opt.zero_grad(set_to_none=True)").encode()
 
 
 def test_bom_is_kept() -> None:

@@ -71,7 +71,7 @@ def _positioned(module: cst.Module, path: str, findings: list[tuple[Rule, Findin
             name=rule.name,
             end_line=where.end.line,
             end_column=where.end.column,
-            fix=_text_fix(module, finding.fix) if finding.fix else None,
+            fix=_text_fix(module, finding.fix, positions) if finding.fix else None,
         ))
     return diagnostics
 
@@ -85,9 +85,18 @@ class _Replacer(cst.CSTTransformer):
         return self.replacements.get(id(original_node), updated_node)
 
 
-def _text_fix(module: cst.Module, fix: NodeFix) -> Optional[Fix]:
-    """The node replacements as one text edit: regenerate the module with them and keep the
-    region that differs, so LibCST does indentation and everything else stays byte for byte."""
+def _text_fix(module: cst.Module, fix: NodeFix, positions) -> Optional[Fix]:
+    """The node replacements as text edits. An expression replaced by an expression is its
+    own span re-spelled; anything else (statements, whose lines need indentation) regenerates
+    the module and keeps the region that differs, so LibCST does the indentation and
+    everything else stays byte for byte."""
+    if all(isinstance(r.old, cst.BaseExpression) and isinstance(r.new, cst.BaseExpression) for r in fix.replacements):
+        edits = []
+        for replacement in fix.replacements:
+            where = positions[replacement.old]
+            edits.append(Edit(where.start.line, where.start.column, where.end.line, where.end.column,
+                              module.code_for_node(replacement.new)))
+        return Fix(fix.description, fix.safe, tuple(edits))
     before = module.code
     after = module.visit(_Replacer(fix)).code
     if before == after:

@@ -48,14 +48,16 @@ Live memory grows every iteration (`torchmemlint verify` reports `confirmed-grow
 """
 from __future__ import annotations
 
+import re
 from typing import Iterator
 
 import libcst as cst
 
 from torchmemlint.rules.base import Finding, NodeFix, Replacement, Rule
-from torchmemlint.rules.edits import call_method
+from torchmemlint.rules.edits import call_method, used_only_as_number
 from torchmemlint.semantics import SemanticModel
 from torchmemlint.semantics.imports import dotted_name
+from torchmemlint.semantics.scopes import terminal_name
 from torchmemlint.semantics.stores import Accumulation, Store
 
 
@@ -67,11 +69,14 @@ class GraphRetainedAccumulation(Rule):
 
     def check(self, model: SemanticModel) -> Iterator[Finding]:
         for store in model.stores.stores():
-            if self._retains(model, store.node, store.container, store.value):
+            if store.overwrites_fixed_slot:
+                continue
+            if self._retains(model, store.node, store.container, store.value) and \
+                    not _kept_for_backward(model, store.node, store.container):
                 yield Finding(store.value, fix=_store_fix(model, store))
         for accumulation in model.stores.accumulations():
             if self._retains(model, accumulation.node, accumulation.target, accumulation.value) and \
-                    not _consumed_as_loss(model, accumulation):
+                    not _kept_for_backward(model, accumulation.node, accumulation.target, accumulation.value):
                 yield Finding(accumulation.value, fix=_accumulation_fix(model, accumulation))
 
     @staticmethod
@@ -87,31 +92,45 @@ class GraphRetainedAccumulation(Rule):
         return model.values.is_attached(value, node)
 
 
-def _consumed_as_loss(model: SemanticModel, accumulation: Accumulation) -> bool:
-    """``total = total + loss`` then ``total.backward()`` (or ``return total``) is intended
-    gradient accumulation, not a leak."""
-    name = dotted_name(accumulation.target)
+def _kept_for_backward(model: SemanticModel, node: cst.CSTNode, container: cst.BaseExpression,
+                       value: Optional[cst.BaseExpression] = None) -> bool:
+    """Values kept to be differentiated later are intended: ``total = total + loss`` then
+    ``total.backward()``, log-probabilities stacked into a REINFORCE loss, or a container
+    returned to a caller that does the backward."""
+    name = dotted_name(container) if not isinstance(container, cst.Subscript) else dotted_name(container.value)
     if name is None:
         return False
-    scope = model.scopes.scope_of(accumulation.node)
-    root = name.split(".")[0] if not name.startswith("self.") else name
-    if root in model.values.backwarded_names(scope) or name.split(".")[-1] in model.values.backwarded_names(scope):
+    scope = model.scopes.scope_of(node)
+    if value is not None and any(
+        n.value in model.values.backwarded_names(scope) for n in model.tree.descendants(value, cst.Name)
+    ):
+        return False  # the added loss is differentiated itself: the sum can only be a metric
+    if name in model.values.names_feeding_backward(scope):
         return True
-    for ret in model.scopes.scope_nodes(scope, cst.Return):
-        if ret.value is not None and any(dotted_name(n) == name for n in _names_and_attributes(ret.value)):
-            return True
-    return False
+    returned = any(
+        name in _returned_names(ret.value) for ret in model.scopes.scope_nodes(scope, cst.Return) if ret.value
+    )
+    # A loop that already runs its backward every step has no reason to hand graphs back.
+    return returned and not _backward_in_iteration(model, node)
 
 
-def _names_and_attributes(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
-    found: list[cst.BaseExpression] = []
-    stack = [expr]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (cst.Name, cst.Attribute)):
-            found.append(node)
-        stack.extend(c for c in node.children if isinstance(c, cst.BaseExpression))
-    return found
+def _backward_in_iteration(model: SemanticModel, node: cst.CSTNode) -> bool:
+    iteration = model.scopes.iteration_scope(node)
+    if iteration is None:
+        return False
+    body = iteration if isinstance(iteration, cst.FunctionDef) else iteration.body
+    return any(model.values.backward_roots(call) for call in model.tree.descendants(body, cst.Call))
+
+
+def _returned_names(value: cst.BaseExpression) -> set[str]:
+    """``return total`` / ``return a, b`` / ``return {"loss": total}``: the names handed back."""
+    if isinstance(value, (cst.Tuple, cst.List)):
+        elements = [e.value for e in value.elements]
+    elif isinstance(value, cst.Dict):
+        elements = [e.value for e in value.elements if isinstance(e, cst.DictElement)]
+    else:
+        elements = [value]
+    return {n for n in map(dotted_name, elements) if n is not None}
 
 
 def _detach_fix(value: cst.BaseExpression) -> NodeFix:
@@ -133,11 +152,12 @@ def _store_fix(model: SemanticModel, store: Store) -> NodeFix:
 
 
 def _given_to_torch(model: SemanticModel, store: Store) -> bool:
-    """The container is an argument of a ``torch.*`` call in the same scope."""
+    """The container (by its spelling: ``self.losses`` is often stacked in another method) is an
+    argument of a ``torch.*`` call anywhere in the module."""
     spelled = dotted_name(store.container)
     if spelled is None:
         return True  # cannot tell what happens to it: keep tensors
-    for call in model.scopes.scope_nodes(model.scopes.scope_of(store.node), cst.Call):
+    for call in model.tree.nodes(cst.Call):
         qualified = model.imports.qualify(call.func) or ""
         if qualified.startswith("torch.") and any(dotted_name(a.value) == spelled for a in call.args):
             return True
@@ -145,20 +165,17 @@ def _given_to_torch(model: SemanticModel, store: Store) -> bool:
 
 
 def _accumulation_fix(model: SemanticModel, accumulation: Accumulation) -> NodeFix:
-    """``.item()`` for a scalar accumulated into a name that starts as a Python number and is
-    never used as a tensor (safe: the sum is the same number), else ``.detach()`` (unsafe)."""
+    """``.item()`` for a scalar accumulated into a name that starts as a Python number: safe when
+    the total is only ever used as a number afterwards, unsafe when it escapes (returned, printed
+    as is, stored); else ``.detach()`` (the accumulator may be a tensor on purpose)."""
     value = accumulation.value
     target = accumulation.target
     if isinstance(target, cst.Name) and _is_scalar(model, value, accumulation.node):
         scope = model.scopes.scope_of(accumulation.node)
         starts = [b for b in model.scopes.bindings(scope).get(target.value, [])
                   if not b.augmented and b.node is not accumulation.node]
-        used_as_tensor = any(
-            isinstance(a.value, cst.Name) and a.value.value == target.value
-            for a in model.scopes.scope_nodes(scope, cst.Attribute)
-        )
-        if starts and not used_as_tensor and all(isinstance(b.value, (cst.Integer, cst.Float)) for b in starts):
-            return _item_fix(value, safe=True)
+        if starts and all(isinstance(b.value, (cst.Integer, cst.Float)) for b in starts):
+            return _item_fix(value, safe=used_only_as_number(model, target.value, scope, exclude=accumulation.node))
     return _detach_fix(value)
 
 
@@ -221,21 +238,31 @@ def _is_python_number(model: SemanticModel, expr: cst.BaseExpression, at: cst.CS
 
 def _backwarded_without_gradient(model: SemanticModel, scope: cst.CSTNode) -> set[str]:
     """Names ``n`` of ``n.backward()`` / ``scaler.scale(n).backward()`` calls with no gradient
-    argument: PyTorch raises unless ``n`` has one element."""
+    argument (PyTorch raises unless ``n`` has one element), and of ``accelerator.backward(n)`` /
+    ``fabric.backward(n)`` / ``self.manual_backward(n)``, which call ``n.backward()``."""
     names = set()
     for call in model.scopes.scope_nodes(scope, cst.Call):
         func = call.func
-        if not (isinstance(func, cst.Attribute) and func.attr.value == "backward"):
-            continue
-        if any(a.keyword is None or a.keyword.value == "gradient" for a in call.args):
+        if not isinstance(func, cst.Attribute):
             continue
         receiver = func.value
-        if isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute) and \
-                receiver.func.attr.value == "scale" and len(receiver.args) == 1:
-            receiver = receiver.args[0].value
-        if isinstance(receiver, cst.Name):
-            names.add(receiver.value)
+        if func.attr.value == "manual_backward" or (
+                func.attr.value == "backward" and _FRAMEWORK_RECEIVER.search(terminal_name(receiver) or "")):
+            root = call.args[0].value if call.args and call.args[0].keyword is None else None
+            rest = call.args[1:]
+        elif func.attr.value == "backward":
+            root, rest = receiver, call.args
+            if isinstance(root, cst.Call) and isinstance(root.func, cst.Attribute) and \
+                    root.func.attr.value == "scale" and len(root.args) == 1:
+                root = root.args[0].value
+        else:
+            continue
+        if isinstance(root, cst.Name) and not any(a.keyword is None or a.keyword.value == "gradient" for a in rest):
+            names.add(root.value)
     return names
+
+
+_FRAMEWORK_RECEIVER = re.compile(r"accelerator|fabric", re.IGNORECASE)
 
 
 def _is_reduced_loss_call(model: SemanticModel, call: cst.Call) -> bool:

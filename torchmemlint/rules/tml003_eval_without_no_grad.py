@@ -80,6 +80,13 @@ class EvalWithoutNoGrad(Rule):
             yield Finding(call, fix=_no_grad_fix(model, context))
 
 
+def _is_unit_test(model: SemanticModel, func: cst.FunctionDef) -> bool:
+    """A ``test*`` function in a test file checks behaviour, it is not evaluation code."""
+    filename = model.path.replace("\\", "/").rsplit("/", 1)[-1]
+    in_test_file = filename.startswith("test_") or filename.endswith("_test.py") or "/tests/" in model.path
+    return in_test_file and func.name.value.startswith("test")
+
+
 def _components(identifier: str) -> list[str]:
     """``self_val_loader`` -> the identifier and each suffix after an underscore."""
     parts = identifier.split("_")
@@ -101,6 +108,8 @@ def _evaluation_context(model: SemanticModel, call: cst.Call) -> Optional[Union[
         ):
             return loop
     func = scopes.function_of(call)
+    if func is not None and _is_unit_test(model, func):
+        return None
     if func is not None and _EVAL_FUNCTION.search(func.name.value):
         loops_over_data = bool(loops) and not func.name.value.startswith("test_")  # pytest tests loop over cases
         if loops_over_data or _after_eval_call(model, func, call):

@@ -40,6 +40,8 @@ _STEP_WORDS = frozenset({
     "step", "steps", "iter", "iters", "iteration", "iterations", "episode", "episodes", "rollout",
     "rollouts", "minibatches",
 })
+_ITERATION_BUILTINS = frozenset({"iter", "enumerate", "zip", "range", "reversed", "sorted", "list", "tuple",
+                                  "tqdm", "trange", "islice", "itertools", "len", "self"})
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -52,6 +54,8 @@ class Binding:
     node: cst.CSTNode
     value: Optional[cst.BaseExpression]
     augmented: bool = False
+    # ``a, b = f()``: the position of the name in the unpacked tuple (``value`` is the call).
+    index: Optional[int] = None
 
 
 class Scopes:
@@ -163,14 +167,14 @@ class Scopes:
         """A loop that runs one training/evaluation step per iteration (over a loader, over
         epochs or steps, or doing a backward/optimizer step), as opposed to a loop over a few
         layers or loss terms inside one step, whose lists die with the step."""
-        if isinstance(loop, cst.For):
-            for identifier in iterable_identifiers(loop.iter):
-                words = identifier.lower().split("_")
-                if identifier == "data" or identifier.lower().endswith(("loader", "dataset")) or \
-                        any(w.rstrip("0123456789") in _STEP_WORDS for w in words):
-                    return True
-        else:
-            return True  # while loops are step loops unless proven otherwise
+        header = loop.iter if isinstance(loop, cst.For) else loop.test
+        for identifier in iterable_identifiers(header):
+            words = identifier.lower().split("_")
+            if identifier == "data" or identifier.lower().endswith(("loader", "dataset")) or \
+                    any(w.rstrip("0123456789") in _STEP_WORDS for w in words):
+                return True
+        if isinstance(loop, cst.While) and isinstance(loop.test, cst.Name) and loop.test.value == "True":
+            return True  # ``while True:`` training loops run until a break
         calls = self.loop_body_nodes(loop, cst.Call)
         return any(_is_step_call(call) for call in calls)
 
@@ -182,15 +186,18 @@ class Scopes:
             return cached
         result: dict[str, list[Binding]] = {}
 
-        def add(target: cst.BaseExpression, node: cst.CSTNode, value, augmented=False) -> None:
+        def add(target: cst.BaseExpression, node: cst.CSTNode, value, augmented=False, index=None) -> None:
             if isinstance(target, cst.Name):
-                result.setdefault(target.value, []).append(Binding(target.value, node, value, augmented))
+                result.setdefault(target.value, []).append(Binding(target.value, node, value, augmented, index))
             elif isinstance(target, (cst.Tuple, cst.List)):
                 values = None
                 if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(target.elements):
                     values = [e.value for e in value.elements]
                 for i, element in enumerate(target.elements):
-                    add(element.value, node, values[i] if values else value, augmented)
+                    if values:
+                        add(element.value, node, values[i], augmented)
+                    else:
+                        add(element.value, node, value, augmented, i if index is None else None)
             elif isinstance(target, cst.StarredElement):
                 add(target.value, node, value, augmented)
 
@@ -292,4 +299,7 @@ def iterable_identifiers(expr: cst.BaseExpression) -> list[str]:
     """The identifiers an iterable expression mentions (``tqdm(enumerate(val_loader))`` ->
     ``tqdm``, ``enumerate``, ``val_loader``), string literals excluded."""
     code = cst.Module([]).code_for_node(expr)
-    return _IDENTIFIER.findall(re.sub(r"(['\"]).*?\1", "", code))
+    return [
+        name for name in _IDENTIFIER.findall(re.sub(r"(['\"]).*?\1", "", code))
+        if name not in _ITERATION_BUILTINS
+    ]
