@@ -178,3 +178,71 @@ def test_unified_diff() -> None:
     assert unified_diff("x.py", before, after) == (
         "--- a/x.py\n+++ b/x.py\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n\\ No newline at end of file\n")
     assert unified_diff("x.py", before, before) == ""
+
+
+# -- what the rules' fixes write -------------------------------------------------------------
+
+EVAL_LOOP = "model.eval()\nfor x, y in val_loader:\n    out = model(x)\n"
+WRAPPED = "model.eval()\nwith {}():\n    for x, y in val_loader:\n        out = model(x)\n"
+EVAL_FUNCTION = "def validate(model, loader):\n    model.eval()\n    for x, y in loader:\n        out = model(x)\n"
+
+
+@pytest.mark.parametrize("source, expected", [
+    pytest.param("import torch as T\n\n" + EVAL_LOOP, "import torch as T\n\n" + WRAPPED.format("T.no_grad"),
+                 id="alias"),
+    pytest.param("from torch import no_grad\n" + EVAL_LOOP, "from torch import no_grad\n" + WRAPPED.format("no_grad"),
+                 id="from-import"),
+    pytest.param("import torch.nn as nn\n" + EVAL_LOOP,
+                 "import torch\nimport torch.nn as nn\n" + WRAPPED.format("torch.no_grad"), id="only-torch-nn"),
+    pytest.param('"""Doc."""\nfrom __future__ import annotations\n\n# evaluate\n' + EVAL_LOOP,
+                 '"""Doc."""\nfrom __future__ import annotations\n\nimport torch\n\n# evaluate\n'
+                 + WRAPPED.format("torch.no_grad"), id="no-import-after-docstring-and-future"),
+    pytest.param('"""Doc."""\n' + EVAL_FUNCTION,
+                 '"""Doc."""\nimport torch\n\n\n@torch.no_grad()\n' + EVAL_FUNCTION, id="first-statement-is-the-function"),
+    pytest.param('import os\n\nif __name__ == "__main__":\n    model.eval()\n    for x in val_loader:\n        model(x)\n',
+                 'import torch\nimport os\n\nif __name__ == "__main__":\n    model.eval()\n'
+                 '    with torch.no_grad():\n        for x in val_loader:\n            model(x)\n', id="loop-in-main-block"),
+    pytest.param("def validate(model, loader):\n    import torch as T\n" + EVAL_FUNCTION.split("\n", 1)[1],
+                 "import torch\n\n\n@torch.no_grad()\ndef validate(model, loader):\n    import torch as T\n"
+                 + EVAL_FUNCTION.split("\n", 1)[1], id="import-inside-the-decorated-function"),
+    pytest.param("def main():\n    import torch\n    model.eval()\n    for x in val_loader:\n        model(x)\n",
+                 "def main():\n    import torch\n    model.eval()\n    with torch.no_grad():\n        for x in val_loader:\n"
+                 "            model(x)\n", id="import-in-the-same-function"),
+])
+def test_no_grad_fix_spells_torch_as_the_file_does(source: str, expected: str) -> None:
+    result = fix_source(source.encode(), "t.py", ALL_RULES, unsafe=True)
+    assert result.source.decode() == expected
+    assert [d.code for d in result.applied] == ["TML003"]
+
+
+LOOP = ("import torch\nimport torch.nn as nn\ncriterion = nn.CrossEntropyLoss({})\ntotal = 0\n"
+        "for x, y in loader:\n    out = model(x)\n    loss = criterion(out, y)\n    {}\n    opt.step()\n"
+        "    opt.zero_grad()\n    total += {}\nprint(f'{{total:.2f}}')\n")
+
+
+@pytest.mark.parametrize("criterion_args, backward, added, expected, safe", [
+    ("", "loss.backward()", "loss", "loss.item()", True),
+    ("", "loss.backward()", "loss * x.size(0)", "(loss * x.size(0)).item()", True),
+    ("", "loss.sum().backward()", "criterion(out, y)", "criterion(out, y).item()", True),
+    ("reduction='sum'", "loss.sum().backward()", "criterion(out, y)", "criterion(out, y).item()", True),
+    # not known to be one number: .item() could raise, so the value is detached instead
+    ("reduction='none'", "loss.sum().backward()", "criterion(out, y)", "criterion(out, y).detach()", False),
+    ("", "loss.backward()", "out", "out.detach()", False),
+])
+def test_accumulation_fix_uses_item_only_for_scalars(criterion_args, backward, added, expected, safe) -> None:
+    source = LOOP.format(criterion_args, backward, added)
+    diagnostics, _ = check_source(source.encode(), "t.py", ALL_RULES)
+    [diagnostic] = [d for d in diagnostics if d.code == "TML001"]
+    assert diagnostic.fix.safe is safe
+    fixed_source = fix_source(source.encode(), "t.py", ALL_RULES, unsafe=True).source.decode()
+    assert f"    total += {expected}\n" in fixed_source
+
+
+def test_scalar_losses_stored_in_a_list_become_numbers_unless_stacked() -> None:
+    source = ("import torch\nlogged, stacked = [], []\nfor x, y in loader:\n    loss = criterion(model(x), y)\n"
+              "    loss.backward()\n    opt.step()\n    opt.zero_grad()\n    logged.append(loss)\n"
+              "    stacked.append(loss)\nprint(sum(logged), torch.stack(stacked).mean())\n")
+    diagnostics, _ = check_source(source.encode(), "t.py", ALL_RULES)
+    assert [(d.code, d.fix.safe) for d in diagnostics] == [("TML001", False), ("TML001", False)]
+    fixed_source = fix_source(source.encode(), "t.py", ALL_RULES, unsafe=True).source.decode()
+    assert "    logged.append(loss.item())\n    stacked.append(loss.detach().cpu())\n" in fixed_source

@@ -60,13 +60,34 @@ def used_only_as_number(model: SemanticModel, name: str, scope: cst.CSTNode, exc
     return True
 
 
-def torch_spelling(model: SemanticModel, qualified: str) -> tuple[str, bool]:
-    """How to write ``qualified`` (e.g. ``torch.no_grad``) in this module, and whether an
-    ``import torch`` must be added for it."""
+def torch_spelling(model: SemanticModel, qualified: str, at: cst.CSTNode) -> tuple[str, bool]:
+    """How to write ``qualified`` (e.g. ``torch.no_grad``) at ``at``, and whether an ``import
+    torch`` must be added for it (an import inside another function does not count)."""
     local: Optional[str] = model.imports.local_name_for(qualified)
-    if local is not None:
+    if local is not None and _imported_where_visible(model, local.split(".")[0], at):
         return local, False
     return qualified, True
+
+
+def _imported_where_visible(model: SemanticModel, name: str, at: cst.CSTNode) -> bool:
+    """An import binding ``name`` at module level or in a function around ``at`` (not in ``at``
+    itself: a decorator of ``at`` is evaluated outside it)."""
+    for node in [*model.tree.nodes(cst.Import), *model.tree.nodes(cst.ImportFrom)]:
+        if isinstance(node.names, cst.ImportStar) or name not in map(_bound_name, node.names):
+            continue
+        scope = model.scopes.scope_of(node)
+        if scope is model.module or (scope is not at and model.tree.contains(scope, at)):
+            return True
+    return False
+
+
+def _bound_name(alias: cst.ImportAlias) -> Optional[str]:
+    if alias.asname is not None:
+        return alias.asname.name.value if isinstance(alias.asname.name, cst.Name) else None
+    name = alias.name
+    while isinstance(name, cst.Attribute):  # ``import torch.nn`` binds ``torch``
+        name = name.value
+    return name.value if isinstance(name, cst.Name) else None
 
 
 def first_statement_after_docstring_and_futures(module: cst.Module) -> Optional[cst.BaseStatement]:

@@ -157,7 +157,7 @@ def _has_backward(model: SemanticModel, context: cst.CSTNode) -> bool:
 
 
 def _no_grad_fix(model: SemanticModel, context: cst.CSTNode) -> Optional[NodeFix]:
-    no_grad, needs_import = torch_spelling(model, "torch.no_grad")
+    no_grad, needs_import = torch_spelling(model, "torch.no_grad", context)
     if isinstance(context, cst.FunctionDef):
         decorator = cst.Decorator(cst.parse_expression(f"{no_grad}()"))
         wrapped: cst.CSTNode = context.with_changes(decorators=[*context.decorators, decorator])
