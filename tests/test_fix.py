@@ -246,3 +246,10 @@ def test_scalar_losses_stored_in_a_list_become_numbers_unless_stacked() -> None:
     assert [(d.code, d.fix.safe) for d in diagnostics] == [("TML001", False), ("TML001", False)]
     fixed_source = fix_source(source.encode(), "t.py", ALL_RULES, unsafe=True).source.decode()
     assert "    logged.append(loss.item())\n    stacked.append(loss.detach().cpu())\n" in fixed_source
+
+
+def test_noqa_lines_are_not_fixed() -> None:
+    source = TRAINING.replace("total_loss += loss   # accumulate", "total_loss += loss   # noqa: TML001")
+    result = fix_source(source.encode(), "t.py", ALL_RULES, unsafe=True)
+    assert b"    total_loss += loss   # noqa: TML001\n" in result.source
+    assert b"outputs.append(out.detach().cpu())" in result.source
