@@ -253,3 +253,7 @@ def test_noqa_lines_are_not_fixed() -> None:
     result = fix_source(source.encode(), "t.py", ALL_RULES, unsafe=True)
     assert b"    total_loss += loss   # noqa: TML001\n" in result.source
     assert b"outputs.append(out.detach().cpu())" in result.source
+
+
+def test_unified_diff_of_an_absolute_path_has_no_prefix() -> None:
+    assert unified_diff("/src/x.py", b"a\n", b"b\n").startswith("--- /src/x.py\n+++ /src/x.py\n")

@@ -10,6 +10,7 @@ BOM — stays byte for byte, because edits replace only the text they cover.
 from __future__ import annotations
 
 import difflib
+import os
 import re
 import warnings
 from dataclasses import dataclass, field
@@ -159,10 +160,13 @@ def _compiles(text: str, path: str) -> bool:
 
 
 def unified_diff(path: str, before: bytes, after: bytes, encoding: str = "utf-8") -> str:
-    """A unified diff (as ``diff -u``/``git diff`` print it) of one file's two versions."""
+    """A unified diff of one file's two versions, as ``git diff`` prints it (``a/``, ``b/``
+    prefixes on a relative path, so ``git apply`` and ``patch -p1`` take it)."""
     old = _LINES.findall(before.decode(encoding, errors="replace"))
     new = _LINES.findall(after.decode(encoding, errors="replace"))
+    relative = not os.path.isabs(path)
+    fromfile, tofile = (f"a/{path}", f"b/{path}") if relative else (path, path)
     lines = []
-    for line in difflib.unified_diff(old, new, fromfile=f"a/{path}", tofile=f"b/{path}"):
+    for line in difflib.unified_diff(old, new, fromfile=fromfile, tofile=tofile):
         lines.append(line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n")
     return "".join(lines)
