@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence
 
 from torchmemlint import __version__, api
-from torchmemlint.config import UsageError
-from torchmemlint.report import REPORTERS, reporter_for
 from torchmemlint.api import FileResult
+from torchmemlint.config import UsageError
 from torchmemlint.fix import unified_diff
+from torchmemlint.report import REPORTERS, reporter_for
 from torchmemlint.report.base import Tally, rule_docs
 from torchmemlint.report.fixes import FixTally, format_applied_fixes, format_fix_summary
 from torchmemlint.report.text import format_statistics, format_summary
