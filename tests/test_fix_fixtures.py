@@ -23,7 +23,8 @@ FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 EXPECT = re.compile(r"#\s*expect:\s*TML\d{3}")
 INVALID_FIXTURES = sorted(p for p in FIXTURES.rglob("*.py") if EXPECT.search(p.read_text(encoding="utf-8")))
 RUNNABLE_FIXTURES = sorted((FIXTURES / "runnable").glob("*.py")) if (FIXTURES / "runnable").is_dir() else []
-NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
+# Numbers standing alone: not the 0 of ``grad_fn=<DivBackward0>``, which only the original prints.
+NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?(?![\w.])")
 
 
 @pytest.mark.parametrize("path", INVALID_FIXTURES, ids=lambda p: str(p.relative_to(FIXTURES)))
@@ -60,6 +61,7 @@ def test_fixed_runnable_fixture_prints_the_same_losses(path: Path, tmp_path: Pat
     fixed_numbers = _printed_numbers(fixed, path.parent)
     assert original_numbers, "the fixture prints no numbers to compare"
     assert len(fixed_numbers) == len(original_numbers)
-    # float32 tensor sums and Python float sums round differently in the last digits.
+    # A tensor prints 4 decimals where its .item() prints all; float32 tensor sums and Python
+    # float sums differ in the last digits.
     for original, after in zip(original_numbers, fixed_numbers):
-        assert math.isclose(original, after, rel_tol=1e-4, abs_tol=1e-6), (original_numbers, fixed_numbers)
+        assert math.isclose(original, after, rel_tol=1e-4, abs_tol=1e-4), (original_numbers, fixed_numbers)
