@@ -139,6 +139,13 @@ def test_fix_that_would_break_the_file_is_not_written(project, capsys, monkeypat
     assert err.strip() == "Fixed 0 errors in 0 files; 4 remaining (2 fixable with --unsafe-fixes)."
 
 
+def test_diff_exits_1_for_a_file_that_cannot_be_checked(project, capsys):
+    write(project, "broken.py", "def f(:\n")
+    status, out, _ = fix_command(capsys, "--diff", "broken.py")
+    assert status == 1
+    assert out.startswith("broken.py:1:1: TML000 syntax error")
+
+
 def test_unreadable_and_unparsable_files_are_reported_and_the_run_continues(project, capsys):
     write(project, "broken.py", "def f(:\n")
     path = write(project, "train.py", SCRIPT)

@@ -121,7 +121,8 @@ def check(args: argparse.Namespace) -> int:
              help="also apply unsafe fixes, which may change what the program computes "
                   "(`torchmemlint explain CODE` says why)"),
     argument("--diff", action="store_true",
-             help="print a unified diff of the fixes and write nothing; exit 1 if there would be changes"),
+             help="print a unified diff of the fixes and write nothing; exit 1 if there would be "
+                  "changes (or a file cannot be checked)"),
     argument("--show-fixes", action="store_true", help="list the fixes applied, per file and rule"),
 )
 def fix(args: argparse.Namespace) -> int:
@@ -144,7 +145,7 @@ def fix(args: argparse.Namespace) -> int:
         print(format_applied_fixes(tally, args.diff), file=sys.stderr if args.diff else sys.stdout)
     print(format_fix_summary(tally, args.diff, args.unsafe_fixes), file=sys.stderr)
     if args.diff:
-        return EXIT_FINDINGS if tally.changed_files else EXIT_CLEAN
+        return EXIT_FINDINGS if tally.changed_files or tally.errors else EXIT_CLEAN
     return EXIT_FINDINGS if tally.remaining else EXIT_CLEAN
 
 

@@ -11,7 +11,8 @@ if TYPE_CHECKING:
 
 
 class FixTally:
-    """Counts over the fixed files: applied fixes per file and code, what remains."""
+    """Counts over the fixed files: applied fixes per file and code, what remains (findings and
+    file errors), and how much of that ``--unsafe-fixes`` would fix."""
 
     def __init__(self) -> None:
         self.files = 0
@@ -19,6 +20,7 @@ class FixTally:
         self.applied_by_file: dict[str, Counter[str]] = {}
         self.names: dict[str, str] = {}
         self.remaining = 0
+        self.errors = 0
         self.unsafe_fixable = 0
 
     def add(self, outcome: "FileFix") -> None:
@@ -28,6 +30,7 @@ class FixTally:
             self.applied_by_file[outcome.path] = Counter(d.code for d in outcome.applied)
             self.names.update((d.code, d.name) for d in outcome.applied)
         self.remaining += len(outcome.remaining.findings)
+        self.errors += len(outcome.remaining.errors)
         self.unsafe_fixable += sum(1 for d in outcome.remaining.diagnostics if d.fix and not d.fix.safe)
 
     @property
