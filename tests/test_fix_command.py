@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from conftest import module_env, run, write
-from torchmemlint import cli, fix
+from torchmemlint import api, cli, fix
 
 # TML001 with a safe fix (line 10), TML001 + TML004 with unsafe ones (line 11), TML002 (line 8).
 SCRIPT = """\
@@ -144,6 +144,20 @@ def test_diff_exits_1_for_a_file_that_cannot_be_checked(project, capsys):
     status, out, _ = fix_command(capsys, "--diff", "broken.py")
     assert status == 1
     assert out.startswith("broken.py:1:1: TML000 syntax error")
+
+
+def test_a_write_that_fails_is_reported_and_nothing_counts_as_fixed(project, capsys, monkeypatch):
+    path = write(project, "train.py", SCRIPT)
+
+    def refuse(target, data):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(api, "write_atomic", refuse)
+    status, out, err = fix_command(capsys, "train.py")
+    assert status == 1
+    assert path.read_text() == SCRIPT
+    assert "train.py:1:1: TML000 cannot write the fixed file: Permission denied" in out
+    assert err.strip() == "Fixed 0 errors in 0 files; 4 remaining (2 fixable with --unsafe-fixes)."
 
 
 def test_unreadable_and_unparsable_files_are_reported_and_the_run_continues(project, capsys):

@@ -114,9 +114,9 @@ def fix_file(task: FileTask, unsafe: bool = False, write: bool = True) -> FileFi
         try:
             write_atomic(task.path, result.source)
         except OSError as error:
-            outcome.fixed, outcome.applied = source, []
-            outcome.remaining.errors.append(
-                FileError(task.path, f"cannot write the fixed file: {error.strerror or error}"))
+            unfixed = check_file(task)  # the file as it still is
+            unfixed.errors.append(FileError(task.path, f"cannot write the fixed file: {error.strerror or error}"))
+            return FileFix(task.path, source, source, result.encoding, [], unfixed)
     return outcome
 
 
