@@ -182,3 +182,12 @@ def test_check_json_shows_each_fix(project):
     assert fixes[(8, "TML002")]["safe"] is False
     [edit] = fixes[(8, "TML002")]["edits"]  # inserted after ``opt.step()`` (line 9)
     assert (edit["line"], edit["end_line"]) == (10, 10) and "opt.zero_grad(set_to_none=True)" in edit["content"]
+
+
+def test_fixing_never_imports_torch(project):
+    write(project, "train.py", SCRIPT)
+    code = ("import sys; from torchmemlint import cli; status = cli.main(['fix', '--unsafe-fixes', '.']); "
+            "print('torch loaded' if 'torch' in sys.modules else 'torch not loaded')")
+    result = run([sys.executable, "-c", code], project, module_env())
+    assert result.stdout.splitlines()[-1] == "torch not loaded", result.stderr
+    assert (project / "train.py").read_text() == ALL_FIXED
