@@ -206,18 +206,19 @@ class Tools:
                 return spelling
         return None
 
-    def torchmemlint(self, jobs: str | None, warm_cache: bool) -> Command:
-        """`torchmemlint check` with ``jobs`` = "1", "all" or None (the CLI's default)."""
+    def torchmemlint(self, jobs: int | None, warm_cache: bool,
+                     jobs_flag_required: bool = False) -> Command:
+        """`torchmemlint check` with ``jobs`` processes (None: the CLI's default)."""
         command = Command([sys.executable, "-m", "torchmemlint", "check"],
                           self.torchmemlint_env(), frozenset({0, 1}), reports_findings=True)
         jobs_flag = self.torchmemlint_flag("-j", "--jobs")
         if jobs is not None:
             if jobs_flag is not None:
-                command.argv += [jobs_flag, "1" if jobs == "1" else str(self.cpus)]
-            elif jobs == "1":
-                command.notes.append("no -j/--jobs flag yet: the CLI runs in one process")
-            else:
+                command.argv += [jobs_flag, str(jobs)]
+            elif jobs_flag_required:
                 raise Unavailable("`torchmemlint check` has no -j/--jobs flag yet")
+            else:
+                command.notes.append("no -j/--jobs flag yet: ran with the CLI's default")
         no_cache_flag = self.torchmemlint_flag("--no-cache")
         if warm_cache:
             if no_cache_flag is None:
@@ -260,11 +261,12 @@ class Config:
 
 CONFIGS = (
     Config("tml-j1", "torchmemlint check -j 1, no cache", False, 5,
-           lambda tools: tools.torchmemlint(jobs="1", warm_cache=False)),
+           lambda tools: tools.torchmemlint(jobs=1, warm_cache=False)),
     Config("tml-jall", "torchmemlint check -j <all cores>, no cache", False, 5,
-           lambda tools: tools.torchmemlint(jobs="all", warm_cache=False)),
+           lambda tools: tools.torchmemlint(jobs=tools.cpus, warm_cache=False,
+                                            jobs_flag_required=True)),
     Config("tml-warm", "torchmemlint check -j <all cores>, warm cache", False, 5,
-           lambda tools: tools.torchmemlint(jobs="all", warm_cache=True)),
+           lambda tools: tools.torchmemlint(jobs=tools.cpus, warm_cache=True)),
     Config("libcst", "LibCST parse_module of every file", False, 5,
            lambda tools: tools.python_script("parse_only.py", "libcst")),
     Config("ast", "ast.parse + ast.walk of every file", False, 5,
@@ -429,49 +431,56 @@ def print_row(result: Result) -> None:
 class Ratio:
     label: str
     numerator: str
-    denominator: str
+    # The first of these that ran is the reference.
+    denominators: tuple[str, ...]
     metric: str  # "cpu_s" or "wall_s"
     goal: str
     inverted: bool = False  # True: report denominator/numerator (a throughput ratio)
 
 
 RATIOS = (
-    Ratio("throughput torchmemlint -j 1 / TorchFix", "tml-j1", "torchfix", "cpu_s",
+    Ratio("throughput torchmemlint -j 1 / TorchFix", "tml-j1", ("torchfix",), "cpu_s",
           f">= {GOAL_THROUGHPUT_VS_TORCHFIX:g}x", inverted=True),
-    Ratio("CPU torchmemlint -j 1 cold / LibCST parse only", "tml-j1", "libcst", "cpu_s",
+    Ratio("CPU torchmemlint -j 1 cold / LibCST parse only", "tml-j1", ("libcst",), "cpu_s",
           f"<= {GOAL_CPU_VS_LIBCST_PARSE:g}"),
-    Ratio("CPU warm cache / cold (-j all)", "tml-warm", "tml-jall", "cpu_s",
+    Ratio("CPU warm cache / cold", "tml-warm", ("tml-jall", "tml-j1"), "cpu_s",
           f"<= {GOAL_WARM_VS_COLD:g}"),
-    Ratio("wall warm cache / cold (-j all)", "tml-warm", "tml-jall", "wall_s",
+    Ratio("wall warm cache / cold", "tml-warm", ("tml-jall", "tml-j1"), "wall_s",
           f"<= {GOAL_WARM_VS_COLD:g}"),
-    Ratio("CPU LibCST parse / ast parse+walk (context)", "libcst", "ast", "cpu_s", ""),
-    Ratio("CPU TorchFix / plain flake8 (context)", "torchfix", "flake8", "cpu_s", ""),
+    Ratio("CPU LibCST parse / ast parse+walk (context)", "libcst", ("ast",), "cpu_s", ""),
+    Ratio("CPU TorchFix / plain flake8 (context)", "torchfix", ("flake8",), "cpu_s", ""),
 )
 LATENCIES = (("torchmemlint", "tml-1file", f"< {GOAL_SINGLE_FILE_SECONDS:g} s"),
              ("TorchFix", "torchfix-1file", ""), ("plain flake8", "flake8-1file", ""))
 
 
+def describe_absence(results: dict[str, Result], name: str) -> str:
+    return f"{name} {results[name].status if name in results else 'not selected'}"
+
+
 def compute_ratios(results: dict[str, Result]) -> dict[str, dict]:
+    def ran(name: str) -> bool:
+        return name in results and results[name].status == "ok"
+
     ratios = {}
     for ratio in RATIOS:
         entry: dict = {"goal": ratio.goal, "value": None}
-        missing = [name for name in (ratio.numerator, ratio.denominator)
-                   if name not in results or results[name].status != "ok"]
-        if missing:
-            entry["pending"] = ", ".join(
-                f"{name} {results[name].status if name in results else 'not selected'}"
-                for name in missing)
+        reference = next((name for name in ratio.denominators if ran(name)), None)
+        if not ran(ratio.numerator) or reference is None:
+            missing = [name for name in (ratio.numerator, *ratio.denominators) if not ran(name)]
+            entry["pending"] = ", ".join(describe_absence(results, name) for name in missing)
         else:
             top = results[ratio.numerator].median(ratio.metric)
-            bottom = results[ratio.denominator].median(ratio.metric)
+            bottom = results[reference].median(ratio.metric)
             entry["value"] = bottom / top if ratio.inverted else top / bottom
+            entry["of"] = f"{ratio.numerator} / {reference}"
         ratios[ratio.label] = entry
     for tool, name, goal in LATENCIES:
         entry = {"goal": goal, "value": None}
-        if name in results and results[name].status == "ok":
+        if ran(name):
             entry["value"] = results[name].median("wall_s")
         else:
-            entry["pending"] = f"{name} {results[name].status if name in results else 'not selected'}"
+            entry["pending"] = describe_absence(results, name)
         ratios[f"single-file latency, wall s: {tool}"] = entry
     return ratios
 
@@ -481,8 +490,9 @@ def print_ratios(ratios: dict[str, dict]) -> None:
     for label, entry in ratios.items():
         value = "n/a" if entry["value"] is None else f"{entry['value']:.3g}"
         goal = f"   goal {entry['goal']}" if entry["goal"] else ""
+        of = f"   ({entry['of']})" if "of" in entry else ""
         pending = f"   (pending: {entry['pending']})" if "pending" in entry else ""
-        print(f"  {label:<48} {value:>8}{goal}{pending}")
+        print(f"  {label:<48} {value:>8}{goal}{of}{pending}")
 
 
 def git_revision() -> str:
@@ -596,7 +606,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"files: {len(files)}, lines: {lines:,}; single file: {single[0]} "
           f"({single_lines} lines)")
     print("medians over the runs; CPU = user+sys of the process and its children; "
-          "RSS = largest single process\n")
+          "RSS = largest single process; load average at start: "
+          f"{machine['load_average_at_start'][0]:.2f}\n")
 
     results: dict[str, Result] = {}
     with tempfile.TemporaryDirectory(prefix="torchmemlint-bench-") as scratch_name:
@@ -616,6 +627,9 @@ def main(argv: list[str] | None = None) -> int:
 
     ratios = compute_ratios(results)
     print_ratios(ratios)
+    # Other processes on the machine inflate wall time (and, less, CPU time): say how busy it was.
+    machine["load_average_at_end"] = os.getloadavg()
+    print(f"\nload average at end: {machine['load_average_at_end'][0]:.2f}")
     if args.json:
         report = {
             "machine": machine,
