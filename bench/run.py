@@ -355,10 +355,13 @@ def run_once(command: Command, files: list[Path], scratch: Path) -> Sample:
             _, wait_status, usage = os.wait4(process.pid, 0)
             wall_s += time.perf_counter() - started
         process.returncode = os.waitstatus_to_exitcode(wait_status)
-        if process.returncode not in command.ok_exit_codes:
-            stderr_tail = stderr_path.read_text(errors="replace").strip().splitlines()[-5:]
+        stderr_text = stderr_path.read_text(errors="replace")
+        # An uncaught exception also exits with status 1, the linters' "found something".
+        crashed = "Traceback (most recent call last)" in stderr_text
+        if process.returncode not in command.ok_exit_codes or crashed:
             how = (f"killed by signal {-process.returncode}" if process.returncode < 0
                    else f"exit status {process.returncode}")
+            stderr_tail = stderr_text.strip().splitlines()[-5:]
             raise RunFailed(f"{how}; stderr ends with:\n      " + "\n      ".join(stderr_tail))
         cpu_s += usage.ru_utime + usage.ru_stime
         peak_rss_kib = max(peak_rss_kib, usage.ru_maxrss)  # Linux: KiB
