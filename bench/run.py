@@ -123,7 +123,7 @@ def setup_peers(venvs_home: Path) -> int:
 
 
 def checked_flake8_version(peer: PeerVenv, venvs_home: Path) -> str:
-    """`flake8 --version` of a peer's venv, after checking that exactly the expected plugins load."""
+    """`flake8 --version` of a peer's venv, once exactly the expected plugins are seen to load."""
     flake8 = peer.flake8(venvs_home)
     if not flake8.exists():
         raise Unavailable(f"not installed in {peer.directory(venvs_home)}: "

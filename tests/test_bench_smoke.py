@@ -35,7 +35,8 @@ def test_ast_and_libcst_rows_and_json(tmp_path):
     assert "SKIPPED" not in output and "FAILED" not in output
     for name in ("ast", "libcst"):
         # config, runs, CPU s, wall s, RSS MiB, lines/CPU-s, findings ("-": not a linter)
-        assert re.search(rf"^{name} +1 +\d+\.\d\d +\d+\.\d\d +\d+ +[\d,]+ +-$", output, re.M), output
+        row = rf"^{name} +1 +\d+\.\d\d +\d+\.\d\d +\d+ +[\d,]+ +-$"
+        assert re.search(row, output, re.M), output
     assert "ast.parse + ast.walk: 2 files" in output
     assert "libcst.parse_module: 2 files, 0 failed" in output
     assert re.search(r"CPU LibCST parse / ast parse\+walk \(context\) +\d", output), output
