@@ -1,0 +1,141 @@
+"""Check one file: parse once, build the semantic model lazily, run the selected rules, turn
+their findings into positioned diagnostics (with fixes as text edits), apply ``# noqa``."""
+from __future__ import annotations
+
+import re
+from typing import Optional, Sequence
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from torchmemlint.diagnostics import Diagnostic, Edit, FileError, Fix
+from torchmemlint.rules.base import Finding, NodeFix, Rule
+from torchmemlint.semantics import SemanticModel
+
+# flake8's own pattern, so that ``# noqa`` means the same here and under flake8.
+NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z][0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def parse(source: bytes, path: str) -> tuple[Optional[cst.Module], Optional[FileError]]:
+    """Parse with LibCST (which decodes per BOM and PEP 263 cookie); a bad file is a FileError."""
+    try:
+        return cst.parse_module(source), None
+    except cst.ParserSyntaxError as error:
+        return None, FileError(path, f"syntax error: {error.message}", error.raw_line, error.raw_column)
+    except (UnicodeDecodeError, LookupError, SyntaxError) as error:
+        return None, FileError(path, f"cannot decode file: {error}")
+    except RecursionError:
+        return None, FileError(path, "file is nested too deeply to parse")
+
+
+def check_source(
+    source: bytes, path: str, rules: Sequence[Rule], apply_noqa: bool = True
+) -> tuple[list[Diagnostic], list[FileError]]:
+    """Diagnostics of ``rules`` on one file's bytes, sorted; never raises for bad input."""
+    active = [r for r in rules if not r.triggers or any(t.encode() in source for t in r.triggers)]
+    if not active:
+        return [], []
+    module, error = parse(source, path)
+    if module is None:
+        return [], [error] if error else []
+    model = SemanticModel(module, path)
+    findings: list[tuple[Rule, Finding]] = []
+    errors: list[FileError] = []
+    for rule in active:
+        try:
+            findings.extend((rule, finding) for finding in rule.check(model))
+        except RecursionError:
+            errors.append(FileError(path, f"{rule.code} skipped: code nested too deeply"))
+    if not findings:
+        return [], errors
+    diagnostics = _positioned(module, path, findings)
+    if apply_noqa:
+        diagnostics = _without_suppressed(module.code, diagnostics)
+    return sorted(set(diagnostics)), errors
+
+
+def _positioned(module: cst.Module, path: str, findings: list[tuple[Rule, Finding]]) -> list[Diagnostic]:
+    # Positions cost a full code-generation pass, so they are computed only for files with
+    # findings, on the same tree (no copy) so the rules' nodes are the keys.
+    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    diagnostics = []
+    for rule, finding in findings:
+        where = positions[finding.node]
+        diagnostics.append(Diagnostic(
+            path=path,
+            line=where.start.line,
+            column=where.start.column,
+            code=rule.code,
+            message=finding.message or rule.message,
+            name=rule.name,
+            end_line=where.end.line,
+            end_column=where.end.column,
+            fix=_text_fix(module, finding.fix, positions) if finding.fix else None,
+        ))
+    return diagnostics
+
+
+class _Replacer(cst.CSTTransformer):
+    def __init__(self, fix: NodeFix) -> None:
+        super().__init__()
+        self.replacements = {id(r.old): r.new for r in fix.replacements}
+
+    def on_leave(self, original_node, updated_node):
+        return self.replacements.get(id(original_node), updated_node)
+
+
+def _text_fix(module: cst.Module, fix: NodeFix, positions) -> Optional[Fix]:
+    """The node replacements as text edits. An expression replaced by an expression is its
+    own span re-spelled; anything else (statements, whose lines need indentation) regenerates
+    the module and keeps the region that differs, so LibCST does the indentation and
+    everything else stays byte for byte."""
+    if all(isinstance(r.old, cst.BaseExpression) and isinstance(r.new, cst.BaseExpression) for r in fix.replacements):
+        edits = []
+        for replacement in fix.replacements:
+            where = positions[replacement.old]
+            edits.append(Edit(where.start.line, where.start.column, where.end.line, where.end.column,
+                              module.code_for_node(replacement.new)))
+        return Fix(fix.description, fix.safe, tuple(edits))
+    before = module.code
+    after = module.visit(_Replacer(fix)).code
+    if before == after:
+        return None
+    prefix = 0
+    limit = min(len(before), len(after))
+    while prefix < limit and before[prefix] == after[prefix]:
+        prefix += 1
+    suffix = 0
+    while suffix < limit - prefix and before[-1 - suffix] == after[-1 - suffix]:
+        suffix += 1
+    start_line, start_col = _line_col(before, prefix)
+    end_line, end_col = _line_col(before, len(before) - suffix)
+    edit = Edit(start_line, start_col, end_line, end_col, after[prefix:len(after) - suffix])
+    return Fix(fix.description, fix.safe, (edit,))
+
+
+def _line_col(text: str, offset: int) -> tuple[int, int]:
+    """1-based line and 0-based column of a character offset."""
+    head = text[:offset]
+    lines = _LINE_BREAK.split(head)
+    return len(lines), len(lines[-1])
+
+
+def noqa_codes(line_text: str) -> Optional[set[str]]:
+    """None if the line has no noqa comment; an empty set for a bare ``# noqa`` (all codes)."""
+    match = NOQA.search(line_text)
+    if match is None:
+        return None
+    codes = match.group("codes")
+    return {c.upper() for c in re.split(r"[,\s]+", codes) if c} if codes else set()
+
+
+def _without_suppressed(code: str, diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    lines = _LINE_BREAK.split(code)
+    kept = []
+    for diagnostic in diagnostics:
+        line_text = lines[diagnostic.line - 1] if diagnostic.line <= len(lines) else ""
+        codes = noqa_codes(line_text)
+        if codes is None or (codes and not any(diagnostic.code.startswith(c) for c in codes)):
+            kept.append(diagnostic)
+    return kept

@@ -1,0 +1,19 @@
+"""The rule catalogue: one module per rule, registered here in code order."""
+from __future__ import annotations
+
+from torchmemlint.rules.base import Rule
+from torchmemlint.rules.tml001_graph_retained_accumulation import GraphRetainedAccumulation
+from torchmemlint.rules.tml002_missing_zero_grad import MissingZeroGrad
+from torchmemlint.rules.tml003_eval_without_no_grad import EvalWithoutNoGrad
+from torchmemlint.rules.tml004_device_tensor_in_growing_container import DeviceTensorInGrowingContainer
+
+ALL_RULES: list[Rule] = sorted(
+    [
+        GraphRetainedAccumulation(),
+        MissingZeroGrad(),
+        EvalWithoutNoGrad(),
+        DeviceTensorInGrowingContainer(),
+    ],
+    key=lambda rule: rule.code,
+)
+RULES_BY_CODE: dict[str, Rule] = {rule.code: rule for rule in ALL_RULES}

@@ -1,0 +1,179 @@
+"""TML003 eval-without-no-grad.
+
+## What it does
+Flags a forward pass in an evaluation context — after `model.eval()` in the same scope with no
+later `.train()`, in a loop over a validation/test loader, or in a function named like
+`evaluate`/`validate`/`test`/`predict`/`infer` that loops over data — with no `.backward()` and no
+grad-disabled context (`torch.no_grad()`, `torch.inference_mode()`, a decorated function, or
+callers that already disable grad).
+
+## Why is this bad?
+`model.eval()` only switches dropout and batch-norm behaviour; it does **not** stop autograd.
+Every forward pass still records its graph and saves its activations for a backward that never
+comes: the peak of each evaluation step is as high as a training step's, and if the outputs are
+kept (`preds.append(out)`), memory grows with the evaluation set.
+
+## Example
+```python
+model.eval()
+for x, y in val_loader:
+    out = model(x)
+    correct += (out.argmax(1) == y).sum().item()
+```
+
+## Use instead
+```python
+model.eval()
+with torch.no_grad():
+    for x, y in val_loader:
+        out = model(x)
+        correct += (out.argmax(1) == y).sum().item()
+```
+
+## Fix safety
+The fix wraps the evaluation loop in `with torch.no_grad():` (or decorates the evaluation
+function with `@torch.no_grad()`), adding `import torch` if needed. Code that relied on
+gradients there would break, so the fix is **unsafe**.
+
+## Runtime signature
+A higher peak every iteration (`confirmed-peak-excess`); growth when outputs are kept.
+"""
+from __future__ import annotations
+
+import re
+from typing import Iterator, Optional, Union
+
+import libcst as cst
+
+from torchmemlint.rules.base import Finding, NodeFix, Replacement, Rule
+from torchmemlint.rules.edits import first_statement_after_docstring_and_futures, torch_spelling
+from torchmemlint.semantics import SemanticModel
+from torchmemlint.semantics.scopes import Loop, Scope, iterable_identifiers
+
+_EVAL_FUNCTION = re.compile(
+    r"^(?:_*)(?:eval|evaluate|evaluation|validate|validation|valid|val|test|predict|prediction|"
+    r"infer|inference|score|compute_metrics)(?:_|$)|_(?:eval|evaluate|evaluation|validate|validation|"
+    r"val|test|predict|inference|infer)(?:_|$)",
+    re.IGNORECASE,
+)
+_EVAL_ITERABLE = re.compile(r"^(?:val|valid|validation|test|testing|eval|evaluation|dev|holdout)(?:_|$|loader|set|data)",
+                            re.IGNORECASE)
+
+
+class EvalWithoutNoGrad(Rule):
+    code = "TML003"
+    name = "eval-without-no-grad"
+    message = "forward pass in evaluation code without torch.no_grad()/inference_mode(); activations are kept for a backward that never comes"
+    triggers = ("eval", "val", "test", "predict", "infer")
+
+    def check(self, model: SemanticModel) -> Iterator[Finding]:
+        reported: set[cst.CSTNode] = set()
+        for call in model.tree.nodes(cst.Call):
+            if not model.values.is_module_call(call) or _is_loss_call(model, call):
+                continue
+            context = _evaluation_context(model, call)
+            if context is None or context in reported:
+                continue
+            if model.grad.is_disabled(call) or _has_backward(model, context):
+                continue
+            reported.add(context)
+            yield Finding(call, fix=_no_grad_fix(model, context))
+
+
+def _is_unit_test(model: SemanticModel, func: cst.FunctionDef) -> bool:
+    """A ``test*`` function in a test file checks behaviour, it is not evaluation code."""
+    filename = model.path.replace("\\", "/").rsplit("/", 1)[-1]
+    in_test_file = filename.startswith("test_") or filename.endswith("_test.py") or "/tests/" in model.path
+    return in_test_file and func.name.value.startswith("test")
+
+
+def _components(identifier: str) -> list[str]:
+    """``self_val_loader`` -> the identifier and each suffix after an underscore."""
+    parts = identifier.split("_")
+    return ["_".join(parts[i:]) for i in range(len(parts))]
+
+
+def _is_loss_call(model: SemanticModel, call: cst.Call) -> bool:
+    text = model.code(call.func).lower()
+    return "loss" in text or "criterion" in text
+
+
+def _evaluation_context(model: SemanticModel, call: cst.Call) -> Optional[Union[Loop, cst.FunctionDef, cst.Module]]:
+    """The loop, function or module whose code evaluates a model at ``call``, or None."""
+    scopes = model.scopes
+    loops = scopes.loops_around(call)
+    for loop in reversed(loops):  # outermost loop over evaluation data
+        if isinstance(loop, cst.For) and any(
+            _EVAL_ITERABLE.search(word) for name in iterable_identifiers(loop.iter) for word in _components(name)
+        ):
+            return loop
+    func = scopes.function_of(call)
+    if func is not None and _is_unit_test(model, func):
+        return None
+    if func is not None and _EVAL_FUNCTION.search(func.name.value):
+        loops_over_data = bool(loops) and not func.name.value.startswith("test_")  # pytest tests loop over cases
+        if loops_over_data or _after_eval_call(model, func, call):
+            return func
+    scope: Scope = func if func is not None else model.module
+    if _after_eval_call(model, scope, call):
+        return loops[-1] if loops else scope
+    return None
+
+
+def _after_eval_call(model: SemanticModel, scope: Scope, call: cst.Call) -> bool:
+    """``x.eval()`` earlier in the same scope with no ``x.train()`` between it and ``call``."""
+    mode: Optional[str] = None
+    for other in model.scopes.scope_nodes(scope, cst.Call):
+        if not model.tree.before(other, call):
+            break
+        func = other.func
+        if isinstance(func, cst.Attribute) and func.attr.value in ("eval", "train") and not _is_builtin_eval(func):
+            if func.attr.value == "train" and other.args and _is_false(other.args[0].value):
+                mode = "eval"
+            else:
+                mode = func.attr.value
+    return mode == "eval"
+
+
+def _is_builtin_eval(func: cst.Attribute) -> bool:
+    return isinstance(func.value, cst.Name) and func.value.value in ("builtins", "ast")
+
+
+def _is_false(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "False"
+
+
+def _has_backward(model: SemanticModel, context: cst.CSTNode) -> bool:
+    """Evaluation code that differentiates (input gradients, adversarial examples, training
+    in eval mode) needs its graph."""
+    region = context.body if isinstance(context, (cst.For, cst.While)) else context
+    for call in model.tree.descendants(region, cst.Call):
+        if model.values.backward_roots(call):
+            return True
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "step":
+            return True
+    return False
+
+
+def _no_grad_fix(model: SemanticModel, context: cst.CSTNode) -> Optional[NodeFix]:
+    no_grad, needs_import = torch_spelling(model, "torch.no_grad")
+    replacements: list[Replacement] = []
+    if isinstance(context, cst.FunctionDef):
+        decorator = cst.Decorator(cst.parse_expression(f"{no_grad}()"))
+        replacements.append(Replacement(context, context.with_changes(decorators=[*context.decorators, decorator])))
+    elif isinstance(context, (cst.For, cst.While)):
+        wrapped = cst.With(
+            items=[cst.WithItem(cst.parse_expression(f"{no_grad}()"))],
+            body=cst.IndentedBlock(body=[context.with_changes(leading_lines=[])]),
+            leading_lines=context.leading_lines,
+        )
+        replacements.append(Replacement(context, wrapped))
+    else:
+        return None  # module-level code without a loop: no clear block to wrap
+    if needs_import:
+        first = first_statement_after_docstring_and_futures(model.module)
+        if first is None or first is context:
+            return None
+        replacements.append(Replacement(first, cst.FlattenSentinel([cst.parse_statement("import torch\n"), first])))
+    return NodeFix("run the evaluation under torch.no_grad()", safe=False, replacements=replacements)

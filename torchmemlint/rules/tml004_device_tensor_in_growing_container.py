@@ -1,0 +1,74 @@
+"""TML004 device-tensor-in-growing-container.
+
+## What it does
+Flags a tensor that lives on an accelerator (a model output, a `.cuda()`/`.to(device)` result,
+a factory with `device=`) appended to a container that outlives the loop — typically the
+predictions of a whole validation set collected on the GPU — when it is not graph-attached (that
+case is TML001) and not moved off the device with `.cpu()`, `.item()` or `.tolist()`.
+
+## Why is this bad?
+Each iteration adds one batch's outputs to GPU memory for the rest of the loop: live device
+memory grows with the number of iterations, and a large evaluation set runs out of memory at the
+end of the epoch even though every step fits.
+
+## Example
+```python
+preds = []
+with torch.no_grad():
+    for x, _ in val_loader:
+        preds.append(model(x.to(device)).argmax(1))
+```
+
+## Use instead
+```python
+        preds.append(model(x.to(device)).argmax(1).cpu())
+```
+A Lightning `self.validation_step_outputs.append(...)` that another hook clears every epoch is
+the documented pattern and stays silent.
+
+## Fix safety
+The fix appends `.detach().cpu()`. Later code that combines the stored tensors with device
+tensors would fail or move data, so the fix is **unsafe**.
+
+## Runtime signature
+Live device memory grows with the number of iterations (`confirmed-growth`).
+"""
+from __future__ import annotations
+
+from typing import Iterator
+
+import libcst as cst
+
+from torchmemlint.rules.base import Finding, NodeFix, Replacement, Rule
+from torchmemlint.rules.edits import call_method
+from torchmemlint.semantics import SemanticModel
+
+
+class DeviceTensorInGrowingContainer(Rule):
+    code = "TML004"
+    name = "device-tensor-in-growing-container"
+    message = "device tensor kept in a container that grows every iteration; store `.cpu()` (or `.item()`) instead"
+    triggers = ("append", "extend", "insert", "+=", "push", "put")
+
+    def check(self, model: SemanticModel) -> Iterator[Finding]:
+        for store in model.stores.stores():
+            if not isinstance(store.node, cst.Call) and not isinstance(store.node, cst.AugAssign):
+                continue  # ``d[k] = v`` overwrites a bounded set of keys
+            iteration = model.scopes.iteration_scope(store.node)
+            if iteration is None:
+                continue
+            if isinstance(iteration, cst.FunctionDef):
+                if model.stores.reset_elsewhere_in_class(store.container, iteration):
+                    continue
+            elif not model.scopes.is_step_loop(iteration):
+                continue
+            if not model.stores.outlives(store.container, store.node, iteration):
+                continue
+            if not model.values.is_device_tensor(store.value, store.node):
+                continue
+            if model.values.is_attached(store.value, store.node):
+                continue  # TML001 reports it
+            yield Finding(store.value, fix=NodeFix(
+                "store `.detach().cpu()`", safe=False,
+                replacements=[Replacement(store.value, call_method(store.value, "detach", "cpu"))],
+            ))

@@ -1,0 +1,49 @@
+"""The semantic model of one module, computed once and shared by every rule.
+
+Each part is built on first use, so a run that selects only cheap rules pays only for what
+they ask."""
+from __future__ import annotations
+
+from functools import cached_property
+
+import libcst as cst
+
+from torchmemlint.semantics.grad import GradContexts
+from torchmemlint.semantics.imports import ImportTable
+from torchmemlint.semantics.scopes import Scopes
+from torchmemlint.semantics.stores import Stores
+from torchmemlint.semantics.tree import Tree
+from torchmemlint.semantics.values import Values
+
+
+class SemanticModel:
+    def __init__(self, module: cst.Module, path: str = "<string>") -> None:
+        self.module = module
+        self.path = path
+
+    @cached_property
+    def tree(self) -> Tree:
+        return Tree(self.module)
+
+    @cached_property
+    def imports(self) -> ImportTable:
+        return ImportTable(self.tree.nodes(cst.Import), self.tree.nodes(cst.ImportFrom))
+
+    @cached_property
+    def scopes(self) -> Scopes:
+        return Scopes(self.tree, self.imports)
+
+    @cached_property
+    def grad(self) -> GradContexts:
+        return GradContexts(self.tree, self.imports, self.scopes)
+
+    @cached_property
+    def values(self) -> Values:
+        return Values(self.tree, self.imports, self.scopes, self.grad)
+
+    @cached_property
+    def stores(self) -> Stores:
+        return Stores(self.tree, self.imports, self.scopes)
+
+    def code(self, node: cst.CSTNode) -> str:
+        return self.module.code_for_node(node)

@@ -1,0 +1,125 @@
+"""Grad-disabled contexts: where autograd records nothing, so no value there holds a graph.
+
+``with torch.no_grad()`` / ``inference_mode()`` / ``set_grad_enabled(False)``, functions decorated
+with them, a preceding plain ``torch.set_grad_enabled(False)`` call, Lightning's evaluation hooks,
+and functions whose every call site is already grad-disabled."""
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from torchmemlint.semantics.imports import ImportTable, dotted_name
+from torchmemlint.semantics.scopes import LIGHTNING_NO_GRAD_METHODS, Scopes
+from torchmemlint.semantics.tree import Tree
+
+DISABLING = frozenset({
+    "torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad",
+    "torch.autograd.grad_mode.no_grad", "torch.autograd.grad_mode.inference_mode",
+})
+ENABLING = frozenset({"torch.enable_grad", "torch.autograd.enable_grad", "torch.autograd.grad_mode.enable_grad"})
+SET_GRAD_ENABLED = frozenset({"torch.set_grad_enabled", "torch.autograd.set_grad_enabled",
+                              "torch.autograd.grad_mode.set_grad_enabled"})
+
+
+class GradContexts:
+    def __init__(self, tree: Tree, imports: ImportTable, scopes: Scopes) -> None:
+        self.tree = tree
+        self.imports = imports
+        self.scopes = scopes
+        self._function_cache: dict[cst.FunctionDef, bool] = {}
+        self._set_grad_cache: dict[cst.CSTNode, list[tuple[int, bool]]] = {}
+
+    def context_effect(self, expr: cst.BaseExpression) -> Optional[bool]:
+        """True if entering ``expr`` (a with-item or decorator) disables grad, False if it
+        enables it, None if it has no effect on grad mode."""
+        call_args: Optional[tuple] = None
+        if isinstance(expr, cst.Call):
+            call_args = tuple(expr.args)
+            expr = expr.func
+        name = self.imports.qualify(expr)
+        if name is None:
+            return None
+        if name in DISABLING:
+            return True
+        if name in ENABLING:
+            return False
+        if name in SET_GRAD_ENABLED and call_args:
+            value = call_args[0].value
+            if isinstance(value, cst.Name) and value.value == "True":
+                return False
+            # ``set_grad_enabled(phase == "train")``: the evaluation phase runs without grad;
+            # precision first, so treat a non-literal mode as disabling.
+            return True
+        return None
+
+    def is_disabled(self, node: cst.CSTNode) -> bool:
+        """Whether autograd is off when ``node`` runs."""
+        for ancestor in self.tree.ancestors(node):
+            if isinstance(ancestor, cst.With):
+                for item in ancestor.items:
+                    effect = self.context_effect(item.item)
+                    if effect is not None and self.tree.contains(ancestor.body, node):
+                        return effect
+            elif isinstance(ancestor, cst.FunctionDef):
+                return self._set_grad_call_before(node, ancestor) or self.is_function_disabled(ancestor)
+            elif isinstance(ancestor, cst.Lambda):
+                return False
+        return self._set_grad_call_before(node, self.tree.module)
+
+    def _set_grad_call_before(self, node: cst.CSTNode, scope) -> bool:
+        """A plain ``torch.set_grad_enabled(False)`` statement earlier in the same scope."""
+        state = False
+        for position, disables in self._set_grad_calls(scope):
+            if position >= self.tree.start[node]:
+                break
+            state = disables
+        return state
+
+    def _set_grad_calls(self, scope) -> list[tuple[int, bool]]:
+        """Where plain ``set_grad_enabled(...)`` statements switch grad mode in ``scope``."""
+        cached = self._set_grad_cache.get(scope)
+        if cached is None:
+            cached = []
+            for expr_stmt in self.scopes.scope_nodes(scope, cst.Expr):
+                call = expr_stmt.value
+                if isinstance(call, cst.Call) and call.args and self.imports.qualify(call.func) in SET_GRAD_ENABLED:
+                    value = call.args[0].value
+                    cached.append((self.tree.start[expr_stmt], isinstance(value, cst.Name) and value.value == "False"))
+            self._set_grad_cache[scope] = cached
+        return cached
+
+    def is_function_disabled(self, func: cst.FunctionDef) -> bool:
+        cached = self._function_cache.get(func)
+        if cached is not None:
+            return cached
+        self._function_cache[func] = False  # recursion guard for mutually calling functions
+        result = self._decorated_disabled(func) or self._lightning_eval_hook(func) or self._only_called_disabled(func)
+        self._function_cache[func] = result
+        return result
+
+    def _decorated_disabled(self, func: cst.FunctionDef) -> bool:
+        return any(self.context_effect(d.decorator) for d in func.decorators)
+
+    def _lightning_eval_hook(self, func: cst.FunctionDef) -> bool:
+        return func.name.value in LIGHTNING_NO_GRAD_METHODS and self.scopes.is_lightning_module(
+            self.scopes.class_of(func)
+        )
+
+    def _only_called_disabled(self, func: cst.FunctionDef) -> bool:
+        """An evaluation helper whose every call site in this file is already grad-disabled."""
+        name = func.name.value
+        if len(self.scopes.functions_by_name.get(name, ())) != 1:
+            return False
+        is_method = self.scopes.class_of(func) is not None
+        sites = []
+        for call in self.tree.nodes(cst.Call):
+            callee = call.func
+            if is_method:
+                matches = isinstance(callee, cst.Attribute) and callee.attr.value == name and \
+                    dotted_name(callee.value) == "self"
+            else:
+                matches = isinstance(callee, cst.Name) and callee.value == name
+            if matches:
+                sites.append(call)
+        return bool(sites) and all(self.is_disabled(site) for site in sites)

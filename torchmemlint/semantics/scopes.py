@@ -1,0 +1,305 @@
+"""Functions, classes, loops and bindings: where a name lives and how long it lives.
+
+Vocabulary (RULES.md): an *iteration scope* is the body of a loop, a comprehension, or a method
+the framework calls once per step; something *outlives the iteration* when it is a name bound
+before the loop, an attribute, a module-level global, or an element of one of those."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Optional, Union
+
+import libcst as cst
+
+from torchmemlint.semantics.imports import ImportTable, dotted_name
+from torchmemlint.semantics.tree import Tree
+
+Loop = Union[cst.For, cst.While]
+Scope = Union[cst.Module, cst.FunctionDef]
+
+# Methods a framework calls once per training/evaluation step.
+PER_STEP_METHODS = frozenset({
+    "training_step", "validation_step", "test_step", "predict_step", "train_step", "eval_step",
+    "val_step", "training_step_end", "validation_step_end", "test_step_end", "compute_loss",
+    "prediction_step", "on_train_batch_end", "on_validation_batch_end", "on_test_batch_end",
+    "on_predict_batch_end", "on_train_batch_start", "on_validation_batch_start",
+    "on_before_backward", "on_after_backward",
+})
+# Per-step methods that Lightning already runs under torch.no_grad() (or inference_mode).
+LIGHTNING_NO_GRAD_METHODS = frozenset({
+    "validation_step", "test_step", "predict_step", "validation_step_end", "test_step_end",
+    "on_validation_batch_end", "on_test_batch_end", "on_predict_batch_end",
+    "on_validation_batch_start",
+})
+MODULE_BASES = ("torch.nn.Module", "torch.nn.modules.module.Module")
+LIGHTNING_BASE = "LightningModule"
+
+# Words of an iterable's identifiers that mark a loop running one step per iteration.
+_STEP_WORDS = frozenset({
+    "loader", "loaders", "dataloader", "batches", "dataset", "datasets", "ds", "epoch", "epochs",
+    "step", "steps", "iter", "iters", "iteration", "iterations", "episode", "episodes", "rollout",
+    "rollouts", "minibatches",
+})
+_ITERATION_BUILTINS = frozenset({"iter", "enumerate", "zip", "range", "reversed", "sorted", "list", "tuple",
+                                  "tqdm", "trange", "islice", "itertools", "len", "self"})
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+@dataclass(frozen=True)
+class Binding:
+    """``name`` is (re)bound at ``node`` (an assignment, loop target, parameter, with-item ...) to
+    ``value`` when the value is a single known expression."""
+
+    name: str
+    node: cst.CSTNode
+    value: Optional[cst.BaseExpression]
+    augmented: bool = False
+    # ``a, b = f()``: the position of the name in the unpacked tuple (``value`` is the call).
+    index: Optional[int] = None
+
+
+class Scopes:
+    def __init__(self, tree: Tree, imports: ImportTable) -> None:
+        self.tree = tree
+        self.imports = imports
+        self._bindings: dict[cst.CSTNode, dict[str, list[Binding]]] = {}
+        self._class_bases_cache: dict[cst.ClassDef, tuple[str, ...]] = {}
+        self.classes_by_name = {c.name.value: c for c in tree.nodes(cst.ClassDef)}
+        self.functions_by_name: dict[str, list[cst.FunctionDef]] = {}
+        for func in tree.nodes(cst.FunctionDef):
+            self.functions_by_name.setdefault(func.name.value, []).append(func)
+
+    # -- where a node is --------------------------------------------------------------
+    def function_of(self, node: cst.CSTNode) -> Optional[cst.FunctionDef]:
+        for ancestor in self.tree.ancestors(node):
+            if isinstance(ancestor, cst.FunctionDef):
+                return ancestor
+        return None
+
+    def scope_of(self, node: cst.CSTNode) -> Scope:
+        return self.function_of(node) or self.tree.module
+
+    def class_of(self, func: cst.FunctionDef) -> Optional[cst.ClassDef]:
+        """The class ``func`` is a method of (directly in the class body)."""
+        parent = self.tree.parent.get(func)
+        if isinstance(parent, cst.IndentedBlock):
+            parent = self.tree.parent.get(parent)
+        return parent if isinstance(parent, cst.ClassDef) else None
+
+    def loops_around(self, node: cst.CSTNode) -> list[Loop]:
+        """Loops enclosing ``node`` in its own function, innermost first (a loop's body only,
+        not its header: the iterable of ``for x in f(y)`` runs once)."""
+        loops: list[Loop] = []
+        child = node
+        for ancestor in self.tree.ancestors(node):
+            if isinstance(ancestor, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+                break
+            if isinstance(ancestor, (cst.For, cst.While)) and child is ancestor.body:
+                loops.append(ancestor)
+            child = ancestor
+        return loops
+
+    def loop_body_nodes(self, loop: Loop, node_type: type) -> list:
+        """Nodes of a type inside the loop's body, outside nested functions and classes."""
+        return [
+            n for n in self.tree.descendants(loop.body, node_type)
+            if self._same_function(n, loop)
+        ]
+
+    def _same_function(self, node: cst.CSTNode, anchor: cst.CSTNode) -> bool:
+        return self.function_of(node) is self.function_of(anchor)
+
+    def scope_nodes(self, scope: Scope, node_type: type) -> list:
+        """Nodes of a type in a function (or module) body, outside nested functions."""
+        return [n for n in self.tree.descendants(scope, node_type) if self.scope_of(n) is scope]
+
+    # -- classes ----------------------------------------------------------------------
+    def class_bases(self, cls: cst.ClassDef, _seen: frozenset = frozenset()) -> tuple[str, ...]:
+        """Qualified (or plain dotted) names of a class's bases, following classes of this file."""
+        cached = self._class_bases_cache.get(cls)
+        if cached is not None:
+            return cached
+        names: list[str] = []
+        for arg in cls.bases:
+            name = self.imports.qualify(arg.value) or dotted_name(arg.value)
+            if name is None:
+                continue
+            names.append(name)
+            local = self.classes_by_name.get(name)
+            if local is not None and local is not cls and local.name.value not in _seen:
+                names.extend(self.class_bases(local, _seen | {cls.name.value}))
+        result = tuple(names)
+        self._class_bases_cache[cls] = result
+        return result
+
+    def is_lightning_module(self, cls: Optional[cst.ClassDef]) -> bool:
+        return cls is not None and any(b.endswith(LIGHTNING_BASE) for b in self.class_bases(cls))
+
+    def is_torch_module_class(self, cls: Optional[cst.ClassDef]) -> bool:
+        if cls is None:
+            return False
+        return any(
+            b in MODULE_BASES or b.endswith(LIGHTNING_BASE) or b in ("nn.Module", "Module")
+            for b in self.class_bases(cls)
+        )
+
+    def is_per_step_method(self, func: cst.FunctionDef) -> bool:
+        cls = self.class_of(func)
+        if cls is None:
+            return False
+        name = func.name.value
+        if name == "forward":
+            return self.is_torch_module_class(cls)
+        return name in PER_STEP_METHODS
+
+    # -- iteration --------------------------------------------------------------------
+    def iteration_scope(self, node: cst.CSTNode) -> Optional[Union[Loop, cst.FunctionDef]]:
+        """The innermost loop around ``node`` in its function, else its per-step method."""
+        loops = self.loops_around(node)
+        if loops:
+            return loops[0]
+        func = self.function_of(node)
+        if func is not None and self.is_per_step_method(func):
+            return func
+        return None
+
+    def is_step_loop(self, loop: Loop) -> bool:
+        """A loop that runs one training/evaluation step per iteration (over a loader, over
+        epochs or steps, or doing a backward/optimizer step), as opposed to a loop over a few
+        layers or loss terms inside one step, whose lists die with the step."""
+        header = loop.iter if isinstance(loop, cst.For) else loop.test
+        for identifier in iterable_identifiers(header):
+            words = identifier.lower().split("_")
+            if identifier == "data" or identifier.lower().endswith(("loader", "dataset")) or \
+                    any(w.rstrip("0123456789") in _STEP_WORDS for w in words):
+                return True
+        if isinstance(loop, cst.While) and isinstance(loop.test, cst.Name) and loop.test.value == "True":
+            return True  # ``while True:`` training loops run until a break
+        calls = self.loop_body_nodes(loop, cst.Call)
+        return any(_is_step_call(call) for call in calls)
+
+    # -- bindings ---------------------------------------------------------------------
+    def bindings(self, scope: Scope) -> dict[str, list[Binding]]:
+        """Every binding of each name in a function (or module) body, in source order."""
+        cached = self._bindings.get(scope)
+        if cached is not None:
+            return cached
+        result: dict[str, list[Binding]] = {}
+
+        def add(target: cst.BaseExpression, node: cst.CSTNode, value, augmented=False, index=None) -> None:
+            if isinstance(target, cst.Name):
+                result.setdefault(target.value, []).append(Binding(target.value, node, value, augmented, index))
+            elif isinstance(target, (cst.Tuple, cst.List)):
+                values = None
+                if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(target.elements):
+                    values = [e.value for e in value.elements]
+                for i, element in enumerate(target.elements):
+                    if values:
+                        add(element.value, node, values[i], augmented)
+                    else:
+                        add(element.value, node, value, augmented, i if index is None else None)
+            elif isinstance(target, cst.StarredElement):
+                add(target.value, node, value, augmented)
+
+        if isinstance(scope, cst.FunctionDef):
+            params = scope.params
+            for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+                add(param.name, param, None)
+            for star in (params.star_arg, params.star_kwarg):
+                if isinstance(star, cst.Param):
+                    add(star.name, star, None)
+        for assign in self.scope_nodes(scope, cst.Assign):
+            for target in assign.targets:
+                add(target.target, assign, assign.value)
+        for assign in self.scope_nodes(scope, cst.AnnAssign):
+            add(assign.target, assign, assign.value)
+        for assign in self.scope_nodes(scope, cst.AugAssign):
+            add(assign.target, assign, assign.value, augmented=True)
+        for loop in self.scope_nodes(scope, cst.For):
+            add(loop.target, loop, None)
+        for item in self.scope_nodes(scope, cst.WithItem):
+            if item.asname is not None:
+                add(item.asname.name, item, item.item)
+        for walrus in self.scope_nodes(scope, cst.NamedExpr):
+            add(walrus.target, walrus, walrus.value)
+        for names in result.values():
+            names.sort(key=lambda b: self.tree.start[b.node])
+        self._bindings[scope] = result
+        return result
+
+    def reaching_bindings(self, name: str, at: cst.CSTNode) -> list[Binding]:
+        """The bindings of ``name`` that may give its value at ``at``: the last plain one before
+        it (with the augmented ones after that), or, failing that, those later in an enclosing
+        loop (they reach ``at`` on the next iteration)."""
+        scope = self.scope_of(at)
+        candidates = self.bindings(scope).get(name, [])
+        start = self.tree.start[at]
+        before = [b for b in candidates if self.tree.start[b.node] < start and not self.tree.contains(b.node, at)]
+        reaching: list[Binding] = []
+        for binding in reversed(before):
+            reaching.append(binding)
+            if not binding.augmented and not self._in_branch_between(binding.node, at):
+                break
+        if reaching:
+            return reaching
+        for loop in self.loops_around(at):
+            later = [b for b in candidates if self.tree.contains(loop.body, b.node)]
+            if later:
+                return later
+        return []
+
+    def _in_branch_between(self, binding: cst.CSTNode, at: cst.CSTNode) -> bool:
+        """Whether ``binding`` sits in an if/try/with branch that ``at`` is not inside, so an
+        earlier binding may reach ``at`` as well."""
+        for ancestor in self.tree.ancestors(binding):
+            if self.tree.contains(ancestor, at):
+                return False
+            if isinstance(ancestor, (cst.If, cst.Else, cst.Try, cst.ExceptHandler, cst.For, cst.While)):
+                return True
+        return False
+
+    def is_bound_in(self, name: str, region: cst.CSTNode, plain_only: bool = True) -> bool:
+        scope = self.scope_of(region)
+        return any(
+            self.tree.contains(region, b.node) and not (plain_only and b.augmented)
+            for b in self.bindings(scope).get(name, [])
+        )
+
+    def global_names(self, scope: Scope) -> set[str]:
+        names: set[str] = set()
+        for stmt in self.scope_nodes(scope, cst.Global):
+            names.update(n.name.value for n in stmt.names)
+        for stmt in self.scope_nodes(scope, cst.Nonlocal):
+            names.update(n.name.value for n in stmt.names)
+        return names
+
+
+def _is_step_call(call: cst.Call) -> bool:
+    func = call.func
+    if isinstance(func, cst.Attribute):
+        attr = func.attr.value
+        if attr in ("backward", "manual_backward"):
+            return True
+        if attr == "step":
+            receiver = dotted_name(func.value) or ""
+            return "optim" in receiver.lower() or receiver.split(".")[-1] in ("opt", "scaler")
+    return False
+
+
+def terminal_name(node: cst.BaseExpression) -> Optional[str]:
+    """The last identifier of a Name/Attribute chain (``self.model.encoder`` -> ``encoder``)."""
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return node.attr.value
+    return None
+
+
+def iterable_identifiers(expr: cst.BaseExpression) -> list[str]:
+    """The identifiers an iterable expression mentions (``tqdm(enumerate(val_loader))`` ->
+    ``tqdm``, ``enumerate``, ``val_loader``), string literals excluded."""
+    code = cst.Module([]).code_for_node(expr)
+    return [
+        name for name in _IDENTIFIER.findall(re.sub(r"(['\"]).*?\1", "", code))
+        if name not in _ITERATION_BUILTINS
+    ]
