@@ -264,6 +264,7 @@ def replay(spec: dict) -> int:
             end["status"] = "finished"
         except BaseException as error:  # the user's code failed: that is a result, not our crash
             del reserve
+            traceback.print_exc()  # into the replay's stderr file, with the user's line numbers
             end["status"] = "oom" if _is_oom(error) else "error"
             end["error"] = {"type": type(error).__name__, "message": str(error)[:2000],
                             "line": _script_line(error.__traceback__, filename)}

@@ -49,20 +49,40 @@ class IterationScope:
 _KINDS = {cst.For: "for", cst.While: "while", cst.FunctionDef: "function"}
 
 
+@dataclass(frozen=True)
+class _Found:
+    node: ScopeNode
+    kind: str
+    index: int
+    first: int  # the lines that belong to the scope: a loop's body; a function's decorators to its end
+    last: int
+    header: int  # the line of the ``for``/``while``/``def`` keyword
+    function: Optional[cst.FunctionDef]  # the innermost function around it
+
+
 class _Scopes(cst.CSTVisitor):
-    """Every loop and function, in pre-order, with the lines of its body."""
+    """Every loop and function, in pre-order, with the lines that belong to it."""
 
     METADATA_DEPENDENCIES = (PositionProvider,)
 
     def __init__(self) -> None:
         super().__init__()
-        self.found: list[tuple[ScopeNode, str, int, int, int]] = []  # node, kind, index, first, last body line
+        self.found: list[_Found] = []
         self._counts = {"for": 0, "while": 0, "function": 0}
+        self._functions: list[cst.FunctionDef] = []
 
     def _add(self, node: ScopeNode) -> None:
         kind = _KINDS[type(node)]
-        body = self.get_metadata(PositionProvider, node.body)
-        self.found.append((node, kind, self._counts[kind], body.start.line, body.end.line))
+        whole = self.get_metadata(PositionProvider, node)
+        lines = whole if isinstance(node, cst.FunctionDef) else self.get_metadata(PositionProvider, node.body)
+        header = whole.start.line
+        if isinstance(node, cst.FunctionDef) and node.decorators:
+            header = self.get_metadata(PositionProvider, node.name).start.line
+            lines = self.get_metadata(PositionProvider, node.decorators[0]).start.line, whole.end.line
+        else:
+            lines = lines.start.line, lines.end.line
+        function = self._functions[-1] if self._functions else None
+        self.found.append(_Found(node, kind, self._counts[kind], lines[0], lines[1], header, function))
         self._counts[kind] += 1
 
     def visit_For(self, node: cst.For) -> None:
@@ -73,39 +93,61 @@ class _Scopes(cst.CSTVisitor):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._add(node)
+        self._functions.append(node)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._functions.pop()
 
 
-def _scopes(module: cst.Module) -> tuple[MetadataWrapper, list[tuple[ScopeNode, str, int, int, int]]]:
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+def _scopes(module: cst.Module) -> list[_Found]:
     collector = _Scopes()
-    wrapper.visit(collector)
-    return wrapper, collector.found
+    MetadataWrapper(module, unsafe_skip_copy=True).visit(collector)
+    return collector.found
 
 
 def find_iteration_scope(source: str, line: int) -> IterationScope:
-    """The iteration scope around ``line`` (1-based); ``InstrumentError`` if there is none."""
-    module = _parse(source)
-    wrapper, found = _scopes(module)
-    positions = wrapper.resolve(PositionProvider)
-    enclosing = [(node, kind, index) for node, kind, index, first, last in found if first <= line <= last]
-    if not enclosing:
-        raise InstrumentError("not inside a loop or a function: nothing repeats")
-    # Pre-order: the innermost enclosing scope comes last. A loop inside the innermost
-    # function wins over the function itself; a loop outside it does not (the function may be
-    # called many times per iteration of that loop, and the function is what repeats).
-    node, kind, index = enclosing[-1]
-    if isinstance(node, cst.For) and node.asynchronous is not None:
+    """The iteration scope of ``line`` (1-based): the innermost loop whose body holds it; else,
+    for setup code before a loop (``model.requires_grad = False``, ``torch.no_grad()`` alone on
+    a line), the first loop that follows it in the same function or at module level, or the
+    first loop nested in that one (the step loop inside an epoch loop); else the innermost
+    function around it (``forward``, ``training_step``, a decorated ``def``): each call is one
+    iteration."""
+    found = _scopes(_parse(source))
+    enclosing = [f for f in found if f.first <= line <= f.last]
+    innermost = enclosing[-1] if enclosing else None  # pre-order: the innermost comes last
+    if innermost is None or (innermost.kind == "function" and line > innermost.header):
+        function = innermost.node if innermost else None
+        following = _next_loop(found, line, function)
+        if following is not None:
+            innermost = following
+    if innermost is None:
+        raise InstrumentError("not inside a loop or a function, and no loop follows it: nothing repeats")
+    if isinstance(innermost.node, cst.For) and innermost.node.asynchronous is not None:
         raise InstrumentError("`async for` loops are not replayed")
-    name = node.name.value if isinstance(node, cst.FunctionDef) else ""
-    return IterationScope(kind, index, positions[node].start.line, name)
+    name = innermost.node.name.value if isinstance(innermost.node, cst.FunctionDef) else ""
+    return IterationScope(innermost.kind, innermost.index, innermost.header, name)
+
+
+def _next_loop(found: list[_Found], line: int, function: Optional[cst.FunctionDef]) -> Optional[_Found]:
+    """The first loop directly in ``function`` (None: the module) that starts after ``line``,
+    then down its first nested loops."""
+    loops = [f for f in found if f.kind != "function" and f.function is function]
+    following = [f for f in loops if f.header > line]
+    if not following:
+        return None
+    chosen = following[0]
+    while True:
+        nested = [f for f in loops if chosen.first <= f.header <= chosen.last]
+        if not nested:
+            return chosen
+        chosen = nested[0]
 
 
 def instrument(source: str, scope: IterationScope) -> str:
     """``source`` with ``scope`` capped by the replay controller; same number of lines, and
     every line other than the scope's header (or first statement) unchanged."""
     module = _parse(source)
-    _, found = _scopes(module)
-    matches = [node for node, kind, index, _, _ in found if kind == scope.kind and index == scope.index]
+    matches = [f.node for f in _scopes(module) if f.kind == scope.kind and f.index == scope.index]
     if not matches:
         raise InstrumentError(f"the fixed code has no {scope.kind} scope #{scope.index} any more")
     target = matches[0]

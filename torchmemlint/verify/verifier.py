@@ -133,7 +133,7 @@ def verify_findings(files: Iterable[FileFindings], settings: Settings,
                 originals[key] = server.run(_request(original_source, filename, settings))
             twin: Optional[RunOutcome] = None
             twin_error = ""
-            if diagnostic.fix is not None:
+            if diagnostic.fix is not None and _comparable(originals[key]):
                 try:
                     twin_source = instrument(apply_fixes(file.text, [diagnostic.fix]), scope)
                 except InstrumentError as error:
@@ -148,6 +148,12 @@ def verify_findings(files: Iterable[FileFindings], settings: Settings,
         if server is not None:
             server.__exit__(None, None, None)
     return results
+
+
+def _comparable(original: RunOutcome) -> bool:
+    """Whether the original measured anything a twin could be compared with (an out-of-memory
+    end counts: the twin shows whether the fix avoids it)."""
+    return len(original.boundaries) > 1 and original.status in ("capped", "finished", "oom")
 
 
 def _request(source: str, filename: str, settings: Settings, explain: bool = True) -> RunRequest:
