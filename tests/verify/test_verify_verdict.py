@@ -68,8 +68,13 @@ def test_out_of_memory_after_growth_is_confirmed() -> None:
     twin = replay([0, 10, 10, 10, 10, 10])
     judgement = judge(original, twin, WARMUP, 60)
     assert judgement.verdict == CONFIRMED_GROWTH
-    assert judgement.bytes_per_iteration == 2**30 - 5  # the twin's median growth over the same iterations
+    assert judgement.bytes_per_iteration == 2**30  # iteration 2: all but one warm-up iteration skipped
     assert "out of memory at iteration 3" in judgement.reason
+
+
+def test_out_of_memory_without_growth_is_inconclusive() -> None:
+    original = replay([0, 10, 10], status="oom")
+    assert judge(original, replay([0, 10, 10, 10, 10, 10]), WARMUP, 60).verdict == INCONCLUSIVE
 
 
 def test_out_of_memory_in_both_is_inconclusive() -> None:

@@ -9,7 +9,9 @@ Results file records (one JSON object per line):
   "live_rounded"}}, "heap": bytes, "cuda": {"allocated", "peak", "reserved"}?, "time": s}``,
   where iteration 0 is the first entry into the scope and k >= 1 the end of iteration k;
 - ``{"event": "end", "status": "capped"|"finished"|"error"|"oom", "iterations": k,
-  "error": {...}?, "survivors": [...], "retained_by": [...]}``.
+  "error": {"type", "message", "line"}?, "survivor_iterations": [...], "survivors": [{"iteration",
+  "line", "device", "storages", "bytes", "rounded"}], "retained_by": [{"name", "storages", "bytes",
+  "example"}]}``.
 """
 from __future__ import annotations
 
@@ -205,6 +207,21 @@ def _survivors(meter: LiveStorageMeter, first: int, last: int) -> tuple[list[dic
              for (k, line, device), (n, b, r) in sorted(groups.items())], sizes)
 
 
+def _explain_survivors(end: dict, meter: LiveStorageMeter, spec: dict, closed: int, namespace: dict,
+                       tb: Optional[types.TracebackType]) -> None:
+    """Survivors: storages created in a measured iteration and alive two or more iterations
+    later (after an out-of-memory error, the failed iteration counts as one later). Skipping the
+    warm-up, but never all of a short run."""
+    last = closed - 1 if end["status"] == "oom" else closed - 2
+    first = min(spec["warmup"] + 1, max(last, 1))
+    groups, sizes = _survivors(meter, first, last)
+    end["survivors"] = groups
+    end["survivor_iterations"] = list(range(first, last + 1))
+    if spec["explain"] and sizes:
+        roots = [(name, value) for name, value in namespace.items() if not name.startswith("__")]
+        end["retained_by"] = credit_survivors(roots + _frame_roots(tb, spec["filename"]), sizes)
+
+
 def replay(spec: dict) -> int:
     """Run one instrumented script as ``__main__`` under the meters; the exit status says
     nothing: the results file does."""
@@ -273,13 +290,12 @@ def replay(spec: dict) -> int:
     if controller.stopped:
         end["status"] = "capped"  # the script caught StopReplay and went on
     end["iterations"] = controller.closed
-    if end["status"] in ("capped", "finished"):
+    if end["status"] in ("capped", "finished", "oom"):
         boundary_meters["heap"].stop()  # the retention walk allocates a lot and need not be traced
-        groups, sizes = _survivors(storage_meter, spec["warmup"] + 1, controller.closed - 2)
-        end["survivors"] = groups
-        if spec["explain"] and sizes:
-            roots = [(name, value) for name, value in main.__dict__.items() if not name.startswith("__")]
-            end["retained_by"] = credit_survivors(roots + _frame_roots(tb, filename), sizes)
+        try:
+            _explain_survivors(end, storage_meter, spec, controller.closed, main.__dict__, tb)
+        except MemoryError:  # after an out-of-memory end there may be no room for the walk
+            pass
     results.write(end)
     return 0
 

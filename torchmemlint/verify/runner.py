@@ -84,8 +84,7 @@ class RunOutcome:
 class ReplayServer:
     """A running replay server; use as a context manager. ``run`` replays one script."""
 
-    def __init__(self, limits: Limits) -> None:
-        self.limits = limits
+    def __init__(self) -> None:
         self._process: Optional[subprocess.Popen] = None
         self._scratch = ""
         self.torch_version = ""
@@ -126,7 +125,7 @@ class ReplayServer:
         line = stream.readline()
         return json.loads(line) if line else None
 
-    def run(self, request: RunRequest) -> RunOutcome:
+    def run(self, request: RunRequest, limits: Limits) -> RunOutcome:
         run_dir = tempfile.mkdtemp(prefix="run-", dir=self._scratch)
         workdir = os.path.join(run_dir, "cwd")
         os.mkdir(workdir)
@@ -137,8 +136,7 @@ class ReplayServer:
             "source": paths["script.py"], "filename": request.filename, "argv": list(request.argv),
             "cap": request.cap, "warmup": request.warmup, "explain": request.explain,
             "results": paths["results.jsonl"], "stdout": paths["stdout"], "stderr": paths["stderr"],
-            "workdir": workdir, "memory_limit": self.limits.memory_limit, "device": self.limits.device,
-            "seed": self.limits.seed,
+            "workdir": workdir, "memory_limit": limits.memory_limit, "device": limits.device, "seed": limits.seed,
         }
         started = time.monotonic()
         try:
@@ -150,14 +148,14 @@ class ReplayServer:
         if hello is None or "pid" not in hello:
             raise ReplayError("the replay server stopped unexpectedly")
         pid = hello["pid"]
-        ended = self._read(self.limits.timeout_s)
+        ended = self._read(limits.timeout_s)
         timed_out = ended is None
         _kill_group(pid)  # the replay's leftovers (loader workers ...), or the replay on timeout
         if timed_out:
             ended = self._read(30.0)
             if ended is None:
                 raise ReplayError("the replay server stopped unexpectedly")
-        outcome = _collect(paths, timed_out, ended)
+        outcome = _collect(paths, timed_out, ended, request.cap)
         outcome.wall_s = time.monotonic() - started
         shutil.rmtree(run_dir, ignore_errors=True)
         return outcome
@@ -180,7 +178,7 @@ def _kill_group(pid: int) -> None:
             pass
 
 
-def _collect(paths: dict, timed_out: bool, ended: dict) -> RunOutcome:
+def _collect(paths: dict, timed_out: bool, ended: dict, cap: int) -> RunOutcome:
     records = []
     if os.path.exists(paths["results.jsonl"]):
         with open(paths["results.jsonl"], encoding="utf-8") as results:
@@ -194,7 +192,11 @@ def _collect(paths: dict, timed_out: bool, ended: dict) -> RunOutcome:
     start = next((r for r in records if r["event"] == "start"), {})
     end = next((r for r in records if r["event"] == "end"), {})
     boundaries = [r for r in records if r["event"] == "boundary"]
-    if timed_out:
+    if timed_out and boundaries and boundaries[-1]["iteration"] >= cap:
+        # Every iteration was measured; the script then caught the stop and went on (``except
+        # BaseException`` in a retry loop) until the timeout. The measurements are complete.
+        status = "capped"
+    elif timed_out:
         status = "timeout"
     elif end:
         status = end["status"]

@@ -74,16 +74,15 @@ def series(outcome: RunOutcome, meter: str, device: str = "cpu", rounded: bool =
     return Series(live, peak, allocated, heap)
 
 
-def retained_per_iteration(outcome: RunOutcome, device: str, first: int, last: int, rounded: bool = False) -> int:
-    """Median over iterations ``first..last`` of the bytes created in the iteration and still
-    alive at the end of the replay (the survivors)."""
-    if last < first:
-        return 0
-    by_iteration = {k: 0 for k in range(first, last + 1)}
+def retained_per_iteration(outcome: RunOutcome, device: str, rounded: bool = False) -> int:
+    """Median over the iterations the replay took survivors from, of the bytes created in the
+    iteration and still alive at the end of the replay."""
+    by_iteration: dict[int, int] = {k: 0 for k in outcome.end.get("survivor_iterations", ())}
     for group in outcome.end.get("survivors", ()):
-        if group["device"] == device and group["iteration"] in by_iteration:
-            by_iteration[group["iteration"]] += group["rounded" if rounded else "bytes"]
-    return int(statistics.median(by_iteration.values()))
+        if group["device"] == device:
+            by_iteration[group["iteration"]] = by_iteration.get(group["iteration"], 0) + group[
+                "rounded" if rounded else "bytes"]
+    return int(statistics.median(by_iteration.values())) if by_iteration else 0
 
 
 @dataclass
@@ -129,7 +128,7 @@ def _failure(outcome: RunOutcome, which: str, timeout_s: float) -> Optional[str]
 def judge(original: RunOutcome, twin: Optional[RunOutcome], warmup: int, timeout_s: float) -> Judgement:
     meter = meter_of(original)
     if original.status == "oom":
-        return _judge_out_of_memory(original, twin, meter, timeout_s)
+        return _judge_out_of_memory(original, twin, meter, warmup, timeout_s)
     failure = _failure(original, "original", timeout_s)
     if failure:
         return Judgement(INCONCLUSIVE, failure)
@@ -192,24 +191,30 @@ def _judge_alone(original: RunOutcome, meter: str, warmup: int) -> Judgement:
     return judgement
 
 
-def _judge_out_of_memory(original: RunOutcome, twin: Optional[RunOutcome], meter: str, timeout_s: float) -> Judgement:
+def _judge_out_of_memory(original: RunOutcome, twin: Optional[RunOutcome], meter: str, warmup: int,
+                         timeout_s: float) -> Judgement:
     """Out of memory under the cap counts as confirmed growth when memory grew until then and
-    the twin (if any) got further."""
+    the twin (if any) got further. The window is what ran: as much of the warm-up is skipped as
+    leaves one iteration."""
     ours = series(original, meter)
-    growths = [ours.growth(k) for k in range(1, len(ours.live))]
-    at = f"at iteration {original.iterations + 1}" if original.boundaries else "before the loop was reached"
-    if not growths or _median(growths) <= 0:
+    last = len(ours.live) - 1
+    at = f"at iteration {last + 1}" if original.boundaries else "before the loop was reached"
+    measured = list(range(min(warmup, last - 1) + 1, last + 1))
+    growth = _median([ours.growth(k) for k in measured])
+    if growth <= 0:
         return Judgement(INCONCLUSIVE, f"the original ran out of memory {at} without growing before")
-    growth = _median(growths)
+    judgement = Judgement(CONFIRMED_GROWTH, "", bytes_per_iteration=growth, original_bytes_per_iteration=growth,
+                          growth_meter=meter, measured=measured)
     if twin is not None:
         failure = _failure(twin, "twin (the fixed code)", timeout_s) or (
             "the twin ran out of memory too" if twin.status == "oom" else None)
         if failure or twin.iterations <= original.iterations:
-            return Judgement(INCONCLUSIVE, f"the original ran out of memory {at}, but {failure or 'the twin did not get further'}")
+            return Judgement(INCONCLUSIVE, f"the original ran out of memory {at}, but "
+                                           f"{failure or 'the twin did not get further'}")
         theirs = series(twin, meter)
-        twin_growth = _median([theirs.growth(k) for k in range(1, len(ours.live))])
-        growth -= twin_growth
-    return Judgement(CONFIRMED_GROWTH, f"ran out of memory {at} under the memory cap, growing by {growth:,} B per "
-                                       "iteration until then" + ("; the twin ran all iterations" if twin else ""),
-                     bytes_per_iteration=growth, original_bytes_per_iteration=_median(growths),
-                     growth_meter=meter, measured=list(range(1, len(ours.live))))
+        judgement.twin_bytes_per_iteration = _median([theirs.growth(k) for k in measured])
+        judgement.bytes_per_iteration = _median([ours.growth(k) - theirs.growth(k) for k in measured])
+    judgement.reason = (f"ran out of memory {at} under the memory cap, growing by "
+                        f"{judgement.bytes_per_iteration:,} B per iteration"
+                        + (" more than the twin, which ran all iterations" if twin else "") + " until then")
+    return judgement

@@ -104,13 +104,14 @@ class FileFindings:
         return cls(path, cst.parse_module(source).code, diagnostics)
 
 
-def verify_findings(files: Iterable[FileFindings], settings: Settings,
-                    progress: Optional[Progress] = None) -> list[VerifyResult]:
-    """Replay every finding of ``files``; a replay server is started only if something replays."""
+def verify_findings(files: Iterable[FileFindings], settings: Settings, progress: Optional[Progress] = None,
+                    server: Optional[ReplayServer] = None) -> list[VerifyResult]:
+    """Replay every finding of ``files``. Without a running ``server``, one is started if
+    anything replays, and stopped at the end."""
     say = progress or (lambda message: None)
     planned = [(file, diagnostic) for file in files for diagnostic in file.diagnostics]
     results: list[VerifyResult] = []
-    server: Optional[ReplayServer] = None
+    own_server = server is None
     # Findings in the same scope of the same file share the original's replay.
     originals: dict[tuple[str, IterationScope], RunOutcome] = {}
     try:
@@ -125,12 +126,12 @@ def verify_findings(files: Iterable[FileFindings], settings: Settings,
                 continue
             if server is None:
                 say("starting the replay server (imports torch)")
-                server = ReplayServer(settings.limits).__enter__()
+                server = ReplayServer().__enter__()
             filename = os.path.abspath(file.path)
             key = (filename, scope)
             if key not in originals:
                 say(f"{where}: replaying the original")
-                originals[key] = server.run(_request(original_source, filename, settings))
+                originals[key] = server.run(_request(original_source, filename, settings), settings.limits)
             twin: Optional[RunOutcome] = None
             twin_error = ""
             if diagnostic.fix is not None and _comparable(originals[key]):
@@ -140,12 +141,12 @@ def verify_findings(files: Iterable[FileFindings], settings: Settings,
                     twin_error = f"the fixed code cannot be replayed: {error}"
                 else:
                     say(f"{where}: replaying the twin (with the fix)")
-                    twin = server.run(_request(twin_source, filename, settings, explain=False))
+                    twin = server.run(_request(twin_source, filename, settings, explain=False), settings.limits)
             result = _result(diagnostic, scope, originals[key], twin, twin_error, file.text, settings)
             say(f"{where}: {result.verdict}")
             results.append(result)
     finally:
-        if server is not None:
+        if own_server and server is not None:
             server.__exit__(None, None, None)
     return results
 
@@ -184,9 +185,8 @@ def _result(diagnostic: Diagnostic, scope: IterationScope, original: RunOutcome,
         _summary(original, meter), _summary(twin, meter) if twin else None,
         original.end.get("retained_by", []), created_at,
     )
-    if original.status in ("capped", "finished"):
-        result.retained_bytes_per_iteration = retained_per_iteration(
-            original, storage_device, settings.warmup + 1, original.iterations - 2)
+    if original.end.get("survivors") is not None:
+        result.retained_bytes_per_iteration = retained_per_iteration(original, storage_device)
     if meter == "cuda" and judgement.measured and twin is not None and twin.boundaries:
         result.live_storage = _live_storage_figures(original, twin, judgement.measured)
     result.explanation = _explain(result, settings)
@@ -208,13 +208,12 @@ def _live_storage_figures(original: RunOutcome, twin: RunOutcome, measured: list
 def _created_at(outcome: RunOutcome, device: str, text: str) -> list[dict]:
     """Where the survivors were created: per line, storages and bytes per iteration."""
     by_line: dict[int, list[int]] = defaultdict(lambda: [0, 0])
-    iterations = {group["iteration"] for group in outcome.end.get("survivors", ())}
     for group in outcome.end.get("survivors", ()):
         if group["device"] == device:
             by_line[group["line"]][0] += group["storages"]
             by_line[group["line"]][1] += group["bytes"]
     lines = text.splitlines()
-    count = max(len(iterations), 1)
+    count = max(len(outcome.end.get("survivor_iterations", ())), 1)
     return [{"line": line, "code": lines[line - 1].strip() if 0 < line <= len(lines) else "",
              "storages_per_iteration": storages / count, "bytes_per_iteration": nbytes // count}
             for line, (storages, nbytes) in sorted(by_line.items(), key=lambda item: -item[1][1])]
@@ -245,7 +244,7 @@ def _explain(result: VerifyResult, settings: Settings) -> str:
 
 
 def _size(nbytes: int) -> str:
-    for unit, scale in (("GB", 10**9), ("MB", 10**6), ("kB", 10**3)):
+    for unit, scale in (("TB", 10**12), ("GB", 10**9), ("MB", 10**6), ("kB", 10**3)):
         if abs(nbytes) >= scale:
             return f"{nbytes / scale:.1f} {unit}"
     return f"{nbytes} B"
