@@ -13,7 +13,8 @@ from torchmemlint.rules.base import Finding, NodeFix, Rule
 from torchmemlint.semantics import SemanticModel
 
 # flake8's own pattern, so that ``# noqa`` means the same here and under flake8.
-NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z][0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
+# (flake8.defaults.NOQA_INLINE_REGEXP: "#noqa" without the space is not a noqa comment there.)
+NOQA = re.compile(r"# noqa(?::[\s]?(?P<codes>([A-Z]+[0-9]+(?:[,\s]+)?)+))?", re.IGNORECASE)
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
@@ -127,7 +128,8 @@ def noqa_codes(line_text: str) -> Optional[set[str]]:
     if match is None:
         return None
     codes = match.group("codes")
-    return {c.upper() for c in re.split(r"[,\s]+", codes) if c} if codes else set()
+    # Compared as written, as flake8 does: "# noqa:tml001" suppresses nothing.
+    return {c for c in re.split(r"[,\s]+", codes) if c} if codes else set()
 
 
 def _without_suppressed(code: str, diagnostics: list[Diagnostic]) -> list[Diagnostic]:
