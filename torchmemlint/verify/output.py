@@ -18,6 +18,29 @@ def _bytes(value: Optional[int]) -> str:
     return "-" if value is None else f"{value:,}"
 
 
+class ProgressLine:
+    """Progress on a terminal: one line, rewritten in place; elsewhere (a CI log), one line per
+    message."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self._stream = stream
+        self._interactive = stream.isatty()
+        self._width = 0
+
+    def __call__(self, message: str) -> None:
+        if self._interactive:
+            self._stream.write("\r" + message.ljust(self._width))
+            self._width = len(message)
+        else:
+            self._stream.write(message + "\n")
+        self._stream.flush()
+
+    def close(self) -> None:
+        if self._interactive and self._width:
+            self._stream.write("\r" + " " * self._width + "\r")
+            self._stream.flush()
+
+
 def write_json(results: Sequence[VerifyResult], stream: IO[str]) -> None:
     json.dump([result.to_json() for result in results], stream, indent=2)
     stream.write("\n")

@@ -9,8 +9,11 @@ from typing import Callable, Iterable, Optional, Sequence
 
 import libcst as cst
 
-from torchmemlint.diagnostics import Diagnostic
+from torchmemlint import api, engine
+from torchmemlint.diagnostics import Diagnostic, FileError
+from torchmemlint.files import read_source
 from torchmemlint.fix import apply_fixes
+from torchmemlint.rules import RULES_BY_CODE
 from torchmemlint.verify.instrument import InstrumentError, IterationScope, find_iteration_scope, instrument
 from torchmemlint.verify.runner import Limits, ReplayServer, RunOutcome, RunRequest
 from torchmemlint.verify.verdict import (
@@ -102,6 +105,24 @@ class FileFindings:
     @classmethod
     def from_source(cls, path: str, source: bytes, diagnostics: Sequence[Diagnostic]) -> "FileFindings":
         return cls(path, cst.parse_module(source).code, diagnostics)
+
+
+def verify_paths(paths: Sequence[str], settings: Settings, progress: Optional[Progress] = None,
+                 server: Optional[ReplayServer] = None, **selection) -> tuple[list[VerifyResult], list[FileError]]:
+    """Check the files under ``paths`` (``selection`` as for ``api.plan``: select, ignore,
+    config ...) and verify every finding. Files that cannot be checked come back as errors."""
+    files: list[FileFindings] = []
+    errors: list[FileError] = []
+    for task in api.plan(paths, **selection):
+        source = read_source(task.path, task.max_file_size)
+        if isinstance(source, FileError):
+            errors.append(source)
+            continue
+        diagnostics, file_errors = engine.check_source(source, task.path, [RULES_BY_CODE[c] for c in task.rule_codes])
+        errors.extend(file_errors)
+        if diagnostics:
+            files.append(FileFindings.from_source(task.path, source, diagnostics))
+    return verify_findings(files, settings, progress, server), errors
 
 
 def verify_findings(files: Iterable[FileFindings], settings: Settings, progress: Optional[Progress] = None,
