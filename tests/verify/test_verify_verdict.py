@@ -103,3 +103,21 @@ def test_inconclusive(original: RunOutcome, twin: Optional[RunOutcome], reason: 
 def test_without_a_fix_only_growth_is_judged() -> None:
     assert judge(replay([0, 5, 10, 15, 20, 25]), None, WARMUP, 60).verdict == CONFIRMED_GROWTH
     assert judge(replay([0, 5, 5, 5, 5, 5]), None, WARMUP, 60).verdict == INCONCLUSIVE
+
+
+def cuda_replay(allocated: Sequence[int], storage: Sequence[int]) -> RunOutcome:
+    """A CUDA replay: the allocator's count, and the live-storage meter's CUDA storages."""
+    boundaries = [{"event": "boundary", "iteration": k, "heap": 0,
+                   "cuda": {"allocated": allocated[k], "peak": allocated[k], "reserved": 0},
+                   "storage": {"cuda": {"live": storage[k], "peak": storage[k], "allocated": 0,
+                                        "live_rounded": allocated[k]}}}
+                  for k in range(len(allocated))]
+    return RunOutcome("capped", boundaries, {"device": "cuda", "device_name": "GPU"}, {"status": "capped"})
+
+
+def test_cuda_replays_are_judged_on_the_allocator() -> None:
+    """4 B kept per iteration are one 512-byte block of the caching allocator."""
+    original = cuda_replay([0, 512, 1024, 1536, 2048, 2560], [0, 4, 8, 12, 16, 20])
+    twin = cuda_replay([0] * 6, [0] * 6)
+    judgement = judge(original, twin, WARMUP, 60)
+    assert (judgement.verdict, judgement.growth_meter, judgement.bytes_per_iteration) == (CONFIRMED_GROWTH, "cuda", 512)
