@@ -37,8 +37,6 @@ def verify_one(server, tmp_path: Path, source: str, marker: str, replacement: Op
     return result
 
 
-
-
 def test_while_true_stops_at_the_cap(replay_server, tmp_path: Path) -> None:
     result = verify_one(replay_server, tmp_path, """\
         import torch
@@ -95,7 +93,7 @@ def test_gigabytes_per_iteration_run_out_of_memory_under_the_cap(replay_server, 
             matrix = torch.empty(65536, 4096)
             outputs.append(torch.mv(matrix, weight))
         """, "torch.mv(matrix, weight)", "torch.mv(matrix, weight).detach()",
-        limits=Limits(device="cpu", timeout_s=120, memory_limit=int(2.5 * GiB)))
+                        limits=Limits(device="cpu", timeout_s=120, memory_limit=int(2.5 * GiB)))
     assert result.original.status == "oom"
     assert result.twin.status == "capped"
     assert result.verdict == "confirmed-growth"

@@ -86,8 +86,8 @@ def test_out_of_memory_in_both_is_inconclusive() -> None:
 @pytest.mark.parametrize("original, twin, reason", [
     (replay([], status="timeout"), None, "timed out after 60 s, before the loop was reached"),
     (replay([0, 1, 2], status="timeout"), None, "timed out after 60 s, after iteration 2"),
-    (replay([0, 1], status="error", end={"status": "error", "error": {"type": "ValueError", "message": "bad",
-                                                                       "line": 7}}),
+    (replay([0, 1], status="error",
+            end={"status": "error", "error": {"type": "ValueError", "message": "bad", "line": 7}}),
      None, "raised ValueError at line 7: bad"),
     (replay([], status="finished"), None, "never reached the loop"),
     (replay([0, 1, 2], status="finished"), replay([0, 1, 2], status="finished"), "only 2 iterations ran"),
@@ -121,3 +121,18 @@ def test_cuda_replays_are_judged_on_the_allocator() -> None:
     twin = cuda_replay([0] * 6, [0] * 6)
     judgement = judge(original, twin, WARMUP, 60)
     assert (judgement.verdict, judgement.growth_meter, judgement.bytes_per_iteration) == (CONFIRMED_GROWTH, "cuda", 512)
+
+
+def test_cuda_results_carry_the_live_storage_figures() -> None:
+    from torchmemlint.diagnostics import Diagnostic
+    from torchmemlint.verify.instrument import IterationScope
+    from torchmemlint.verify.verifier import Settings, build_result
+
+    original = cuda_replay([0, 512, 1024, 1536, 2048, 2560], [0, 4, 8, 12, 16, 20])
+    twin = cuda_replay([0] * 6, [0] * 6)
+    result = build_result(Diagnostic("train.py", 3, 4, "TML001", "kept"), IterationScope("for", 0, 2), original,
+                          twin, "", "import torch\nfor x in y:\n    kept.append(x)\n", Settings(warmup=WARMUP))
+    document = result.to_json()
+    assert (document["meter"], document["device"], document["bytes_per_iteration"]) == ("cuda", "GPU", 512)
+    assert document["live_storage"] == {"bytes_per_iteration": 4, "rounded_bytes_per_iteration": 512}
+    assert "Live-storage meter: 4 B per iteration (512 B in 512-B blocks)." in document["explanation"]

@@ -48,7 +48,8 @@ def _panel(ax, result: VerifyResult) -> None:
     scale, unit = _unit([v - baseline for _, run, _ in runs for v in run.live_bytes + run.peak_bytes])
     for label, run, color in runs:
         steps = range(len(run.live_bytes))
-        ax.plot(steps, [(v - baseline) / scale for v in run.live_bytes], marker="o", color=color, label=f"{label}: live")
+        ax.plot(steps, [(v - baseline) / scale for v in run.live_bytes], marker="o", color=color,
+                label=f"{label}: live")
         ax.plot(steps[1:], [(v - baseline) / scale for v in run.peak_bytes[1:]], linestyle=":", color=color,
                 label=f"{label}: peak")
     if result.judgement and result.judgement.measured:

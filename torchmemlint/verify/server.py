@@ -29,7 +29,8 @@ def serve() -> None:
         from torchmemlint.verify import harness
         from torchmemlint.verify.meters import warm_up
     except ImportError as error:
-        _say({"ready": False, "error": f"{error}; `torchmemlint verify` needs PyTorch: pip install 'torchmemlint[verify]'"})
+        _say({"ready": False,
+              "error": f"{error}; `torchmemlint verify` needs PyTorch: pip install 'torchmemlint[verify]'"})
         return
     warm_up()
     _say({"ready": True, "torch": torch.__version__, "python": sys.executable})

@@ -108,6 +108,11 @@ def _median(values: list[int]) -> int:
     return int(statistics.median(values)) if values else 0
 
 
+def paired_growth(ours: Series, theirs: Series, measured: list[int]) -> int:
+    """Median over ``measured`` of how much more live memory each iteration added in ``ours``."""
+    return _median([ours.growth(k) - theirs.growth(k) for k in measured])
+
+
 def _failure(outcome: RunOutcome, which: str, timeout_s: float) -> Optional[str]:
     """Why a replay gives nothing to compare, or None when it ran."""
     where = f"after iteration {outcome.iterations}" if outcome.boundaries else "before the loop was reached"
@@ -118,7 +123,8 @@ def _failure(outcome: RunOutcome, which: str, timeout_s: float) -> Optional[str]
         line = f" at line {error['line']}" if error.get("line") else ""
         return f"the {which} raised {error['type']}{line}: {error['message']}".rstrip(": ")
     if outcome.status == "crashed":
-        cause = f"signal {outcome.end['signal']}" if outcome.end.get("signal") else f"exit status {outcome.end.get('exit')}"
+        signal = outcome.end.get("signal")
+        cause = f"signal {signal}" if signal else f"exit status {outcome.end.get('exit')}"
         return f"the {which} died ({cause}) {where}"
     if not outcome.boundaries:
         return f"the {which} never reached the loop"
@@ -148,7 +154,7 @@ def judge(original: RunOutcome, twin: Optional[RunOutcome], warmup: int, timeout
         return Judgement(INCONCLUSIVE, f"only {last} iterations ran; {warmup} warm-up and {MIN_MEASURED} "
                                        "measured iterations are needed")
     ours, theirs = series(original, meter), series(twin, meter)
-    growth = _median([ours.growth(k) - theirs.growth(k) for k in measured])
+    growth = paired_growth(ours, theirs, measured)
     peak = _median([ours.peak[k] - theirs.peak[k] for k in measured])
     heap_differences = [ours.heap_growth(k) - theirs.heap_growth(k) for k in measured]
     heap = _median(heap_differences)
@@ -213,7 +219,7 @@ def _judge_out_of_memory(original: RunOutcome, twin: Optional[RunOutcome], meter
                                            f"{failure or 'the twin did not get further'}")
         theirs = series(twin, meter)
         judgement.twin_bytes_per_iteration = _median([theirs.growth(k) for k in measured])
-        judgement.bytes_per_iteration = _median([ours.growth(k) - theirs.growth(k) for k in measured])
+        judgement.bytes_per_iteration = paired_growth(ours, theirs, measured)
     judgement.reason = (f"ran out of memory {at} under the memory cap, growing by "
                         f"{judgement.bytes_per_iteration:,} B per iteration"
                         + (" more than the twin, which ran all iterations" if twin else "") + " until then")

@@ -17,7 +17,8 @@ from torchmemlint.rules import RULES_BY_CODE
 from torchmemlint.verify.instrument import InstrumentError, IterationScope, find_iteration_scope, instrument
 from torchmemlint.verify.runner import Limits, ReplayServer, RunOutcome, RunRequest
 from torchmemlint.verify.verdict import (
-    CONFIRMED_GROWTH, INCONCLUSIVE, PROJECTED_STEPS, Judgement, judge, meter_of, retained_per_iteration, series,
+    CONFIRMED_GROWTH, INCONCLUSIVE, PROJECTED_STEPS, Judgement, judge, meter_of, paired_growth, retained_per_iteration,
+    series,
 )
 
 Progress = Callable[[str], None]
@@ -163,7 +164,7 @@ def verify_findings(files: Iterable[FileFindings], settings: Settings, progress:
                 else:
                     say(f"{where}: replaying the twin (with the fix)")
                     twin = server.run(_request(twin_source, filename, settings, explain=False), settings.limits)
-            result = _result(diagnostic, scope, originals[key], twin, twin_error, file.text, settings)
+            result = build_result(diagnostic, scope, originals[key], twin, twin_error, file.text, settings)
             say(f"{where}: {result.verdict}")
             results.append(result)
     finally:
@@ -191,8 +192,9 @@ def _summary(outcome: RunOutcome, meter: str) -> RunSummary:
     return RunSummary(outcome.status, outcome.iterations, outcome.wall_s, numbers.live, numbers.peak, message)
 
 
-def _result(diagnostic: Diagnostic, scope: IterationScope, original: RunOutcome, twin: Optional[RunOutcome],
-            twin_error: str, text: str, settings: Settings) -> VerifyResult:
+def build_result(diagnostic: Diagnostic, scope: IterationScope, original: RunOutcome, twin: Optional[RunOutcome],
+                 twin_error: str, text: str, settings: Settings) -> VerifyResult:
+    """The verdict on one finding from its replays, with the figures and the explanation."""
     meter = meter_of(original)
     device = original.start.get("device_name", "")
     if twin_error:
@@ -217,13 +219,9 @@ def _result(diagnostic: Diagnostic, scope: IterationScope, original: RunOutcome,
 def _live_storage_figures(original: RunOutcome, twin: RunOutcome, measured: list[int]) -> dict:
     """On CUDA, the live-storage meter's view of the same replays, raw and rounded to the
     allocator's 512-byte blocks (which is what ``memory_allocated`` counts)."""
-    figures = {}
-    for label, rounded in (("bytes_per_iteration", False), ("rounded_bytes_per_iteration", True)):
-        ours = series(original, "live-storage", "cuda", rounded)
-        theirs = series(twin, "live-storage", "cuda", rounded)
-        differences = sorted(ours.growth(k) - theirs.growth(k) for k in measured if k < len(theirs.live))
-        figures[label] = differences[len(differences) // 2] if differences else None
-    return figures
+    return {label: paired_growth(series(original, "live-storage", "cuda", rounded),
+                                 series(twin, "live-storage", "cuda", rounded), measured)
+            for label, rounded in (("bytes_per_iteration", False), ("rounded_bytes_per_iteration", True))}
 
 
 def _created_at(outcome: RunOutcome, device: str, text: str) -> list[dict]:
