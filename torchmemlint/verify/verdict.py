@@ -64,7 +64,8 @@ def series(outcome: RunOutcome, meter: str, device: str = "cpu", rounded: bool =
             numbers = boundary["cuda"]
             live.append(numbers["allocated"])
             peak.append(numbers["peak"])
-            allocated.append(0)
+            # the allocator keeps no such count: the live-storage meter's, on the device
+            allocated.append(boundary["storage"].get("cuda", {}).get("allocated", 0))
         else:
             numbers = boundary["storage"].get(device, {})
             live.append(numbers.get("live_rounded" if rounded else "live", 0))
@@ -92,6 +93,7 @@ class Judgement:
     bytes_per_iteration: Optional[int] = None
     peak_excess_bytes: Optional[int] = None
     heap_bytes_per_iteration: Optional[int] = None
+    allocated_excess_bytes: Optional[int] = None
     original_bytes_per_iteration: Optional[int] = None
     twin_bytes_per_iteration: Optional[int] = None
     growth_meter: Optional[str] = None
@@ -160,6 +162,7 @@ def judge(original: RunOutcome, twin: Optional[RunOutcome], warmup: int, timeout
     heap = _median(heap_differences)
     judgement = Judgement(
         NOT_REPRODUCED, "", bytes_per_iteration=growth, peak_excess_bytes=peak, heap_bytes_per_iteration=heap,
+        allocated_excess_bytes=_median([ours.allocated[k] - theirs.allocated[k] for k in measured]),
         original_bytes_per_iteration=_median([ours.growth(k) for k in measured]),
         twin_bytes_per_iteration=_median([theirs.growth(k) for k in measured]), measured=measured)
     if growth > 0:

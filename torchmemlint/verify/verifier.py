@@ -82,6 +82,7 @@ class VerifyResult:
             "original_bytes_per_iteration": j.original_bytes_per_iteration,
             "twin_bytes_per_iteration": j.twin_bytes_per_iteration,
             "heap_bytes_per_iteration": j.heap_bytes_per_iteration, "growth_meter": j.growth_meter,
+            "allocated_excess_bytes": j.allocated_excess_bytes,
             "iterations": len(j.measured), "measured_iterations": j.measured,
             "meter": self.meter, "device": self.device, "explanation": self.explanation,
             "scope": ({"kind": self.scope.kind, "line": self.scope.line, "name": self.scope.name}
@@ -248,6 +249,11 @@ def _explain(result: VerifyResult, settings: Settings) -> str:
             and j.original_bytes_per_iteration == j.twin_bytes_per_iteration):
         parts.append(f"Both the original and the fixed twin keep {j.original_bytes_per_iteration:,} B per "
                      "iteration: the fix does not change what is kept.")
+    if j.allocated_excess_bytes and j.allocated_excess_bytes > 0:
+        parts.append(f"Each iteration allocates {j.allocated_excess_bytes:,} B more than with the fix (copying).")
+    if not _reached_scope(result):
+        parts.append(f"(The replayed scope: {_describe(result.scope)}; code the script never runs, such as a "
+                     "function it does not call, cannot be replayed.)")
     if result.retained_by and j.verdict == CONFIRMED_GROWTH:
         top = result.retained_by[0]
         parts.append(f"Kept alive by `{top['name']}` ({top['storages']} storages, {top['bytes']:,} B created in "
@@ -260,6 +266,20 @@ def _explain(result: VerifyResult, settings: Settings) -> str:
         parts.append(f"Live-storage meter: {result.live_storage['bytes_per_iteration']} B per iteration "
                      f"({result.live_storage['rounded_bytes_per_iteration']} B in 512-B blocks).")
     return " ".join(parts)
+
+
+def _reached_scope(result: VerifyResult) -> bool:
+    """False when the original ended or timed out without entering the replayed scope."""
+    return result.original is None or result.original.status not in ("finished", "timeout") or bool(
+        result.original.live_bytes)
+
+
+def _describe(scope: Optional[IterationScope]) -> str:
+    if scope is None:
+        return "none"
+    if scope.kind == "function":
+        return f"each call of `{scope.name}()` (line {scope.line})"
+    return f"the `{scope.kind}` loop at line {scope.line}"
 
 
 def _size(nbytes: int) -> str:
