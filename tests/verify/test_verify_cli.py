@@ -14,7 +14,8 @@ FIXTURE = ROOT / "fixtures" / "runnable" / "tml001_train_keeps_mse_loss.py"
 JSON_KEYS = {
     "path", "line", "column", "code", "name", "message", "verdict", "bytes_per_iteration", "peak_excess_bytes",
     "projected_bytes", "projected_iterations", "original_bytes_per_iteration", "twin_bytes_per_iteration",
-    "heap_bytes_per_iteration", "growth_meter", "allocated_excess_bytes", "iterations", "measured_iterations", "meter", "device",
+    "heap_bytes_per_iteration", "growth_meter", "allocated_excess_bytes", "iterations", "measured_iterations",
+    "meter", "device",
     "explanation", "scope", "fix", "original", "twin", "retained_bytes_per_iteration", "retained_by",
     "created_at", "live_storage",
 }
