@@ -10,8 +10,10 @@ import libcst as cst
 
 from torchmemlint.semantics.grad import GradContexts
 from torchmemlint.semantics.imports import ImportTable
+from torchmemlint.semantics.iterations import Iterations
 from torchmemlint.semantics.scopes import Scopes
 from torchmemlint.semantics.stores import Stores
+from torchmemlint.semantics.tensors import Tensors
 from torchmemlint.semantics.tree import Tree
 from torchmemlint.semantics.values import Values
 
@@ -44,6 +46,14 @@ class SemanticModel:
     @cached_property
     def stores(self) -> Stores:
         return Stores(self.tree, self.imports, self.scopes)
+
+    @cached_property
+    def iterations(self) -> Iterations:
+        return Iterations(self.tree, self.imports, self.scopes, self.values)
+
+    @cached_property
+    def tensors(self) -> Tensors:
+        return Tensors(self.tree, self.imports, self.scopes, self.values)
 
     def code(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node)
