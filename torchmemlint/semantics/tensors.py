@@ -27,6 +27,9 @@ _NON_TENSOR_TORCH = frozenset({
     "get_num_threads", "set_num_threads", "numel", "typename", "use_deterministic_algorithms",
     "set_printoptions", "cpu", "mps", "xpu", "npu", "accelerator", "overrides", "random", "futures",
 })
+_METADATA_ATTRIBUTES = frozenset({
+    "shape", "dtype", "device", "ndim", "is_cuda", "requires_grad", "layout", "names", "is_leaf", "grad_fn",
+})
 # Functions that surely produce one tensor (factories and joins), for fixes.
 SURE_TENSOR_FUNCTIONS = frozenset({
     "tensor", "as_tensor", "zeros", "ones", "empty", "full", "rand", "randn", "randint", "arange",
@@ -81,6 +84,8 @@ class Tensors:
             return any(self.may_be_tensor(e.value, at, depth) for e in expr.elements)
         if isinstance(expr, cst.Subscript):
             return self.may_be_tensor(expr.value, at, depth)
+        if isinstance(expr, cst.Attribute):  # ``outputs.logits``, but not ``x.shape``
+            return expr.attr.value not in _METADATA_ATTRIBUTES and self.may_be_tensor(expr.value, at, depth)
         return False
 
     def returns_tensor(self, func: cst.FunctionDef) -> bool:
