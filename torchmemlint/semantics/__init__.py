@@ -8,6 +8,8 @@ from functools import cached_property
 
 import libcst as cst
 
+from torchmemlint.semantics.datasets import Datasets
+from torchmemlint.semantics.devices import Devices
 from torchmemlint.semantics.grad import GradContexts
 from torchmemlint.semantics.imports import ImportTable
 from torchmemlint.semantics.iterations import Iterations
@@ -54,6 +56,14 @@ class SemanticModel:
     @cached_property
     def tensors(self) -> Tensors:
         return Tensors(self.tree, self.imports, self.scopes, self.values)
+
+    @cached_property
+    def devices(self) -> Devices:
+        return Devices(self.tree, self.imports, self.scopes)
+
+    @cached_property
+    def datasets(self) -> Datasets:
+        return Datasets(self.tree, self.imports, self.scopes)
 
     def code(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node)
