@@ -13,6 +13,7 @@ from torchmemlint.semantics.devices import Devices
 from torchmemlint.semantics.grad import GradContexts
 from torchmemlint.semantics.imports import ImportTable
 from torchmemlint.semantics.iterations import Iterations
+from torchmemlint.semantics.loop_carried import LoopCarried
 from torchmemlint.semantics.scopes import Scopes
 from torchmemlint.semantics.stores import Stores
 from torchmemlint.semantics.tensors import Tensors
@@ -64,6 +65,10 @@ class SemanticModel:
     @cached_property
     def datasets(self) -> Datasets:
         return Datasets(self.tree, self.imports, self.scopes)
+
+    @cached_property
+    def loop_carried(self) -> LoopCarried:
+        return LoopCarried(self.tree, self.imports, self.scopes, self.grad, self.values, self.stores, self.iterations)
 
     def code(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node)

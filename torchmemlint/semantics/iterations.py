@@ -43,8 +43,12 @@ class Iterations:
         point."""
         return any(keyword_is_true(c, "create_graph") for c in self.step_calls(region))
 
+    @staticmethod
+    def iterates_loader(loop: Loop) -> bool:
+        return isinstance(loop, cst.For) and bool(_LOADER_ITERABLE.search(cst.Module([]).code_for_node(loop.iter)))
+
     def is_batch_loop(self, loop: Loop) -> bool:
-        if isinstance(loop, cst.For) and _LOADER_ITERABLE.search(cst.Module([]).code_for_node(loop.iter)):
+        if self.iterates_loader(loop):
             return True
         for call in self.scopes.loop_body_nodes(loop, cst.Call):
             if self.scopes.loops_around(call)[0] is not loop:
