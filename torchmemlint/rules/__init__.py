@@ -6,6 +6,8 @@ from torchmemlint.rules.tml001_graph_retained_accumulation import GraphRetainedA
 from torchmemlint.rules.tml002_missing_zero_grad import MissingZeroGrad
 from torchmemlint.rules.tml003_eval_without_no_grad import EvalWithoutNoGrad
 from torchmemlint.rules.tml004_device_tensor_in_growing_container import DeviceTensorInGrowingContainer
+from torchmemlint.rules.tml005_loop_carried_graph import LoopCarriedGraph
+from torchmemlint.rules.tml006_retain_graph_in_loop import RetainGraphInLoop
 from torchmemlint.rules.tml008_concat_accumulator_in_loop import ConcatAccumulatorInLoop
 from torchmemlint.rules.tml009_empty_cache_in_loop import EmptyCacheInLoop
 from torchmemlint.rules.tml010_cuda_in_dataloader_worker import CudaInDataloaderWorker
@@ -18,6 +20,8 @@ ALL_RULES: list[Rule] = sorted(
         MissingZeroGrad(),
         EvalWithoutNoGrad(),
         DeviceTensorInGrowingContainer(),
+        LoopCarriedGraph(),
+        RetainGraphInLoop(),
         ConcatAccumulatorInLoop(),
         EmptyCacheInLoop(),
         CudaInDataloaderWorker(),

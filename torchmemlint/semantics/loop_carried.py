@@ -24,7 +24,7 @@ import libcst as cst
 
 from torchmemlint.semantics.grad import GradContexts
 from torchmemlint.semantics.imports import ImportTable, dotted_name
-from torchmemlint.semantics.iterations import Iteration, Iterations
+from torchmemlint.semantics.iterations import Iteration, Iterations, keyword_is_true
 from torchmemlint.semantics.scopes import Scopes
 from torchmemlint.semantics.stores import Stores
 from torchmemlint.semantics.tree import Tree
@@ -262,6 +262,8 @@ class LoopCarried:
 
     def _breaks_graph(self, call: cst.Call) -> bool:
         func = call.func
+        if self.imports.qualify(func) == "torch.autograd.grad":  # gradients hold no graph without create_graph
+            return not keyword_is_true(call, "create_graph")
         if isinstance(func, cst.Attribute):
             if func.attr.value in GRAPH_BREAKING_METHODS:
                 return True
