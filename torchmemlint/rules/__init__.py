@@ -8,6 +8,7 @@ from torchmemlint.rules.tml003_eval_without_no_grad import EvalWithoutNoGrad
 from torchmemlint.rules.tml004_device_tensor_in_growing_container import DeviceTensorInGrowingContainer
 from torchmemlint.rules.tml005_loop_carried_graph import LoopCarriedGraph
 from torchmemlint.rules.tml006_retain_graph_in_loop import RetainGraphInLoop
+from torchmemlint.rules.tml007_hook_registered_in_loop import HookRegisteredInLoop
 from torchmemlint.rules.tml008_concat_accumulator_in_loop import ConcatAccumulatorInLoop
 from torchmemlint.rules.tml009_empty_cache_in_loop import EmptyCacheInLoop
 from torchmemlint.rules.tml010_cuda_in_dataloader_worker import CudaInDataloaderWorker
@@ -22,6 +23,7 @@ ALL_RULES: list[Rule] = sorted(
         DeviceTensorInGrowingContainer(),
         LoopCarriedGraph(),
         RetainGraphInLoop(),
+        HookRegisteredInLoop(),
         ConcatAccumulatorInLoop(),
         EmptyCacheInLoop(),
         CudaInDataloaderWorker(),

@@ -11,6 +11,7 @@ import libcst as cst
 from torchmemlint.semantics.datasets import Datasets
 from torchmemlint.semantics.devices import Devices
 from torchmemlint.semantics.grad import GradContexts
+from torchmemlint.semantics.hooks import Hooks
 from torchmemlint.semantics.imports import ImportTable
 from torchmemlint.semantics.iterations import Iterations
 from torchmemlint.semantics.loop_carried import LoopCarried
@@ -69,6 +70,10 @@ class SemanticModel:
     @cached_property
     def loop_carried(self) -> LoopCarried:
         return LoopCarried(self.tree, self.imports, self.scopes, self.grad, self.values, self.stores, self.iterations)
+
+    @cached_property
+    def hooks(self) -> Hooks:
+        return Hooks(self.tree, self.imports, self.scopes, self.iterations)
 
     def code(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node)

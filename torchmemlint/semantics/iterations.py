@@ -51,8 +51,9 @@ class Iterations:
         if self.iterates_loader(loop):
             return True
         for call in self.scopes.loop_body_nodes(loop, cst.Call):
-            if self.scopes.loops_around(call)[0] is not loop:
-                continue  # inside a nested loop: that one is the batch loop
+            loops = self.scopes.loops_around(call)
+            if not loops or loops[0] is not loop:
+                continue  # inside a nested loop (that one is the batch loop) or a lambda
             if self.values.backward_roots(call) or _is_step_call(call) or self.runs_forward(call):
                 return True
         return False
