@@ -12,10 +12,11 @@ copied O(n²) elements, and each step briefly holds the old and the new accumula
 twice its size). When the pieces are graph-attached, the accumulator also keeps every step's
 graph alive.
 
+Only loops over data, steps or epochs (or that run a backward pass or an optimizer step) are
+reported: a short loop over a batch's items, a few classes or a module's layers copies little.
 Loops that use the accumulator as their working input (autoregressive decoding feeds
 `tokens = torch.cat([tokens, next_token], 1)` back to the model; DenseNet blocks concatenate
-features they read) stay silent, as do short loops over a literal range or over a module's
-layers, and one `torch.cat(chunks)` after the loop.
+features they read) stay silent, and so does one `torch.cat(chunks)` after the loop.
 
 ## Example
 ```python
@@ -57,7 +58,6 @@ from torchmemlint.semantics.imports import dotted_name
 from torchmemlint.semantics.loop_carried import ASSOCIATIVE_JOINS, JoinAccumulation, carried_name
 from torchmemlint.semantics.scopes import Loop
 
-_SMALL_LITERAL_RANGE = 16
 # Reads that inspect an accumulator without using its contents.
 _METADATA = frozenset({"shape", "size", "numel", "dim", "device", "dtype", "ndim"})
 
@@ -76,7 +76,7 @@ class ConcatAccumulatorInLoop(Rule):
             if isinstance(iteration, cst.FunctionDef):
                 if not accumulation.name.startswith("self."):
                     continue  # a per-step method's locals die with the call
-            elif _short_loop(model, iteration) or \
+            elif not model.scopes.is_step_loop(iteration) or \
                     not model.loop_carried.reaches_previous(accumulation.site, accumulation.name, iteration):
                 continue
             if _used_in_iteration(model, accumulation, iteration):
@@ -86,21 +86,6 @@ class ConcatAccumulatorInLoop(Rule):
                 message += "; the pieces are graph-attached, so every step's graph is kept as well"
             fix = _list_fix(model, accumulation, iteration) if not isinstance(iteration, cst.FunctionDef) else None
             yield Finding(accumulation.site, message=message, fix=fix)
-
-
-def _short_loop(model: SemanticModel, loop: Loop) -> bool:
-    """A loop over a literal collection, a small literal range, or a module's own layers."""
-    if not isinstance(loop, cst.For):
-        return False
-    iterable = loop.iter
-    if isinstance(iterable, (cst.List, cst.Tuple, cst.Set)):
-        return True
-    if isinstance(iterable, cst.Call) and dotted_name(iterable.func) == "range" and iterable.args:
-        bound = iterable.args[1].value if len(iterable.args) > 1 else iterable.args[0].value
-        return isinstance(bound, cst.Integer) and int(bound.value) <= _SMALL_LITERAL_RANGE
-    func = model.scopes.function_of(loop)
-    in_module = func is not None and model.scopes.is_torch_module_class(model.scopes.class_of(func))
-    return in_module and "self." in model.code(iterable) and not model.iterations.runs_step(loop)
 
 
 def _mentions(model: SemanticModel, region: cst.CSTNode, name: str) -> list[cst.BaseExpression]:

@@ -334,8 +334,12 @@ class LoopCarried:
         body = region if isinstance(region, cst.FunctionDef) else region.body
         for call in self.tree.descendants(body, cst.Call):
             func = call.func
-            if isinstance(func, cst.Attribute) and func.attr.value == "detach_" and carried_name(func.value) == name:
-                return True
+            if isinstance(func, cst.Attribute) and func.attr.value == "detach_":
+                detached = func.value
+                while isinstance(detached, cst.Subscript):  # ``hidden[0].detach_()``
+                    detached = detached.value
+                if carried_name(detached) == name:
+                    return True
         if not name.startswith("self."):
             return False
         attribute = name.split(".", 1)[1]
