@@ -16,7 +16,7 @@ N = TypeVar("N", bound=cst.CSTNode)
 
 _SKIPPED_FIELD_PREFIXES = (
     "whitespace", "lpar", "rpar", "comma", "semicolon", "colon", "equal", "leading_lines",
-    "lines_after_decorators", "header", "footer", "trailing_whitespace", "dot", "star",
+    "lines_after_decorators", "header", "footer", "trailing_whitespace", "dot",
     "lbracket", "rbracket", "lbrace", "rbrace", "operator", "walrus", "arrow", "first_line",
     "asynchronous",
 )
