@@ -19,7 +19,9 @@ because hidden state was carried over, and `retain_graph=True` silenced the erro
 
 Two backward passes in one iteration where only the first retains the graph (a GAN's
 discriminator and generator losses, several heads sharing a trunk) stay silent, as does a
-retaining backward with nothing carried over (its graph dies when the names are rebound).
+retaining backward with nothing carried over (its graph dies when the names are rebound) and a
+loop inside one training step (over environments or heads sharing one forward pass, with the
+optimizer step after it).
 
 ## Example
 ```python
@@ -84,7 +86,10 @@ class RetainGraphInLoop(Rule):
 
 
 def _iterations_around(model: SemanticModel, call: cst.Call) -> list[Iteration]:
-    iterations: list[Iteration] = list(model.scopes.loops_around(call))
+    """Loops whose iterations are training steps, then the per-step method."""
+    iterations: list[Iteration] = [
+        loop for loop in model.scopes.loops_around(call) if model.iterations.steps_optimizer(loop)
+    ]
     func = model.scopes.function_of(call)
     if func is not None and model.scopes.is_per_step_method(func):
         iterations.append(func)

@@ -13,8 +13,9 @@ again, which is slow — so per step it only costs time. It is no fix for a leak
 stays where it is) and no fix for an out-of-memory error either: the allocator already releases
 its cache and retries before it raises one. What it changes is the number `nvidia-smi` shows.
 
-Calls once per epoch, between models, every N steps (`if step % 100 == 0:`) or in an `except`
-handler that recovers from an out-of-memory error stay silent.
+Calls once per epoch, between models, under a condition (every N steps with
+`if step % 100 == 0:`, behind a configuration flag) or in an `except` handler that recovers from
+an out-of-memory error stay silent.
 
 ## Example
 ```python

@@ -37,6 +37,11 @@ class Iterations:
     def runs_step(self, loop: Loop) -> bool:
         return bool(self.step_calls(loop))
 
+    def steps_optimizer(self, loop: Loop) -> bool:
+        """Each iteration is (at least) one training step: the loop steps an optimizer — unlike
+        a loop over one step's environments or heads, with the optimizer step after it."""
+        return any(isinstance(c.func, cst.Attribute) and c.func.attr.value == "step" for c in self.step_calls(loop))
+
     def differentiates_through_steps(self, region: Iteration) -> bool:
         """A backward that builds a graph of its own (``create_graph=True``): unrolled,
         differentiable optimization (meta-learning) where a graph spanning iterations is the
@@ -76,19 +81,20 @@ class Iterations:
         return func if func is not None and self.scopes.is_per_step_method(func) else None
 
     def runs_every_iteration(self, node: cst.CSTNode, iteration: Iteration) -> bool:
-        """Not only every few steps (``if step % 100 == 0:``) and not only on an error (an
-        ``except`` handler)."""
+        """Not only under a condition — every few steps (``if step % 100 == 0:``), behind a
+        configuration flag (``if args.empty_cache:``), on an error (an ``except`` handler) — except
+        the capability check ``if torch.cuda.is_available():``, which holds on every step."""
         for ancestor in self.tree.ancestors(node):
             if ancestor is iteration:
                 return True
             if isinstance(ancestor, cst.ExceptHandler):
                 return False
-            if isinstance(ancestor, cst.If) and self.tree.contains(ancestor.body, node) and \
-                    any(isinstance(op.operator, cst.Modulo) for op in self.tree.descendants(ancestor.test, cst.BinaryOperation)):
+            if isinstance(ancestor, (cst.If, cst.IfExp)) and not self._is_capability_check(ancestor.test):
                 return False
         return True
 
-
+    def _is_capability_check(self, test: cst.BaseExpression) -> bool:
+        return isinstance(test, cst.Call) and (self.imports.qualify(test.func) or "").endswith(".is_available")
 
 def keyword_is_true(call: cst.Call, keyword: str) -> bool:
     """``call`` passes ``keyword=True`` literally."""

@@ -372,7 +372,14 @@ class LoopCarried:
                     carried_name(n) == name for n in _names_and_attributes(call.args[1].value)):
                 return True
         for attribute in self.scopes.scope_nodes(scope, cst.Attribute):
-            if attribute.attr.value == "grad" and carried_name(attribute.value) == name:
+            if carried_name(attribute.value) != name:
+                continue
+            parent = self.tree.parent.get(attribute)
+            assigned = isinstance(parent, cst.AssignTarget)
+            if attribute.attr.value == "grad" and not assigned:  # reading ``x.grad``
+                return True
+            if attribute.attr.value == "requires_grad" and assigned and \
+                    _is_true(self.tree.parent[parent].value):  # ``x.requires_grad = True``
                 return True
         if "." not in name:
             for binding in self.scopes.bindings(scope).get(name, []):
@@ -439,6 +446,10 @@ class LoopCarried:
             return ACCUMULATION
         value = site.value
         return UPDATE if isinstance(value, (cst.BinaryOperation, cst.UnaryOperation)) else STATE
+
+
+def _is_true(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "True"
 
 
 def carried_name(expr: cst.BaseExpression) -> Optional[str]:

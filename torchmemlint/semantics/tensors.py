@@ -30,6 +30,8 @@ _NON_TENSOR_TORCH = frozenset({
 _METADATA_ATTRIBUTES = frozenset({
     "shape", "dtype", "device", "ndim", "is_cuda", "requires_grad", "layout", "names", "is_leaf", "grad_fn",
 })
+# ``torch`` namespaces whose functions compute tensors ("" is ``torch`` itself).
+_TENSOR_NAMESPACES = frozenset({"", "nn.functional", "linalg", "fft", "special", "sparse", "nested"})
 # Functions that surely produce one tensor (factories and joins), for fixes.
 SURE_TENSOR_FUNCTIONS = frozenset({
     "tensor", "as_tensor", "zeros", "ones", "empty", "full", "rand", "randn", "randint", "arange",
@@ -55,11 +57,16 @@ class Tensors:
 
     # -- may be a tensor (for reporting) ----------------------------------------------
     def is_torch_tensor_function(self, call: cst.Call) -> bool:
-        """``torch.<op>(...)`` that computes a tensor (not ``torch.device``, ``torch.cuda.*`` ...)."""
+        """``torch.<op>(...)`` (or an op of ``torch.nn.functional``, ``torch.linalg``, ``torch.fft``,
+        ``torch.special``) that computes a tensor — not ``torch.device``, ``torch.cuda.*``,
+        ``torch.backends.*``, ``torch.npu.is_available()`` ..."""
         qualified = self.imports.qualify(call.func)
         if qualified is None or not qualified.startswith("torch."):
             return False
-        return qualified.split(".")[1] not in _NON_TENSOR_TORCH
+        namespace, _, function = qualified[len("torch."):].rpartition(".")
+        if namespace not in _TENSOR_NAMESPACES or function.startswith(("is_", "has_", "get_", "set_")):
+            return False
+        return function not in _NON_TENSOR_TORCH
 
     def may_be_tensor(self, expr: cst.BaseExpression, at: cst.CSTNode, depth: int = 0) -> bool:
         if depth > 8:

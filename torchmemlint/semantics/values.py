@@ -193,6 +193,9 @@ class Values:
             return False
         if qualified.split(".")[-1] in _FACTORIES or qualified.startswith(("torch.cuda.", "torch.utils.")):
             return False
+        if qualified == "torch.autograd.grad":  # gradients hold a graph only with create_graph=True
+            return any(a.keyword is not None and a.keyword.value == "create_graph" and
+                       not (isinstance(a.value, cst.Name) and a.value.value == "False") for a in call.args)
         return any(self._attached(a.value, at, depth) for a in call.args)
 
     def _callee_returns_attached(self, func: cst.BaseExpression) -> bool:
