@@ -8,11 +8,17 @@ from functools import cached_property
 
 import libcst as cst
 
+from torchmemlint.semantics.datasets import Datasets
+from torchmemlint.semantics.devices import Devices
 from torchmemlint.semantics.grad import GradContexts
+from torchmemlint.semantics.hooks import Hooks
 from torchmemlint.semantics.imports import ImportTable
 from torchmemlint.semantics.losses import LossValues
+from torchmemlint.semantics.iterations import Iterations
+from torchmemlint.semantics.loop_carried import LoopCarried
 from torchmemlint.semantics.scopes import Scopes
 from torchmemlint.semantics.stores import Stores
+from torchmemlint.semantics.tensors import Tensors
 from torchmemlint.semantics.tree import Tree
 from torchmemlint.semantics.values import Values
 
@@ -49,6 +55,30 @@ class SemanticModel:
     @cached_property
     def stores(self) -> Stores:
         return Stores(self.tree, self.imports, self.scopes)
+
+    @cached_property
+    def iterations(self) -> Iterations:
+        return Iterations(self.tree, self.imports, self.scopes, self.values)
+
+    @cached_property
+    def tensors(self) -> Tensors:
+        return Tensors(self.tree, self.imports, self.scopes, self.values)
+
+    @cached_property
+    def devices(self) -> Devices:
+        return Devices(self.tree, self.imports, self.scopes)
+
+    @cached_property
+    def datasets(self) -> Datasets:
+        return Datasets(self.tree, self.imports, self.scopes)
+
+    @cached_property
+    def loop_carried(self) -> LoopCarried:
+        return LoopCarried(self.tree, self.imports, self.scopes, self.grad, self.values, self.stores, self.iterations)
+
+    @cached_property
+    def hooks(self) -> Hooks:
+        return Hooks(self.tree, self.imports, self.scopes, self.iterations)
 
     def code(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node)
