@@ -87,16 +87,20 @@ class _Replacer(cst.CSTTransformer):
 
 
 def _text_fix(module: cst.Module, fix: NodeFix, positions) -> Optional[Fix]:
-    """The node replacements as text edits. An expression replaced by an expression is its
-    own span re-spelled; anything else (statements, whose lines need indentation) regenerates
+    """The node replacements as text edits. A one-line expression replaced by an expression is
+    its own span re-spelled; anything else (statements, whose lines need indentation) regenerates
     the module and keeps the region that differs, so LibCST does the indentation and
     everything else stays byte for byte."""
-    if all(isinstance(r.old, cst.BaseExpression) and isinstance(r.new, cst.BaseExpression) for r in fix.replacements):
-        edits = []
-        for replacement in fix.replacements:
-            where = positions[replacement.old]
-            edits.append(Edit(where.start.line, where.start.column, where.end.line, where.end.column,
-                              module.code_for_node(replacement.new)))
+    edits = []
+    for replacement in fix.replacements:
+        where = positions[replacement.old]
+        if not isinstance(replacement.new, cst.BaseExpression) or where.start.line != where.end.line:
+            break  # a multi-line expression's continuation lines are indented by its block
+        content = module.code_for_node(replacement.new)
+        if "\n" in content or "\r" in content:
+            break
+        edits.append(Edit(where.start.line, where.start.column, where.end.line, where.end.column, content))
+    else:
         return Fix(fix.description, fix.safe, tuple(edits))
     before = module.code
     after = module.visit(_Replacer(fix)).code

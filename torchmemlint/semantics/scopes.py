@@ -38,7 +38,7 @@ LIGHTNING_BASE = "LightningModule"
 _STEP_WORDS = frozenset({
     "loader", "loaders", "dataloader", "batches", "dataset", "datasets", "ds", "epoch", "epochs",
     "step", "steps", "iter", "iters", "iteration", "iterations", "episode", "episodes", "rollout",
-    "rollouts", "minibatches", "bptt", "corpus",
+    "rollouts", "bptt", "corpus",
 })
 # Words of a loop variable that name one step (the iterable may be a bare ``range(100)``).
 _STEP_TARGET_WORDS = frozenset({"epoch", "step", "episode", "iteration", "batch", "minibatch"})
@@ -197,7 +197,7 @@ class Scopes:
             return True  # ``while True:`` training loops run until a break (inside a loop over
             # data it is a per-sample search, e.g. beam search, unless it has step calls)
         calls = self.loop_body_nodes(loop, cst.Call)
-        return any(is_step_call(call) for call in calls)
+        return any(is_step_call(call) or _steps_environment(call) for call in calls)
 
     # -- bindings ---------------------------------------------------------------------
     def bindings(self, scope: Scope) -> dict[str, list[Binding]]:
@@ -305,6 +305,13 @@ def is_step_call(call: cst.Call) -> bool:
             receiver = dotted_name(func.value) or ""
             return "optim" in receiver.lower() or receiver.split(".")[-1] in ("opt", "scaler")
     return False
+
+
+def _steps_environment(call: cst.Call) -> bool:
+    """``env.step(action)``: a reinforcement-learning loop runs one environment step per iteration."""
+    func = call.func
+    return isinstance(func, cst.Attribute) and func.attr.value == "step" and \
+        "env" in (terminal_name(func.value) or "").lower()
 
 
 def terminal_name(node: cst.BaseExpression) -> Optional[str]:
