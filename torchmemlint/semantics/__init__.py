@@ -10,6 +10,8 @@ import libcst as cst
 
 from torchmemlint.semantics.grad import GradContexts
 from torchmemlint.semantics.imports import ImportTable
+from torchmemlint.semantics.modules import Modules
+from torchmemlint.semantics.params import Parameters
 from torchmemlint.semantics.scopes import Scopes
 from torchmemlint.semantics.stores import Stores
 from torchmemlint.semantics.tree import Tree
@@ -39,11 +41,19 @@ class SemanticModel:
 
     @cached_property
     def values(self) -> Values:
-        return Values(self.tree, self.imports, self.scopes, self.grad)
+        return Values(self.tree, self.imports, self.scopes, self.grad, self.modules)
 
     @cached_property
     def stores(self) -> Stores:
         return Stores(self.tree, self.imports, self.scopes)
+
+    @cached_property
+    def modules(self) -> Modules:
+        return Modules(self.tree, self.imports, self.scopes)
+
+    @cached_property
+    def params(self) -> Parameters:
+        return Parameters(self.tree, self.imports, self.scopes, self.modules)
 
     def code(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node)

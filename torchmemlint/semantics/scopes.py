@@ -238,6 +238,17 @@ class Scopes:
                 return later
         return []
 
+    def bindings_of(self, name: str, at: cst.CSTNode) -> list[Binding]:
+        """What ``name`` may be bound to at ``at``: its reaching bindings, or, for a name a
+        function never binds, the module-level bindings it reads."""
+        reaching = self.reaching_bindings(name, at)
+        if reaching:
+            return reaching
+        scope = self.scope_of(at)
+        if scope is not self.tree.module and name not in self.bindings(scope):
+            return self.bindings(self.tree.module).get(name, [])
+        return []
+
     def _in_branch_between(self, binding: cst.CSTNode, at: cst.CSTNode) -> bool:
         """Whether ``binding`` sits in an if/try/with branch that ``at`` is not inside, so an
         earlier binding may reach ``at`` as well."""
