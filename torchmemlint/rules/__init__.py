@@ -7,6 +7,7 @@ from torchmemlint.rules.tml002_missing_zero_grad import MissingZeroGrad
 from torchmemlint.rules.tml003_eval_without_no_grad import EvalWithoutNoGrad
 from torchmemlint.rules.tml004_device_tensor_in_growing_container import DeviceTensorInGrowingContainer
 from torchmemlint.rules.tml014_no_grad_without_with import NoGradWithoutWith
+from torchmemlint.rules.tml016_module_requires_grad_attribute import ModuleRequiresGradAttribute
 
 ALL_RULES: list[Rule] = sorted(
     [
@@ -15,6 +16,7 @@ ALL_RULES: list[Rule] = sorted(
         EvalWithoutNoGrad(),
         DeviceTensorInGrowingContainer(),
         NoGradWithoutWith(),
+        ModuleRequiresGradAttribute(),
     ],
     key=lambda rule: rule.code,
 )

@@ -43,6 +43,14 @@ MODULE_NAME = re.compile(
 # ``build_model(cfg)``, ``timm.create_model(...)``).
 _MODEL_FACTORY = re.compile(r"(?:^|_)(?:model|net|encoder|decoder|backbone|resnet\d*|vgg\d*\w*|densenet\d*)$",
                             re.IGNORECASE)
+# Methods only tensors have: what they return is a tensor, never a module.
+TENSOR_METHODS = frozenset({
+    "detach", "clone", "view", "view_as", "reshape", "flatten", "contiguous", "squeeze", "unsqueeze",
+    "permute", "transpose", "t", "sum", "mean", "softmax", "log_softmax", "sigmoid", "relu", "tanh", "exp",
+    "log", "abs", "sign", "new_zeros", "new_ones", "new_empty", "new_full", "expand", "expand_as", "repeat",
+    "narrow", "matmul", "mm", "bmm", "pow", "clamp", "gather", "masked_fill", "index_select", "norm",
+    "requires_grad_", "numpy", "pin_memory",
+})
 _MODULE_ITERATORS = frozenset({"modules", "children", "named_modules", "named_children"})
 # Attributes that hold a ModuleList/Sequential: ``model.layers``, ``bert.encoder.layer``.
 _MODULE_CONTAINER = re.compile(r"^(?:layers?|blocks?|modules|children|heads|stages|encoders|decoders|"
@@ -157,42 +165,63 @@ class Modules:
                 if kind is not None:
                     return kind == "module"
             return bool(MODULE_NAME.search(expr.attr.value))
-        if isinstance(expr, cst.Subscript):  # model.layers[0], self.blocks[-1]
-            return isinstance(expr.value, (cst.Name, cst.Attribute)) and self.is_module(expr.value, at) and \
-                bool(re.search(r"(?:layers|blocks|modules|children|heads)$", terminal_name(expr.value) or ""))
+        if isinstance(expr, cst.Subscript):  # only container modules can be indexed: model.layers[0]
+            return self.is_module(expr.value, at)
         return False
 
     def _name_is_module(self, name: str, at: cst.CSTNode) -> bool:
         bindings = self.scopes.bindings_of(name, at)
+        kinds = set()
         for binding in bindings:
             if isinstance(binding.node, cst.For):
-                if self._iterates_modules(binding.node, name):
-                    return True
-                continue
-            if binding.value is not None and self.is_constructor(binding.value):
-                return True
-        known = [b for b in bindings if b.value is not None and self._kind_of(b.value) == "tensor"]
-        if known:
+                kinds.add("module" if self._iterates_modules(binding.node, name) else None)
+            elif binding.value is not None:
+                kinds.add(self._value_kind(binding.value, binding.node))
+        if "module" in kinds:
+            return True
+        if "tensor" in kinds or (bindings and isinstance(bindings[0].node, cst.For) and None in kinds):
             return False
-        return bool(MODULE_NAME.search(name)) and not any(isinstance(b.node, cst.For) for b in bindings)
+        return bool(MODULE_NAME.search(name))
+
+    def _value_kind(self, value: cst.BaseExpression, at: cst.CSTNode) -> Optional[str]:
+        """``"module"`` for a constructor or a copy of a module, ``"tensor"`` for what a forward
+        pass, a torch function or arithmetic returns, None when the file does not say."""
+        kind = self._kind_of(value)
+        if kind is not None:
+            return kind
+        if isinstance(value, cst.Call):
+            if self.imports.qualify(value.func) == "copy.deepcopy" and value.args:
+                return "module" if self.is_module(value.args[0].value, at) else None
+            if isinstance(value.func, cst.Attribute) and value.func.attr.value in TENSOR_METHODS:
+                return "tensor"
+            if isinstance(value.func, (cst.Name, cst.Attribute)) and self.is_module(value.func, at):
+                return "tensor"  # calling a module runs its forward
+        if isinstance(value, (cst.BinaryOperation, cst.UnaryOperation)):
+            return "tensor"
+        return None
 
     def _iterates_modules(self, loop: cst.For, name: str) -> bool:
         """``for m in model.modules()``, ``for name, child in model.named_children()``,
         ``for layer in model.encoder.layer[:8]``, ``for i, block in enumerate(self.blocks)``."""
         iterable, target = loop.iter, loop.target
         named = False
-        if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.args and \
-                iterable.func.value in ("enumerate", "list", "reversed"):
-            named = iterable.func.value == "enumerate"
-            iterable = iterable.args[0].value
+        while True:
+            if isinstance(iterable, cst.Subscript):
+                iterable = iterable.value
+            elif isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.args and \
+                    iterable.func.value in ("enumerate", "list", "reversed", "tuple"):
+                named = named or iterable.func.value == "enumerate"
+                iterable = iterable.args[0].value
+            else:
+                break
         if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute) and \
                 iterable.func.attr.value in _MODULE_ITERATORS:
             named = named or iterable.func.attr.value.startswith("named_")
-        else:
-            while isinstance(iterable, cst.Subscript):
-                iterable = iterable.value
-            if not _MODULE_CONTAINER.search(terminal_name(iterable) or ""):
+        elif isinstance(iterable, (cst.List, cst.Tuple)):  # for net in [netD_A, netD_B]
+            if not iterable.elements or not all(self.is_module(e.value, loop) for e in iterable.elements):
                 return False
+        elif not _MODULE_CONTAINER.search(terminal_name(iterable) or ""):
+            return False
         if named:
             return isinstance(target, cst.Tuple) and len(target.elements) == 2 and \
                 isinstance(target.elements[1].value, cst.Name) and target.elements[1].value.value == name
