@@ -224,7 +224,10 @@ class Scopes:
         scope = self.scope_of(at)
         candidates = self.bindings(scope).get(name, [])
         start = self.tree.start[at]
-        before = [b for b in candidates if self.tree.start[b.node] < start and not self.tree.contains(b.node, at)]
+        before = [b for b in candidates if self.tree.start[b.node] < start and (
+            not self.tree.contains(b.node, at)
+            or isinstance(b.node, cst.For) and self.tree.contains(b.node.body, at)  # the loop's own target
+        )]
         reaching: list[Binding] = []
         for binding in reversed(before):
             reaching.append(binding)
