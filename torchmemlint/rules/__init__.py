@@ -6,6 +6,7 @@ from torchmemlint.rules.tml001_graph_retained_accumulation import GraphRetainedA
 from torchmemlint.rules.tml002_missing_zero_grad import MissingZeroGrad
 from torchmemlint.rules.tml003_eval_without_no_grad import EvalWithoutNoGrad
 from torchmemlint.rules.tml004_device_tensor_in_growing_container import DeviceTensorInGrowingContainer
+from torchmemlint.rules.tml013_create_graph_backward import CreateGraphBackward
 from torchmemlint.rules.tml014_no_grad_without_with import NoGradWithoutWith
 from torchmemlint.rules.tml015_param_update_outside_no_grad import ParamUpdateOutsideNoGrad
 from torchmemlint.rules.tml016_module_requires_grad_attribute import ModuleRequiresGradAttribute
@@ -16,6 +17,7 @@ ALL_RULES: list[Rule] = sorted(
         MissingZeroGrad(),
         EvalWithoutNoGrad(),
         DeviceTensorInGrowingContainer(),
+        CreateGraphBackward(),
         NoGradWithoutWith(),
         ParamUpdateOutsideNoGrad(),
         ModuleRequiresGradAttribute(),

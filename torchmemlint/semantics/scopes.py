@@ -269,6 +269,22 @@ class Scopes:
             for b in self.bindings(scope).get(name, [])
         )
 
+    def call_sites(self, func: cst.FunctionDef) -> list[cst.Call]:
+        """Calls of ``func`` in this file: ``name(...)``, or ``self.name(...)`` for a method."""
+        name = func.name.value
+        is_method = self.class_of(func) is not None
+        sites = []
+        for call in self.tree.nodes(cst.Call):
+            callee = call.func
+            if is_method:
+                matches = isinstance(callee, cst.Attribute) and callee.attr.value == name and \
+                    dotted_name(callee.value) == "self"
+            else:
+                matches = isinstance(callee, cst.Name) and callee.value == name
+            if matches:
+                sites.append(call)
+        return sites
+
     def global_names(self, scope: Scope) -> set[str]:
         names: set[str] = set()
         for stmt in self.scope_nodes(scope, cst.Global):
