@@ -8,6 +8,7 @@ from functools import cached_property
 
 import libcst as cst
 
+from torchmemlint.semantics.autograd import AutogradFunctions
 from torchmemlint.semantics.grad import GradContexts
 from torchmemlint.semantics.imports import ImportTable
 from torchmemlint.semantics.modules import Modules
@@ -54,6 +55,10 @@ class SemanticModel:
     @cached_property
     def params(self) -> Parameters:
         return Parameters(self.tree, self.imports, self.scopes, self.modules)
+
+    @cached_property
+    def autograd(self) -> AutogradFunctions:
+        return AutogradFunctions(self.tree, self.imports, self.scopes)
 
     def code(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node)

@@ -26,7 +26,7 @@ PARAMETER_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Paramet
 VARIABLE = frozenset({"torch.autograd.Variable", "torch.autograd.variable.Variable"})
 # Factories that make a fresh tensor from a shape; the ``*_like`` ones follow a data tensor
 # (adversarial perturbations), so their leaves count as inputs.
-_SHAPE_FACTORIES = frozenset({
+SHAPE_FACTORIES = frozenset({
     "tensor", "as_tensor", "zeros", "ones", "empty", "full", "rand", "randn", "randint", "arange",
     "linspace", "eye", "normal", "from_numpy",
 })
@@ -110,7 +110,7 @@ class Parameters:
             return None
         qualified = self.imports.qualify(expr.func) or ""
         last = qualified.split(".")[-1]
-        if qualified.startswith("torch.") and last in _SHAPE_FACTORIES:
+        if qualified.startswith("torch.") and last in SHAPE_FACTORIES:
             return "shape"
         if qualified.startswith("torch.") and last in _LIKE_FACTORIES:
             return "like"
