@@ -10,6 +10,7 @@ from torchmemlint.rules.tml013_create_graph_backward import CreateGraphBackward
 from torchmemlint.rules.tml014_no_grad_without_with import NoGradWithoutWith
 from torchmemlint.rules.tml015_param_update_outside_no_grad import ParamUpdateOutsideNoGrad
 from torchmemlint.rules.tml016_module_requires_grad_attribute import ModuleRequiresGradAttribute
+from torchmemlint.rules.tml017_unbounded_eval_accumulation import UnboundedEvalAccumulation
 from torchmemlint.rules.tml018_autograd_function_ctx_tensor import AutogradFunctionCtxTensor
 
 ALL_RULES: list[Rule] = sorted(
@@ -22,6 +23,7 @@ ALL_RULES: list[Rule] = sorted(
         NoGradWithoutWith(),
         ParamUpdateOutsideNoGrad(),
         ModuleRequiresGradAttribute(),
+        UnboundedEvalAccumulation(),
         AutogradFunctionCtxTensor(),
     ],
     key=lambda rule: rule.code,

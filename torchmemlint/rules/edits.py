@@ -81,3 +81,24 @@ def torch_callable(model: SemanticModel, qualified: str, avoid: Sequence[cst.CST
     if first is None or any(first is node for node in avoid):
         return None
     return call, [Replacement(first, cst.FlattenSentinel([cst.parse_statement("import torch\n"), first]))]
+
+
+def with_keyword_argument(call: cst.Call, name: str, value: cst.BaseExpression) -> cst.Call:
+    """``call`` with ``name=value`` appended after its last argument, laid out like the others
+    (one per line with a trailing comma stays one per line with a trailing comma)."""
+    new = cst.Arg(value=value, keyword=cst.Name(name),
+                  equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
+                                        whitespace_after=cst.SimpleWhitespace("")))
+    args = list(call.args)
+    if not args:
+        return call.with_changes(args=[new])
+    last = args[-1]
+    separator = args[-2].comma if len(args) >= 2 and isinstance(args[-2].comma, cst.Comma) else \
+        cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+    if isinstance(last.comma, cst.Comma):  # trailing comma: the new argument takes it over
+        moved = last.with_changes(comma=separator)
+        new = new.with_changes(comma=last.comma, whitespace_after_arg=last.whitespace_after_arg)
+    else:
+        moved = last.with_changes(comma=separator, whitespace_after_arg=cst.SimpleWhitespace(""))
+        new = new.with_changes(whitespace_after_arg=last.whitespace_after_arg)
+    return call.with_changes(args=[*args[:-1], moved, new])

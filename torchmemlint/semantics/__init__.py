@@ -10,6 +10,7 @@ import libcst as cst
 
 from torchmemlint.semantics.autograd import AutogradFunctions
 from torchmemlint.semantics.grad import GradContexts
+from torchmemlint.semantics.hf import HFTrainers
 from torchmemlint.semantics.imports import ImportTable
 from torchmemlint.semantics.modules import Modules
 from torchmemlint.semantics.params import Parameters
@@ -59,6 +60,10 @@ class SemanticModel:
     @cached_property
     def autograd(self) -> AutogradFunctions:
         return AutogradFunctions(self.tree, self.imports, self.scopes)
+
+    @cached_property
+    def hf(self) -> HFTrainers:
+        return HFTrainers(self.tree, self.imports, self.scopes)
 
     def code(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node)
