@@ -12,6 +12,7 @@ from torchmemlint.rules.tml015_param_update_outside_no_grad import ParamUpdateOu
 from torchmemlint.rules.tml016_module_requires_grad_attribute import ModuleRequiresGradAttribute
 from torchmemlint.rules.tml017_unbounded_eval_accumulation import UnboundedEvalAccumulation
 from torchmemlint.rules.tml018_autograd_function_ctx_tensor import AutogradFunctionCtxTensor
+from torchmemlint.rules.tml019_module_stores_activation import ModuleStoresActivation
 
 ALL_RULES: list[Rule] = sorted(
     [
@@ -25,6 +26,7 @@ ALL_RULES: list[Rule] = sorted(
         ModuleRequiresGradAttribute(),
         UnboundedEvalAccumulation(),
         AutogradFunctionCtxTensor(),
+        ModuleStoresActivation(),
     ],
     key=lambda rule: rule.code,
 )
