@@ -13,6 +13,7 @@ from torchmemlint.rules.tml016_module_requires_grad_attribute import ModuleRequi
 from torchmemlint.rules.tml017_unbounded_eval_accumulation import UnboundedEvalAccumulation
 from torchmemlint.rules.tml018_autograd_function_ctx_tensor import AutogradFunctionCtxTensor
 from torchmemlint.rules.tml019_module_stores_activation import ModuleStoresActivation
+from torchmemlint.rules.tml020_backward_for_input_gradient import BackwardForInputGradient
 
 ALL_RULES: list[Rule] = sorted(
     [
@@ -27,6 +28,7 @@ ALL_RULES: list[Rule] = sorted(
         UnboundedEvalAccumulation(),
         AutogradFunctionCtxTensor(),
         ModuleStoresActivation(),
+        BackwardForInputGradient(),
     ],
     key=lambda rule: rule.code,
 )
