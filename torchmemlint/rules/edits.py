@@ -83,10 +83,10 @@ def torch_callable(model: SemanticModel, qualified: str, avoid: Sequence[cst.CST
     return call, [Replacement(first, cst.FlattenSentinel([cst.parse_statement("import torch\n"), first]))]
 
 
-def with_keyword_argument(call: cst.Call, name: str, value: cst.BaseExpression) -> cst.Call:
-    """``call`` with ``name=value`` appended after its last argument, laid out like the others
+def add_keyword_argument(call: cst.Call, keyword: str, value: cst.BaseExpression) -> cst.Call:
+    """``call`` with ``keyword=value`` appended after its last argument, laid out like the others
     (one per line with a trailing comma stays one per line with a trailing comma)."""
-    new = cst.Arg(value=value, keyword=cst.Name(name),
+    new = cst.Arg(value=value, keyword=cst.Name(keyword),
                   equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
                                         whitespace_after=cst.SimpleWhitespace("")))
     args = list(call.args)

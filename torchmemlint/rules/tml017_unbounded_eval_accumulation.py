@@ -48,7 +48,7 @@ from typing import Iterator, Optional
 import libcst as cst
 
 from torchmemlint.rules.base import Finding, NodeFix, Replacement, Rule
-from torchmemlint.rules.edits import with_keyword_argument
+from torchmemlint.rules.edits import add_keyword_argument
 from torchmemlint.semantics import SemanticModel
 from torchmemlint.semantics.hf import TrainerSetup, keyword
 
@@ -93,6 +93,6 @@ def _add_accumulation_steps(setup: TrainerSetup) -> Optional[NodeFix]:
     if setup.arguments is None:
         return None
     value = cst.Integer(str(EVAL_ACCUMULATION_STEPS))
-    new = with_keyword_argument(setup.arguments, "eval_accumulation_steps", value)
+    new = add_keyword_argument(setup.arguments, "eval_accumulation_steps", value)
     return NodeFix(f"set eval_accumulation_steps={EVAL_ACCUMULATION_STEPS}", safe=False,
                    replacements=[Replacement(setup.arguments, new)])

@@ -50,7 +50,7 @@ from typing import Iterator, Optional
 import libcst as cst
 
 from torchmemlint.rules.base import Finding, NodeFix, Replacement, Rule
-from torchmemlint.rules.edits import with_keyword_argument
+from torchmemlint.rules.edits import add_keyword_argument
 from torchmemlint.semantics import SemanticModel
 from torchmemlint.semantics.params import INPUT
 
@@ -147,6 +147,6 @@ def _inputs_fix(model: SemanticModel, call: cst.Call, inputs: list[str]) -> Opti
     if not is_function and any(a.keyword is None for a in call.args):
         return None  # accelerator.backward(loss) / loss.backward(gradient)
     value = cst.List([cst.Element(cst.Name(n)) for n in inputs])
-    fixed = with_keyword_argument(call, "inputs", value)
+    fixed = add_keyword_argument(call, "inputs", value)
     return NodeFix(f"accumulate only into {', '.join(inputs)}.grad", safe=False,
                    replacements=[Replacement(call, fixed)])
