@@ -34,12 +34,15 @@ LIGHTNING_NO_GRAD_METHODS = frozenset({
 MODULE_BASES = ("torch.nn.Module", "torch.nn.modules.module.Module")
 LIGHTNING_BASE = "LightningModule"
 
-# Iterables that feed one training/evaluation step per iteration.
-_STEP_ITERABLE = re.compile(
-    r"loader|batches|dataset|_ds\b|\bds\b|train_data|val_data|valid_data|test_data|eval_data|"
-    r"epoch|step|iter|episode|train_set|val_set|test_set|samples|rollout|\bdata\b|batch",
-    re.IGNORECASE,
-)
+# Words of an iterable's identifiers that mark a loop running one step per iteration.
+_STEP_WORDS = frozenset({
+    "loader", "loaders", "dataloader", "batches", "dataset", "datasets", "ds", "epoch", "epochs",
+    "step", "steps", "iter", "iters", "iteration", "iterations", "episode", "episodes", "rollout",
+    "rollouts", "minibatches",
+})
+_ITERATION_BUILTINS = frozenset({"iter", "enumerate", "zip", "range", "reversed", "sorted", "list", "tuple",
+                                  "tqdm", "trange", "islice", "itertools", "len", "self"})
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 @dataclass(frozen=True)
@@ -51,6 +54,8 @@ class Binding:
     node: cst.CSTNode
     value: Optional[cst.BaseExpression]
     augmented: bool = False
+    # ``a, b = f()``: the position of the name in the unpacked tuple (``value`` is the call).
+    index: Optional[int] = None
 
 
 class Scopes:
@@ -162,12 +167,14 @@ class Scopes:
         """A loop that runs one training/evaluation step per iteration (over a loader, over
         epochs or steps, or doing a backward/optimizer step), as opposed to a loop over a few
         layers or loss terms inside one step, whose lists die with the step."""
-        if isinstance(loop, cst.For):
-            iterable = cst.Module([]).code_for_node(loop.iter)
-            if _STEP_ITERABLE.search(iterable):
+        header = loop.iter if isinstance(loop, cst.For) else loop.test
+        for identifier in iterable_identifiers(header):
+            words = identifier.lower().split("_")
+            if identifier == "data" or identifier.lower().endswith(("loader", "dataset")) or \
+                    any(w.rstrip("0123456789") in _STEP_WORDS for w in words):
                 return True
-        else:
-            return True  # while loops are step loops unless proven otherwise
+        if isinstance(loop, cst.While) and isinstance(loop.test, cst.Name) and loop.test.value == "True":
+            return True  # ``while True:`` training loops run until a break
         calls = self.loop_body_nodes(loop, cst.Call)
         return any(_is_step_call(call) for call in calls)
 
@@ -179,15 +186,18 @@ class Scopes:
             return cached
         result: dict[str, list[Binding]] = {}
 
-        def add(target: cst.BaseExpression, node: cst.CSTNode, value, augmented=False) -> None:
+        def add(target: cst.BaseExpression, node: cst.CSTNode, value, augmented=False, index=None) -> None:
             if isinstance(target, cst.Name):
-                result.setdefault(target.value, []).append(Binding(target.value, node, value, augmented))
+                result.setdefault(target.value, []).append(Binding(target.value, node, value, augmented, index))
             elif isinstance(target, (cst.Tuple, cst.List)):
                 values = None
                 if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(target.elements):
                     values = [e.value for e in value.elements]
                 for i, element in enumerate(target.elements):
-                    add(element.value, node, values[i] if values else value, augmented)
+                    if values:
+                        add(element.value, node, values[i], augmented)
+                    else:
+                        add(element.value, node, value, augmented, i if index is None else None)
             elif isinstance(target, cst.StarredElement):
                 add(target.value, node, value, augmented)
 
@@ -313,3 +323,13 @@ def terminal_name(node: cst.BaseExpression) -> Optional[str]:
     if isinstance(node, cst.Attribute):
         return node.attr.value
     return None
+
+
+def iterable_identifiers(expr: cst.BaseExpression) -> list[str]:
+    """The identifiers an iterable expression mentions (``tqdm(enumerate(val_loader))`` ->
+    ``tqdm``, ``enumerate``, ``val_loader``), string literals excluded."""
+    code = cst.Module([]).code_for_node(expr)
+    return [
+        name for name in _IDENTIFIER.findall(re.sub(r"(['\"]).*?\1", "", code))
+        if name not in _ITERATION_BUILTINS
+    ]
