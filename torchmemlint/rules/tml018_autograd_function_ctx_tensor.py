@@ -87,16 +87,10 @@ class AutogradFunctionCtxTensor(Rule):
             if not stores:
                 continue
             fix = _save_for_backward_fix(model, cls, stores)
-            outputs = autograd.returned_names(stores[0].method) | _output_parameters(stores[0].method)
+            outputs = autograd.output_names(stores[0].method)
             for store in stores:
                 is_output = isinstance(store.value, cst.Name) and store.value.value in outputs
                 yield Finding(store.assign, message=OUTPUT_MESSAGE if is_output else None, fix=fix)
-
-
-def _output_parameters(method: cst.FunctionDef) -> set[str]:
-    """``setup_context(ctx, inputs, output)`` receives the forward's output as a parameter."""
-    params = method.params.params
-    return {params[2].name.value} if method.name.value == "setup_context" and len(params) >= 3 else set()
 
 
 def _save_for_backward_fix(model: SemanticModel, cls: cst.ClassDef, stores: list[CtxStore]) -> Optional[NodeFix]:

@@ -73,7 +73,7 @@ class BackwardForInputGradient(Rule):
                 continue
             region = _iteration_region(model, call)
             inputs = _input_gradients_read_after(model, call, region)
-            if inputs and not _parameter_gradients_used(model, region):
+            if inputs and not _parameter_gradients_used(model, call):
                 yield Finding(call, fix=_inputs_fix(model, call, inputs))
 
 
@@ -127,19 +127,41 @@ def _is_loss(model: SemanticModel, call: cst.Call) -> bool:
         "torch.nn.functional.")
 
 
-def _parameter_gradients_used(model: SemanticModel, region: cst.CSTNode) -> bool:
-    """An optimizer step, gradient clipping, or a ``.grad`` read of anything but an input leaf."""
+def _parameter_gradients_used(model: SemanticModel, backward: cst.Call) -> bool:
+    """The parameters' gradients of ``backward`` are consumed: the first gradient event after it
+    (in its loops, wrapping around to the next iteration, or in its function) is an optimizer
+    step, gradient clipping or a read of a non-input ``.grad`` — not a reset
+    (``zero_grad()``, ``p.grad = None``) that throws them away. Micro-batch accumulation
+    (backward in an inner loop, ``step()`` after it) is a consumer."""
+    loops = model.scopes.loops_around(backward)
+    region = loops[-1].body if loops else model.scopes.scope_of(backward)
+    events = sorted(_gradient_events(model, region, backward), key=lambda e: model.tree.start[e[0]])
+    after = [kind for node, kind in events if model.tree.before(backward, node)]
+    following = after or ([kind for node, kind in events if model.tree.before(node, backward)] if loops else [])
+    return bool(following) and following[0] == "consumer"
+
+
+def _gradient_events(model: SemanticModel, region: cst.CSTNode, backward: cst.Call) -> Iterator[tuple[cst.CSTNode, str]]:
+    """``(node, "consumer" | "reset")`` for what uses or discards parameter gradients."""
+    function = model.scopes.function_of(backward)
     for call in model.tree.descendants(region, cst.Call):
+        if model.scopes.function_of(call) is not function:
+            continue
         func = call.func
         name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
         if name == "step" or "clip_grad" in name:
-            return True
+            yield call, "consumer"
+        elif name == "zero_grad":
+            yield call, "reset"
     for attribute in model.tree.descendants(region, cst.Attribute):
-        if attribute.attr.value == "grad" and model.params.leaf_kind(attribute.value, attribute) != INPUT:
-            parent = model.tree.parent.get(attribute)
-            if not (isinstance(parent, cst.Attribute) and parent.attr.value == "zero_"):
-                return True
-    return False
+        if attribute.attr.value != "grad" or model.scopes.function_of(attribute) is not function or \
+                model.params.leaf_kind(attribute.value, attribute) == INPUT:
+            continue
+        parent = model.tree.parent.get(attribute)
+        assign = model.tree.parent.get(parent) if isinstance(parent, cst.AssignTarget) else None
+        discarded = (isinstance(assign, cst.Assign) and isinstance(assign.value, cst.Name) and
+                     assign.value.value == "None") or (isinstance(parent, cst.Attribute) and parent.attr.value == "zero_")
+        yield attribute, "reset" if discarded else "consumer"
 
 
 def _inputs_fix(model: SemanticModel, call: cst.Call, inputs: list[str]) -> Optional[NodeFix]:

@@ -44,6 +44,8 @@ NON_TENSOR_TORCH = frozenset({
     "torch.is_complex", "torch.result_type", "torch.promote_types", "torch.is_autocast_enabled",
     "torch.get_autocast_gpu_dtype", "torch.is_inference_mode_enabled",
 })
+# torch namespaces whose functions take and return streams, process groups, handles.
+NOT_TENSOR_APIS = ("torch.cuda.", "torch.distributed.", "torch.utils.", "torch.backends.", "torch.jit.")
 _SAVING_CTX_METHODS = frozenset({"save_for_backward", "mark_dirty", "mark_non_differentiable", "save_for_forward"})
 
 
@@ -95,14 +97,21 @@ class AutogradFunctions:
                 if isinstance(attribute, cst.Attribute) and dotted_name(attribute.value) == ctx:
                     yield CtxStore(assign, attribute.attr.value, assign.value, method, ctx)
 
-    def returned_names(self, method: cst.FunctionDef) -> set[str]:
-        """Names ``method`` returns, alone or in a tuple: the Function's outputs."""
+    def output_names(self, method: cst.FunctionDef) -> set[str]:
+        """Names holding the Function's outputs (tensors by contract): what ``forward`` returns,
+        alone, in a tuple, or indexed (``return outputs[0]``), and the ``output`` parameter of
+        ``setup_context(ctx, inputs, output)``."""
+        if method.name.value == "setup_context":
+            params = [p.name.value for p in method.params.params]
+            return {params[2]} if len(params) >= 3 else set()
         names: set[str] = set()
         for ret in self.scopes.scope_nodes(method, cst.Return):
             value = ret.value
             elements = value.elements if isinstance(value, (cst.Tuple, cst.List)) else [value] if value else []
             for element in elements:
                 node = element.value if isinstance(element, cst.BaseElement) else element
+                if isinstance(node, cst.Subscript):
+                    node = node.value
                 if isinstance(node, cst.Name):
                     names.add(node.value)
         return names
@@ -141,7 +150,7 @@ class AutogradFunctions:
         qualified = self.imports.qualify(func)
         if qualified is not None:
             return qualified.startswith("torch.") and qualified not in NON_TENSOR_TORCH and \
-                not qualified.startswith(("torch.cuda.", "torch.distributed.", "torch.utils."))
+                not qualified.startswith(NOT_TENSOR_APIS)
         if isinstance(func, cst.Attribute):
             if func.attr.value in NON_TENSOR_METHODS:
                 return False
@@ -151,21 +160,10 @@ class AutogradFunctions:
         return False
 
     def _name_is_tensor(self, name: str, method: cst.FunctionDef, depth: int) -> bool:
-        if name in self.used_as_tensor(method) or name in self.tensor_parameters(method):
+        if name in self.used_as_tensor(method) or name in self.output_names(method):
             return True
         bindings = self.scopes.bindings(method).get(name, [])
         return any(b.value is not None and self.is_tensor(b.value, method, depth) for b in bindings)
-
-    def tensor_parameters(self, method: cst.FunctionDef) -> set[str]:
-        """Parameters a ctx method receives as tensors by convention: the first input of
-        ``forward(ctx, x, ...)`` (``Function.apply(x, ...)``), the ``output`` of
-        ``setup_context(ctx, inputs, output)``."""
-        params = [p.name.value for p in method.params.params]
-        if method.name.value == "forward" and len(params) >= 2 and params[0] in ("ctx", "context", "self"):
-            return {params[1]}
-        if method.name.value == "setup_context" and len(params) >= 3:
-            return {params[2]}
-        return set()
 
     def used_as_tensor(self, method: cst.FunctionDef) -> set[str]:
         """Names ``method`` uses as tensors: annotated ``Tensor``, receivers of tensor methods or
@@ -198,7 +196,7 @@ class AutogradFunctions:
             elif call.args and isinstance(call.args[0].value, cst.Name) and call.args[0].keyword is None:
                 qualified = self.imports.qualify(func) or ""
                 if qualified.startswith("torch.") and qualified not in NON_TENSOR_TORCH and \
-                        qualified.split(".")[-1] not in SHAPE_FACTORIES:
+                        qualified.split(".")[-1] not in SHAPE_FACTORIES and not qualified.startswith(NOT_TENSOR_APIS):
                     names.add(call.args[0].value.value)
         for operation in self.scopes.scope_nodes(method, cst.BinaryOperation):
             if isinstance(operation.operator, cst.MatrixMultiply):

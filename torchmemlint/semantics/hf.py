@@ -17,6 +17,9 @@ from torchmemlint.semantics.scopes import Scopes
 from torchmemlint.semantics.tree import Tree
 
 TRAINER_LIBRARIES = ("transformers.", "trl.")
+# trl's preference/reward trainers return a few summary logits per step from their own
+# prediction_step; SFTTrainer keeps the default full (batch x sequence x vocabulary) logits.
+KEEPING_TRL_TRAINERS = frozenset({"SFTTrainer"})
 # TrainingArguments and its subclasses (Seq2SeqTrainingArguments, trl's SFTConfig, DPOConfig ...).
 ARGUMENT_CLASS_SUFFIXES = ("TrainingArguments", "Config")
 # Settings under which evaluation keeps nothing (or not on the device).
@@ -56,11 +59,9 @@ class HFTrainers:
     def _is_trainer_class(self, func: cst.BaseExpression) -> bool:
         qualified = self.imports.qualify(func)
         if qualified is not None:
-            return qualified.startswith(TRAINER_LIBRARIES) and qualified.endswith("Trainer")
+            return _keeps_logits(qualified)
         local = self.scopes.classes_by_name.get(dotted_name(func) or "")
-        return local is not None and any(
-            b.startswith(TRAINER_LIBRARIES) and b.endswith("Trainer") for b in self.scopes.class_bases(local)
-        )
+        return local is not None and any(_keeps_logits(b) for b in self.scopes.class_bases(local))
 
     def is_arguments_call(self, expr: Optional[cst.BaseExpression]) -> bool:
         if not isinstance(expr, cst.Call):
@@ -112,6 +113,13 @@ class HFTrainers:
                     any(b.value is setup.call for b in self.scopes.bindings_of(setup.name, call)):
                 calls.append(call)
         return calls
+
+
+def _keeps_logits(qualified: str) -> bool:
+    """A Trainer class whose evaluation loop gathers the model's full outputs."""
+    if qualified.startswith("transformers."):
+        return qualified.endswith("Trainer")
+    return qualified.startswith("trl.") and qualified.split(".")[-1] in KEEPING_TRL_TRAINERS
 
 
 def _bounds(value: Optional[cst.BaseExpression]) -> bool:
