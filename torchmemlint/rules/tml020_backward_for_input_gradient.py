@@ -129,15 +129,16 @@ def _is_loss(model: SemanticModel, call: cst.Call) -> bool:
 
 def _parameter_gradients_used(model: SemanticModel, backward: cst.Call) -> bool:
     """The parameters' gradients of ``backward`` are consumed: the first gradient event after it
-    (in its loops, wrapping around to the next iteration, or in its function) is an optimizer
+    in its function (or, with none after it, from the top of its outermost loop) is an optimizer
     step, gradient clipping or a read of a non-input ``.grad`` — not a reset
     (``zero_grad()``, ``p.grad = None``) that throws them away. Micro-batch accumulation
     (backward in an inner loop, ``step()`` after it) is a consumer."""
     loops = model.scopes.loops_around(backward)
-    region = loops[-1].body if loops else model.scopes.scope_of(backward)
-    events = sorted(_gradient_events(model, region, backward), key=lambda e: model.tree.start[e[0]])
-    after = [kind for node, kind in events if model.tree.before(backward, node)]
-    following = after or ([kind for node, kind in events if model.tree.before(node, backward)] if loops else [])
+    events = sorted(_gradient_events(model, model.scopes.scope_of(backward), backward),
+                    key=lambda e: model.tree.start[e[0]])
+    following = [kind for node, kind in events if model.tree.before(backward, node)]
+    if not following and loops:  # the next iteration of the outermost loop
+        following = [kind for node, kind in events if model.tree.contains(loops[-1].body, node)]
     return bool(following) and following[0] == "consumer"
 
 
