@@ -193,3 +193,37 @@ def remove_statement(block: Union[cst.IndentedBlock, cst.Module], statement: cst
         return Replacement(block, block.with_changes(body=body))
     footer = [*statement.leading_lines, *block.footer]
     return Replacement(block, block.with_changes(body=body, footer=footer))
+def wrap_in_with(
+    item: cst.BaseExpression, statements: Sequence[cst.BaseStatement], replacing: Optional[cst.BaseStatement] = None
+) -> list[Replacement]:
+    """Replacements that put ``statements`` (consecutive, in one block) into ``with item:``.
+    ``replacing`` is a statement just before them that the ``with`` takes the place of (a bare
+    ``torch.no_grad()``); its trailing comment moves to the ``with`` line."""
+    anchor = replacing if replacing is not None else statements[0]
+    body = list(statements) if replacing is not None else [statements[0].with_changes(leading_lines=[]),
+                                                             *statements[1:]]
+    header = anchor.trailing_whitespace if isinstance(anchor, cst.SimpleStatementLine) and replacing is not None \
+        else cst.TrailingWhitespace()
+    wrapped = cst.With(
+        items=[cst.WithItem(item)],
+        body=cst.IndentedBlock(body=body, header=header),
+        leading_lines=anchor.leading_lines,
+    )
+    return [Replacement(anchor, wrapped)] + [
+        Replacement(statement, cst.RemovalSentinel.REMOVE) for statement in statements if statement is not anchor
+    ]
+
+
+def torch_callable(model: SemanticModel, qualified: str, avoid: Sequence[cst.CSTNode] = ()) \
+        -> Optional[tuple[cst.BaseExpression, list[Replacement]]]:
+    """``qualified()`` (e.g. ``torch.no_grad()``) spelled as this module can, with the
+    replacement that adds ``import torch`` when nothing imports it; None when the import has
+    nowhere to go that ``avoid`` (statements the fix itself replaces) does not already claim."""
+    spelling, needs_import = torch_spelling(model, qualified, avoid[0] if avoid else model.module)
+    call = cst.parse_expression(f"{spelling}()")
+    if not needs_import:
+        return call, []
+    first = first_statement_after_docstring_and_futures(model.module)
+    if first is None or any(first is node for node in avoid):
+        return None
+    return call, [Replacement(first, cst.FlattenSentinel([cst.parse_statement("import torch\n"), first]))]
