@@ -13,7 +13,9 @@ import libcst as cst
 
 from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.tree import Tree
-from torchmemlint.semantics.vocabulary import ITERATION_BUILTINS, PER_STEP_METHODS, is_step_call, is_step_identifier
+from torchmemlint.semantics.vocabulary import (
+    ITERATION_BUILTINS, PER_STEP_METHODS, is_step_identifier, is_step_target, makes_training_step, steps_environment,
+)
 
 # Spelled as strings so that importing this module does not load LibCST (see cli.py).
 Loop = Union["cst.For", "cst.While"]
@@ -149,6 +151,19 @@ class Scopes:
             return func
         return None
 
+    def step_iteration(self, node: cst.CSTNode) -> Optional[Union[Loop, cst.FunctionDef]]:
+        """The innermost *step* loop around ``node`` in its function, else its per-step method:
+        the iteration whose repetitions make a kept value pile up. A loop over layers, heads or
+        the steps of one episode inside it is skipped (``while not done:`` in ``for episode``),
+        so a container bound before the step loop is still seen to grow."""
+        for loop in self.loops_around(node):
+            if self.is_step_loop(loop):
+                return loop
+        func = self.function_of(node)
+        if func is not None and self.is_per_step_method(func):
+            return func
+        return None
+
     def is_step_loop(self, loop: Loop) -> bool:
         """A loop that runs one training/evaluation step per iteration (over a loader, over
         epochs or steps, or doing a backward/optimizer step), as opposed to a loop over a few
@@ -156,10 +171,15 @@ class Scopes:
         header = loop.iter if isinstance(loop, cst.For) else loop.test
         if any(is_step_identifier(identifier) for identifier in iterable_identifiers(header)):
             return True
-        if isinstance(loop, cst.While) and isinstance(loop.test, cst.Name) and loop.test.value == "True":
-            return True  # ``while True:`` training loops run until a break
+        if isinstance(loop, cst.For):  # ``for epoch in range(100)``, ``for i, batch in enumerate(...)``
+            if any(is_step_target(target.value) for target in self.tree.descendants(loop.target, cst.Name)):
+                return True
+        if isinstance(loop, cst.While) and isinstance(loop.test, cst.Name) and loop.test.value == "True" and \
+                not any(self.is_step_loop(outer) for outer in self.loops_around(loop)):
+            return True  # ``while True:`` training loops run until a break (inside a loop over
+            # data it is a per-sample search, e.g. beam search, unless it has step calls)
         calls = self.loop_body_nodes(loop, cst.Call)
-        return any(_is_step_call(call) for call in calls)
+        return any(is_step_call(call) or _steps_environment(call) for call in calls)
 
     # -- bindings ---------------------------------------------------------------------
     def bindings(self, scope: Scope) -> dict[str, list[Binding]]:
@@ -217,7 +237,10 @@ class Scopes:
         scope = self.scope_of(at)
         candidates = self.bindings(scope).get(name, [])
         start = self.tree.start[at]
-        before = [b for b in candidates if self.tree.start[b.node] < start and not self.tree.contains(b.node, at)]
+        before = [b for b in candidates if self.tree.start[b.node] < start and (
+            not self.tree.contains(b.node, at)
+            or isinstance(b.node, cst.For) and self.tree.contains(b.node.body, at)  # the loop's own target
+        )]
         reaching: list[Binding] = []
         for binding in reversed(before):
             reaching.append(binding)
@@ -229,6 +252,17 @@ class Scopes:
             later = [b for b in candidates if self.tree.contains(loop.body, b.node)]
             if later:
                 return later
+        return []
+
+    def bindings_of(self, name: str, at: cst.CSTNode) -> list[Binding]:
+        """What ``name`` may be bound to at ``at``: its reaching bindings, or, for a name a
+        function never binds, the module-level bindings it reads."""
+        reaching = self.reaching_bindings(name, at)
+        if reaching:
+            return reaching
+        scope = self.scope_of(at)
+        if scope is not self.tree.module and name not in self.bindings(scope):
+            return self.bindings(self.tree.module).get(name, [])
         return []
 
     def _in_branch_between(self, binding: cst.CSTNode, at: cst.CSTNode) -> bool:
@@ -248,6 +282,22 @@ class Scopes:
             for b in self.bindings(scope).get(name, [])
         )
 
+    def call_sites(self, func: cst.FunctionDef) -> list[cst.Call]:
+        """Calls of ``func`` in this file: ``name(...)``, or ``self.name(...)`` for a method."""
+        name = func.name.value
+        is_method = self.class_of(func) is not None
+        sites = []
+        for call in self.tree.nodes(cst.Call):
+            callee = call.func
+            if is_method:
+                matches = isinstance(callee, cst.Attribute) and callee.attr.value == name and \
+                    dotted_name(callee.value) == "self"
+            else:
+                matches = isinstance(callee, cst.Name) and callee.value == name
+            if matches:
+                sites.append(call)
+        return sites
+
     def global_names(self, scope: Scope) -> set[str]:
         names: set[str] = set()
         for stmt in self.scope_nodes(scope, cst.Global):
@@ -257,9 +307,16 @@ class Scopes:
         return names
 
 
-def _is_step_call(call: cst.Call) -> bool:
+def is_step_call(call: cst.Call) -> bool:
+    """A backward pass or an optimizer's (or gradient scaler's) step."""
     func = call.func
-    return isinstance(func, cst.Attribute) and is_step_call(func.attr.value, dotted_name(func.value))
+    return isinstance(func, cst.Attribute) and makes_training_step(func.attr.value, dotted_name(func.value))
+
+
+def _steps_environment(call: cst.Call) -> bool:
+    """``env.step(action)``: a reinforcement-learning loop runs one environment step per iteration."""
+    func = call.func
+    return isinstance(func, cst.Attribute) and steps_environment(func.attr.value, terminal_name(func.value))
 
 
 def terminal_name(node: cst.BaseExpression) -> Optional[str]:

@@ -19,8 +19,10 @@ STORING_METHODS = frozenset({"append", "extend", "insert", "add", "appendleft", 
 STEP_WORDS = frozenset({
     "loader", "loaders", "dataloader", "batches", "dataset", "datasets", "ds", "epoch", "epochs",
     "step", "steps", "iter", "iters", "iteration", "iterations", "episode", "episodes", "rollout",
-    "rollouts", "minibatches",
+    "rollouts", "bptt", "corpus",
 })
+# Words of a loop variable that name one step (the iterable may be a bare ``range(100)``).
+STEP_TARGET_WORDS = frozenset({"epoch", "step", "episode", "iteration", "batch", "minibatch"})
 # Identifiers of an iterable that say nothing about what it iterates over.
 ITERATION_BUILTINS = frozenset({"iter", "enumerate", "zip", "range", "reversed", "sorted", "list", "tuple",
                                 "tqdm", "trange", "islice", "itertools", "len", "self"})
@@ -35,7 +37,12 @@ def is_step_identifier(identifier: str) -> bool:
     )
 
 
-def is_step_call(method: str, receiver: Optional[str]) -> bool:
+def is_step_target(identifier: str) -> bool:
+    """A loop variable named for one step (``epoch``, ``batch_idx``)."""
+    return any(word in STEP_TARGET_WORDS for word in identifier.lower().split("_"))
+
+
+def makes_training_step(method: str, receiver: Optional[str]) -> bool:
     """``<receiver>.<method>(...)`` makes a training step: a backward pass, or an optimizer's or
     gradient scaler's step (``receiver`` spelled as a dotted name, None when it is not one)."""
     if method in ("backward", "manual_backward"):
@@ -44,3 +51,9 @@ def is_step_call(method: str, receiver: Optional[str]) -> bool:
         receiver = receiver or ""
         return "optim" in receiver.lower() or receiver.split(".")[-1] in ("opt", "scaler")
     return False
+
+
+def steps_environment(method: str, receiver_name: Optional[str]) -> bool:
+    """``env.step(action)``: one reinforcement-learning environment step (``receiver_name``: the
+    receiver's last identifier)."""
+    return method == "step" and "env" in (receiver_name or "").lower()
