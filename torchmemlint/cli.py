@@ -15,9 +15,12 @@ from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence
 
 from torchmemlint import __version__, api
+from torchmemlint.api import FileResult
 from torchmemlint.config import UsageError
+from torchmemlint.fix import unified_diff
 from torchmemlint.report import REPORTERS, reporter_for
 from torchmemlint.report.base import Tally, rule_docs
+from torchmemlint.report.fixes import FixTally, format_applied_fixes, format_fix_summary
 from torchmemlint.report.text import format_statistics, format_summary
 from torchmemlint.rules import ALL_RULES
 
@@ -109,6 +112,42 @@ def check(args: argparse.Namespace) -> int:
     if args.format == "text":
         print(format_summary(tally), file=sys.stderr)
     return EXIT_FINDINGS if tally.total and not args.exit_zero else EXIT_CLEAN
+
+
+@subcommand(
+    "fix", "apply the fixes of the findings (the safe ones; all with --unsafe-fixes)",
+    PATHS_ARGUMENT,
+    *SELECTION_ARGUMENTS,
+    argument("--unsafe-fixes", action="store_true",
+             help="also apply unsafe fixes, which may change what the program computes "
+                  "(`torchmemlint explain CODE` says why)"),
+    argument("--diff", action="store_true",
+             help="print a unified diff of the fixes and write nothing; exit 1 if there would be "
+                  "changes (or a file cannot be checked)"),
+    argument("--show-fixes", action="store_true", help="list the fixes applied, per file and rule"),
+)
+def fix(args: argparse.Namespace) -> int:
+    # The remaining findings (or, with --diff, the patch) go to stdout; the summary to stderr.
+    reporter = reporter_for("text", sys.stdout)
+    tally = FixTally()
+    for outcome in api.fix_paths(args.paths, unsafe=args.unsafe_fixes, write=not args.diff,
+                                 **selection_options(args)):
+        tally.add(outcome)
+        if not args.diff:
+            reporter.add(outcome.remaining)
+        elif outcome.changed:
+            sys.stdout.write(unified_diff(outcome.path, outcome.original, outcome.fixed, outcome.encoding))
+        else:
+            reporter.add(FileResult(outcome.path, errors=outcome.remaining.errors))
+    reporter.finish()
+    if not tally.files:
+        return EXIT_CLEAN
+    if args.show_fixes:
+        print(format_applied_fixes(tally, args.diff), file=sys.stderr if args.diff else sys.stdout)
+    print(format_fix_summary(tally, args.diff, args.unsafe_fixes), file=sys.stderr)
+    if args.diff:
+        return EXIT_FINDINGS if tally.changed_files or tally.errors else EXIT_CLEAN
+    return EXIT_FINDINGS if tally.remaining else EXIT_CLEAN
 
 
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?i?b?)?\s*$", re.IGNORECASE)
