@@ -119,7 +119,8 @@ class FileFindings:
     def twin_of(self, diagnostic: Diagnostic) -> tuple[Optional[str], str]:
         """The twin's text and where it comes from ("fix", "file"), or (None, "")."""
         if diagnostic.fix is not None:
-            return apply_fixes(self.text, [diagnostic.fix]), "fix"
+            fixed, _ = apply_fixes(self.text, [diagnostic.fix])
+            return fixed, "fix"
         if self.twin_text is not None:
             return self.twin_text, "file"
         return None, ""
