@@ -159,7 +159,8 @@ def verify_findings(files: Iterable[FileFindings], settings: Settings, progress:
             twin_error = ""
             if diagnostic.fix is not None and _comparable(originals[key]):
                 try:
-                    twin_source = instrument(apply_fixes(file.text, [diagnostic.fix]), scope)
+                    fixed_text, _applied = apply_fixes(file.text, [diagnostic.fix])
+                    twin_source = instrument(fixed_text, scope)
                 except InstrumentError as error:
                     twin_error = f"the fixed code cannot be replayed: {error}"
                 else:
