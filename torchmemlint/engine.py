@@ -13,7 +13,8 @@ from torchmemlint.rules.base import Finding, NodeFix, Rule
 from torchmemlint.semantics import SemanticModel
 
 # flake8's own pattern, so that ``# noqa`` means the same here and under flake8.
-NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z][0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
+# (flake8.defaults.NOQA_INLINE_REGEXP: "#noqa" without the space is not a noqa comment there.)
+NOQA = re.compile(r"# noqa(?::[\s]?(?P<codes>([A-Z]+[0-9]+(?:[,\s]+)?)+))?", re.IGNORECASE)
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
@@ -71,7 +72,7 @@ def _positioned(module: cst.Module, path: str, findings: list[tuple[Rule, Findin
             name=rule.name,
             end_line=where.end.line,
             end_column=where.end.column,
-            fix=_text_fix(module, finding.fix) if finding.fix else None,
+            fix=_text_fix(module, finding.fix, positions) if finding.fix else None,
         ))
     return diagnostics
 
@@ -85,9 +86,21 @@ class _Replacer(cst.CSTTransformer):
         return self.replacements.get(id(original_node), updated_node)
 
 
-def _text_fix(module: cst.Module, fix: NodeFix) -> Optional[Fix]:
-    """The node replacements as one text edit: regenerate the module with them and keep the
-    region that differs, so LibCST does indentation and everything else stays byte for byte."""
+def _text_fix(module: cst.Module, fix: NodeFix, positions) -> Optional[Fix]:
+    """The node replacements as text edits. An expression replaced by an expression is its
+    own span re-spelled; anything else (statements, whose lines need indentation) regenerates
+    the module and keeps the region that differs, so LibCST does the indentation and
+    everything else stays byte for byte."""
+    if all(isinstance(r.old, cst.BaseExpression) and isinstance(r.new, cst.BaseExpression) for r in fix.replacements):
+        edits = []
+        for replacement in fix.replacements:
+            where = positions[replacement.old]
+            code = module.code_for_node(replacement.new)
+            if "\n" in code or "\r" in code:
+                break  # a multi-line expression: its continuation lines need the module's indentation
+            edits.append(Edit(where.start.line, where.start.column, where.end.line, where.end.column, code))
+        else:
+            return Fix(fix.description, fix.safe, tuple(edits))
     before = module.code
     after = module.visit(_Replacer(fix)).code
     if before == after:
@@ -118,7 +131,8 @@ def noqa_codes(line_text: str) -> Optional[set[str]]:
     if match is None:
         return None
     codes = match.group("codes")
-    return {c.upper() for c in re.split(r"[,\s]+", codes) if c} if codes else set()
+    # Compared as written, as flake8 does: "# noqa:tml001" suppresses nothing.
+    return {c for c in re.split(r"[,\s]+", codes) if c} if codes else set()
 
 
 def _without_suppressed(code: str, diagnostics: list[Diagnostic]) -> list[Diagnostic]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
-import libcst as cst
 
 from torchmemlint.diagnostics import Diagnostic, Edit, Fix
 from torchmemlint.engine import check_source, parse
@@ -78,7 +77,9 @@ def fix_source(source: bytes, path: str, rules: Sequence[Rule], unsafe: bool = F
         fixable = [d for d in diagnostics if d.fix is not None and (d.fix.safe or unsafe)]
         if not fixable:
             break
-        text = cst.parse_module(current).code
+        # The bytes decoded, not LibCST's regenerated code: it drops the last line break of a
+        # file with old-Mac ``\r`` line endings.
+        text = current.decode(encoding)
         new_text = apply_fixes(text, (d.fix for d in fixable))
         if new_text == text:
             break

@@ -10,12 +10,54 @@ from torchmemlint.semantics import SemanticModel
 
 
 def call_method(value: cst.BaseExpression, *methods: str) -> cst.BaseExpression:
-    """``value.m1().m2()``, parenthesising ``value`` where precedence needs it."""
+    """``value.m1().m2()``, parenthesising ``value`` where precedence needs it; a method the
+    value already ends with is not repeated (``x.detach()`` + detach, cpu -> ``x.detach().cpu()``)."""
+    if methods and _ends_with_call_to(value, methods[0]):
+        methods = methods[1:]
     if not isinstance(value, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) and not value.lpar:
         value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
     for method in methods:
         value = cst.Call(func=cst.Attribute(value=value, attr=cst.Name(method)))
     return value
+
+
+def _ends_with_call_to(value: cst.BaseExpression, method: str) -> bool:
+    return isinstance(value, cst.Call) and not value.args and isinstance(value.func, cst.Attribute) and \
+        value.func.attr.value == method
+
+
+_NUMBER_BUILTINS = frozenset({"float", "int", "round"})
+
+
+def used_only_as_number(model: SemanticModel, name: str, scope: cst.CSTNode, exclude: cst.CSTNode) -> bool:
+    """Whether every read of the local ``name`` in ``scope`` (outside ``exclude``) ends up as a
+    number: through arithmetic into a format spec (``f"{total:.3f}"``), ``float()``/``int()``/
+    ``round()``, a ``math`` function, or a comparison. Then a 0-dim tensor there can become a Python
+    float without changing anything but memory; printed, returned or stored, it would show."""
+    tree = model.tree
+    for node in model.scopes.scope_nodes(scope, cst.Name):
+        if node.value != name or tree.contains(exclude, node):
+            continue
+        parent = tree.parent.get(node)
+        if isinstance(parent, (cst.AssignTarget, cst.Param)) or (isinstance(parent, cst.AugAssign) and parent.target is node):
+            continue  # a (re)binding, not a read
+        if isinstance(parent, cst.Attribute) and parent.attr is node or isinstance(parent, cst.Arg) and parent.keyword is node:
+            continue  # ``obj.name`` / ``f(name=...)`` spell another thing
+        while isinstance(parent, (cst.BinaryOperation, cst.UnaryOperation)):
+            parent = tree.parent.get(parent)
+        if isinstance(parent, cst.FormattedStringExpression) and parent.format_spec:
+            continue
+        if isinstance(parent, (cst.Comparison, cst.ComparisonTarget)):
+            continue
+        if isinstance(parent, cst.Arg):
+            call = tree.parent.get(parent)
+            callee = call.func if isinstance(call, cst.Call) else None
+            if isinstance(callee, cst.Name) and callee.value in _NUMBER_BUILTINS:
+                continue
+            if callee is not None and (model.imports.qualify(callee) or "").startswith("math."):
+                continue
+        return False
+    return True
 
 
 def torch_spelling(model: SemanticModel, qualified: str) -> tuple[str, bool]:

@@ -47,7 +47,7 @@ from typing import Iterator, Optional
 import libcst as cst
 
 from torchmemlint.rules.base import Finding, NodeFix, Replacement, Rule
-from torchmemlint.rules.edits import call_method
+from torchmemlint.rules.edits import call_method, used_only_as_number
 from torchmemlint.semantics import SemanticModel
 from torchmemlint.semantics.imports import dotted_name
 from torchmemlint.semantics.stores import Accumulation
@@ -61,51 +61,66 @@ class GraphRetainedAccumulation(Rule):
 
     def check(self, model: SemanticModel) -> Iterator[Finding]:
         for store in model.stores.stores():
-            if self._retains(model, store.node, store.container, store.value):
+            if store.overwrites_fixed_slot:
+                continue
+            if self._retains(model, store.node, store.container, store.value) and \
+                    not _kept_for_backward(model, store.node, store.container):
                 yield Finding(store.value, fix=_detach_fix(store.value))
         for accumulation in model.stores.accumulations():
             if self._retains(model, accumulation.node, accumulation.target, accumulation.value) and \
-                    not _consumed_as_loss(model, accumulation):
+                    not _kept_for_backward(model, accumulation.node, accumulation.target, accumulation.value):
                 yield Finding(accumulation.value, fix=_accumulation_fix(model, accumulation))
 
     @staticmethod
     def _retains(model: SemanticModel, node: cst.CSTNode, container: cst.BaseExpression,
                  value: cst.BaseExpression) -> bool:
-        iteration = model.scopes.iteration_scope(node)
+        iteration = model.scopes.step_iteration(node)  # not a loop over layers inside one forward
         if iteration is None:
             return False
-        if not isinstance(iteration, cst.FunctionDef) and not model.scopes.is_step_loop(iteration):
-            return False  # e.g. features of each layer collected inside one forward pass
         if not model.stores.outlives(container, node, iteration):
             return False
         return model.values.is_attached(value, node)
 
 
-def _consumed_as_loss(model: SemanticModel, accumulation: Accumulation) -> bool:
-    """``total = total + loss`` then ``total.backward()`` (or ``return total``) is intended
-    gradient accumulation, not a leak."""
-    name = dotted_name(accumulation.target)
+def _kept_for_backward(model: SemanticModel, node: cst.CSTNode, container: cst.BaseExpression,
+                       value: Optional[cst.BaseExpression] = None) -> bool:
+    """Values kept to be differentiated later are intended: ``total = total + loss`` then
+    ``total.backward()``, log-probabilities stacked into a REINFORCE loss, or a container
+    returned to a caller that does the backward."""
+    name = dotted_name(container) if not isinstance(container, cst.Subscript) else dotted_name(container.value)
     if name is None:
         return False
-    scope = model.scopes.scope_of(accumulation.node)
-    root = name.split(".")[0] if not name.startswith("self.") else name
-    if root in model.values.backwarded_names(scope) or name.split(".")[-1] in model.values.backwarded_names(scope):
+    scope = model.scopes.scope_of(node)
+    if value is not None and any(
+        n.value in model.values.backwarded_names(scope) for n in model.tree.descendants(value, cst.Name)
+    ):
+        return False  # the added loss is differentiated itself: the sum can only be a metric
+    if name in model.values.names_feeding_backward(scope):
         return True
-    for ret in model.scopes.scope_nodes(scope, cst.Return):
-        if ret.value is not None and any(dotted_name(n) == name for n in _names_and_attributes(ret.value)):
-            return True
-    return False
+    returned = any(
+        name in _returned_names(ret.value) for ret in model.scopes.scope_nodes(scope, cst.Return) if ret.value
+    )
+    # A loop that already runs its backward every step has no reason to hand graphs back.
+    return returned and not _backward_in_iteration(model, node)
 
 
-def _names_and_attributes(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
-    found: list[cst.BaseExpression] = []
-    stack = [expr]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (cst.Name, cst.Attribute)):
-            found.append(node)
-        stack.extend(c for c in node.children if isinstance(c, cst.BaseExpression))
-    return found
+def _backward_in_iteration(model: SemanticModel, node: cst.CSTNode) -> bool:
+    iteration = model.scopes.step_iteration(node)
+    if iteration is None:
+        return False
+    body = iteration if isinstance(iteration, cst.FunctionDef) else iteration.body
+    return any(model.values.backward_roots(call) for call in model.tree.descendants(body, cst.Call))
+
+
+def _returned_names(value: cst.BaseExpression) -> set[str]:
+    """``return total`` / ``return a, b`` / ``return {"loss": total}``: the names handed back."""
+    if isinstance(value, (cst.Tuple, cst.List)):
+        elements = [e.value for e in value.elements]
+    elif isinstance(value, cst.Dict):
+        elements = [e.value for e in value.elements if isinstance(e, cst.DictElement)]
+    else:
+        elements = [value]
+    return {n for n in map(dotted_name, elements) if n is not None}
 
 
 def _detach_fix(value: cst.BaseExpression) -> NodeFix:
@@ -113,17 +128,17 @@ def _detach_fix(value: cst.BaseExpression) -> NodeFix:
 
 
 def _accumulation_fix(model: SemanticModel, accumulation: Accumulation) -> Optional[NodeFix]:
-    """``.item()`` when the accumulator starts as a Python number (safe), else ``.detach()``."""
+    """``.item()`` when the accumulator starts as a Python number: safe when it is only ever
+    used as a number afterwards, unsafe when it escapes (returned, printed as is, stored); else
+    ``.detach()`` (the accumulator may be a tensor on purpose)."""
     value = accumulation.value
     target = accumulation.target
     if isinstance(target, cst.Name):
-        starts = [b for b in model.scopes.bindings(model.scopes.scope_of(accumulation.node)).get(target.value, [])
+        scope = model.scopes.scope_of(accumulation.node)
+        starts = [b for b in model.scopes.bindings(scope).get(target.value, [])
                   if not b.augmented and b.node is not accumulation.node]
-        used_as_tensor = any(
-            isinstance(a.value, cst.Name) and a.value.value == target.value
-            for a in model.scopes.scope_nodes(model.scopes.scope_of(accumulation.node), cst.Attribute)
-        )
-        if starts and not used_as_tensor and all(isinstance(b.value, (cst.Integer, cst.Float)) for b in starts):
-            return NodeFix("accumulate `.item()`", safe=True,
-                           replacements=[Replacement(value, call_method(value, "item"))])
+        if starts and all(isinstance(b.value, (cst.Integer, cst.Float)) for b in starts):
+            safe = used_only_as_number(model, target.value, scope, exclude=accumulation.node)
+            description = "accumulate `.item()`" if safe else "accumulate `.item()` (the total becomes a Python float)"
+            return NodeFix(description, safe=safe, replacements=[Replacement(value, call_method(value, "item"))])
     return _detach_fix(value)

@@ -2,9 +2,13 @@
 
 ## What it does
 Flags a loop that calls `.backward()` (also `scaler.scale(loss).backward()`,
-`accelerator.backward(loss)`) and steps an optimizer (`optimizer.step()`, `scaler.step(optimizer)`)
-with no gradient reset anywhere in the loop (`optimizer.zero_grad()`, `model.zero_grad()`,
-`p.grad = None`, `p.grad.zero_()`).
+`accelerator.backward(loss)`, Lightning's `self.manual_backward(loss)`) and steps an optimizer
+(`optimizer.step()`, `scaler.step(optimizer)`) with no gradient reset for that optimizer anywhere
+in the loop (`optimizer.zero_grad()`, `model.zero_grad()`, `p.grad = None`, `p.grad.zero_()`).
+With two optimizers (a GAN), a reset of one model does not cover the other's optimizer. A step
+function called once per iteration (a function or method with the backward and the step, whose
+callers in the file do not reset, or a manually optimized Lightning `training_step`) counts as
+the loop's body.
 
 ## Why is this bad?
 Gradients accumulate *in place* into `.grad`: each step applies the sum of all previous
@@ -34,8 +38,10 @@ Gradient accumulation that resets every few steps
 (`if (i + 1) % accum == 0: optimizer.step(); optimizer.zero_grad()`) stays silent.
 
 ## Fix safety
-Inserting `optimizer.zero_grad(set_to_none=True)` before the backward changes the updates the
-program computes, so the fix is **unsafe** (`--unsafe-fixes`).
+The fix inserts `optimizer.zero_grad(set_to_none=True)` before the first backward that feeds the
+optimizer's step (with two optimizers, after the other one's step), or right after the step
+when only the step is conditional (gradient accumulation keeps summing between steps). That
+changes the updates the program computes, so the fix is **unsafe** (`--unsafe-fixes`).
 
 ## Runtime signature
 No memory growth: `verify` reports `not-reproduced` for growth. The cost is wrong gradients and,
@@ -43,7 +49,7 @@ without `set_to_none`, `.grad` buffers held through the next forward (a higher p
 """
 from __future__ import annotations
 
-from typing import Iterator, Optional
+from typing import Iterator, Optional, Union
 
 import libcst as cst
 
@@ -51,6 +57,11 @@ from torchmemlint.rules.base import Finding, NodeFix, Replacement, Rule
 from torchmemlint.semantics import SemanticModel
 from torchmemlint.semantics.imports import dotted_name
 from torchmemlint.semantics.scopes import Loop
+
+Region = Union[Loop, cst.FunctionDef]
+_RESET_METHODS = frozenset({"zero_grad", "clear_grad", "zero_grad_"})
+# ``dist_autograd.backward(context_id, ...)`` keeps gradients in the context, not in ``.grad``.
+_CONTEXT_BACKWARDS = frozenset({"torch.distributed.autograd.backward"})
 
 
 class MissingZeroGrad(Rule):
@@ -60,86 +71,233 @@ class MissingZeroGrad(Rule):
     triggers = ("backward",)
 
     def check(self, model: SemanticModel) -> Iterator[Finding]:
-        for loop in [*model.tree.nodes(cst.For), *model.tree.nodes(cst.While)]:
-            calls = model.scopes.loop_body_nodes(loop, cst.Call)
-            backwards = [c for c in calls if model.values.backward_roots(c) and _is_backward_call(c)]
-            if not backwards:
+        regions: list[Region] = [*model.tree.nodes(cst.For), *model.tree.nodes(cst.While), *model.tree.nodes(cst.FunctionDef)]
+        for region in regions:
+            calls = _region_calls(model, region)
+            backwards = [c for c in calls if _is_backward_call(model, c)]
+            steps = [(c, o) for c in calls for o in [_stepped_optimizer(c)] if o is not None]
+            if not backwards or not steps:
                 continue
-            optimizer = next((o for o in map(_stepped_optimizer, calls) if o is not None), None)
-            if optimizer is None or _resets_gradients(model, loop, calls):
+            if isinstance(region, cst.FunctionDef):
+                if model.scopes.loops_around(backwards[0]) or not _step_function_left_unreset(model, region):
+                    continue  # a loop of the function is the region, or its callers reset
+            elif _inner_loop_reports(model, region):
                 continue
-            if _inner_loop_reports(model, loop):
+            unreset = _unreset_optimizers(model, region, calls, steps)
+            if not unreset:
                 continue
-            backward = backwards[0]
-            yield Finding(backward, fix=_insert_zero_grad(model, backward, optimizer))
+            first_step = next(call for call, optimizer in steps if optimizer in unreset)
+            yield Finding(_backward_for(model, first_step, backwards, steps),
+                          fix=_insert_zero_grad(model, [(c, o) for c, o in steps if o in unreset], backwards, steps))
 
 
-def _is_backward_call(call: cst.Call) -> bool:
-    return isinstance(call.func, cst.Attribute) and call.func.attr.value in ("backward", "manual_backward")
+def _region_calls(model: SemanticModel, region: Region) -> list[cst.Call]:
+    if isinstance(region, cst.FunctionDef):
+        return model.scopes.scope_nodes(region, cst.Call)
+    return model.scopes.loop_body_nodes(region, cst.Call)
 
 
-def _stepped_optimizer(call: cst.Call) -> Optional[cst.BaseExpression]:
-    """The optimizer a call steps: ``opt.step()`` or ``scaler.step(opt)``."""
+def _is_backward_call(model: SemanticModel, call: cst.Call) -> bool:
+    if not (isinstance(call.func, cst.Attribute) and call.func.attr.value in ("backward", "manual_backward")):
+        return False
+    return bool(model.values.backward_roots(call)) and model.imports.qualify(call.func) not in _CONTEXT_BACKWARDS
+
+
+def _stepped_optimizer(call: cst.Call) -> Optional[str]:
+    """The optimizer a call steps, spelled (``opt.step()``, ``scaler.step(opt)``), or None."""
     func = call.func
     if not (isinstance(func, cst.Attribute) and func.attr.value == "step"):
         return None
     receiver = dotted_name(func.value) or ""
     last = receiver.split(".")[-1].lower()
     if "scaler" in last and call.args:
-        return call.args[0].value
+        return dotted_name(call.args[0].value)
     if "sched" in last:
         return None
     if "optim" in last or last in ("opt", "optimiser") or last.startswith("opt_") or last.endswith("_opt"):
-        return func.value
+        return receiver
     return None
 
 
-def _resets_gradients(model: SemanticModel, loop: Loop, calls: list[cst.Call]) -> bool:
+def _unreset_optimizers(model: SemanticModel, region: Region, calls: list[cst.Call],
+                        steps: list[tuple[cst.Call, str]]) -> list[str]:
+    """The stepped optimizers whose gradients nothing in the region resets. A reset that
+    cannot be attributed (``p.grad = None``, a helper, an unknown receiver) covers them all."""
+    optimizers = list(dict.fromkeys(o for _, o in steps))
+    receivers: list[str] = []
     for call in calls:
         func = call.func
-        name = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", "")
-        if name in ("zero_grad", "zero_", "clear_grad", "set_to_none_", "zero_grad_"):
-            return True
-        if _calls_local_function_that_resets(model, func):
-            return True
-    for assign in model.scopes.loop_body_nodes(loop, cst.Assign):  # p.grad = None
-        if any(isinstance(t.target, cst.Attribute) and t.target.attr.value == "grad" for t in assign.targets):
-            return True
-    # a nested loop ``for p in params: p.grad = None`` is in loop_body_nodes too; ``del p.grad``:
-    return any(isinstance(d.target, cst.Attribute) and d.target.attr.value == "grad"
-               for d in model.scopes.loop_body_nodes(loop, cst.Del))
+        if not isinstance(func, (cst.Attribute, cst.Name)):
+            continue
+        name = func.attr.value if isinstance(func, cst.Attribute) else func.value
+        if name in _RESET_METHODS:
+            receiver = dotted_name(func.value) if isinstance(func, cst.Attribute) else None
+            if receiver is None:
+                return []
+            receivers.append(receiver)
+        elif name in ("zero_", "set_to_none_") or _calls_local_function_that_resets(model, func):
+            return []
+    if _clears_grad_attribute(model, region):
+        return []
+    if not receivers:
+        return optimizers
+    trained_by = {o: _models_of(model, o, steps) for o in optimizers}
+    unreset = []
+    for optimizer in optimizers:
+        if optimizer in receivers:
+            continue
+        other_optimizers = set(optimizers) - {optimizer}
+        if all(r in other_optimizers for r in receivers):  # only the other optimizers are reset
+            unreset.append(optimizer)
+            continue
+        own = trained_by[optimizer]
+        if own is None or own & set(receivers):
+            continue  # built outside this file, or one of its models is reset
+        others = set().union(*(m | {o} for o, m in trained_by.items() if o != optimizer and m is not None))
+        if all(r in others for r in receivers):  # every reset belongs to another optimizer
+            unreset.append(optimizer)
+    return unreset
+
+
+def _models_of(model: SemanticModel, optimizer: str, steps: list[tuple[cst.Call, str]]) -> Optional[set[str]]:
+    """The models whose ``.parameters()`` build ``optimizer`` (``Adam(netG.parameters())`` ->
+    {"netG"}), or None when its construction is not in this file."""
+    at = steps[0][0]
+    constructions: list[cst.BaseExpression] = []
+    if "." not in optimizer:
+        constructions = [b.value for b in model.scopes.reaching_bindings(optimizer, at) if b.value is not None]
+    else:
+        constructions = [a.value for a in model.tree.nodes(cst.Assign)
+                         if any(dotted_name(t.target) == optimizer for t in a.targets)]
+    models = set()
+    for construction in constructions:
+        for call in model.tree.descendants(construction, cst.Call):
+            func = call.func
+            if isinstance(func, cst.Attribute) and func.attr.value in ("parameters", "named_parameters"):
+                spelled = dotted_name(func.value)
+                if spelled is not None:
+                    models.add(spelled)
+    return models or None
+
+
+def _clears_grad_attribute(model: SemanticModel, region: Region) -> bool:
+    """``p.grad = None`` or ``del p.grad`` in the region (nested loops over parameters included)."""
+    if isinstance(region, cst.FunctionDef):
+        assigns, deletes = model.scopes.scope_nodes(region, cst.Assign), model.scopes.scope_nodes(region, cst.Del)
+    else:
+        assigns, deletes = model.scopes.loop_body_nodes(region, cst.Assign), model.scopes.loop_body_nodes(region, cst.Del)
+    return any(isinstance(t.target, cst.Attribute) and t.target.attr.value == "grad"
+               for a in assigns for t in a.targets) or \
+        any(isinstance(d.target, cst.Attribute) and d.target.attr.value == "grad" for d in deletes)
 
 
 def _calls_local_function_that_resets(model: SemanticModel, func: cst.BaseExpression) -> bool:
-    """A helper of this file (``train_step(...)``, ``self.optimize()``) that resets gradients."""
+    """A helper of this file (``reset(...)``, ``self.optimize()``) that resets gradients."""
     name = func.value if isinstance(func, cst.Name) else (
         func.attr.value if isinstance(func, cst.Attribute) and dotted_name(func.value) == "self" else None)
     for target in model.scopes.functions_by_name.get(name or "", []):
         for call in model.tree.descendants(target, cst.Call):
-            if isinstance(call.func, cst.Attribute) and call.func.attr.value == "zero_grad":
+            if isinstance(call.func, cst.Attribute) and call.func.attr.value in _RESET_METHODS:
                 return True
     return False
+
+
+def _step_function_left_unreset(model: SemanticModel, func: cst.FunctionDef) -> bool:
+    """A function that runs one whole step (backward and optimizer step, no loop) is the loop
+    body of its callers: unreset when it is a manually optimized Lightning ``training_step``
+    (Lightning zeroes nothing then), or when it is called from loops of this file and none of
+    them resets gradients around the call."""
+    cls = model.scopes.class_of(func)
+    if model.scopes.is_lightning_module(cls) and model.scopes.is_per_step_method(func):
+        return True
+    name = func.name.value
+    sites = [c for c in model.tree.nodes(cst.Call) if _calls_function(c, name, cls is not None)]
+    if not sites:
+        return False
+    for site in sites:
+        loops = model.scopes.loops_around(site)
+        if not loops:
+            return False  # called once from somewhere we do not follow: unknown
+        calls = model.scopes.loop_body_nodes(loops[0], cst.Call)
+        if any(_resets(model, c) for c in calls) or _clears_grad_attribute(model, loops[0]):
+            return False
+    return True
+
+
+def _resets(model: SemanticModel, call: cst.Call) -> bool:
+    func = call.func
+    if isinstance(func, cst.Attribute) and func.attr.value in _RESET_METHODS | {"zero_", "set_to_none_"}:
+        return True
+    return _calls_local_function_that_resets(model, func)
+
+
+def _calls_function(call: cst.Call, name: str, is_method: bool) -> bool:
+    func = call.func
+    if is_method:
+        return isinstance(func, cst.Attribute) and func.attr.value == name
+    return isinstance(func, cst.Name) and func.value == name
 
 
 def _inner_loop_reports(model: SemanticModel, loop: Loop) -> bool:
     """Report the innermost loop that has both calls, not every loop around it."""
     for inner in [*model.tree.descendants(loop.body, cst.For), *model.tree.descendants(loop.body, cst.While)]:
         calls = model.scopes.loop_body_nodes(inner, cst.Call)
-        if any(_is_backward_call(c) for c in calls) and any(_stepped_optimizer(c) is not None for c in calls):
+        if any(_is_backward_call(model, c) for c in calls) and any(_stepped_optimizer(c) is not None for c in calls):
             return True
     return False
 
 
-def _insert_zero_grad(model: SemanticModel, backward: cst.Call, optimizer: cst.BaseExpression) -> Optional[NodeFix]:
-    statement = model.tree.statement_of(backward)
-    if not isinstance(statement, cst.SimpleStatementLine):
-        return None
-    reset = cst.SimpleStatementLine(
-        body=[cst.Expr(cst.parse_expression(f"{model.code(optimizer)}.zero_grad(set_to_none=True)"))],
-        leading_lines=statement.leading_lines,
-    )
-    return NodeFix(
-        "reset gradients before the backward pass",
-        safe=False,
-        replacements=[Replacement(statement, cst.FlattenSentinel([reset, statement.with_changes(leading_lines=[])]))],
-    )
+def _backward_for(model: SemanticModel, step: cst.Call, backwards: list[cst.Call],
+                  steps: list[tuple[cst.Call, str]]) -> cst.Call:
+    """The first backward that feeds ``step``: after the previous optimizer step, before this one."""
+    tree = model.tree
+    previous = [c for c, _ in steps if tree.before(c, step)]
+    after = previous[-1] if previous else None
+    for backward in backwards:
+        if tree.before(backward, step) and (after is None or tree.before(after, backward)):
+            return backward
+    return backwards[0]
+
+
+def _insert_zero_grad(model: SemanticModel, unreset: list[tuple[cst.Call, str]], backwards: list[cst.Call],
+                      steps: list[tuple[cst.Call, str]]) -> Optional[NodeFix]:
+    """``optimizer.zero_grad(set_to_none=True)`` for each unreset optimizer: before the first
+    backward that feeds its step (so gradients another phase left in its parameters, e.g. a
+    generator loss reaching the discriminator, are dropped too), or right after its step when
+    the step is conditional and the backward is not (gradient accumulation must keep summing)."""
+    before: dict[cst.SimpleStatementLine, list[str]] = {}
+    after: dict[cst.SimpleStatementLine, list[str]] = {}
+    for step, optimizer in unreset:
+        backward = _backward_for(model, step, backwards, steps)
+        conditional = _conditional_apart(model, step, backward)
+        anchor = model.tree.statement_of(step if conditional else backward)
+        if not isinstance(anchor, cst.SimpleStatementLine) or \
+                not isinstance(model.tree.parent.get(anchor), (cst.IndentedBlock, cst.Module)):
+            return None
+        resets = (after if conditional else before).setdefault(anchor, [])
+        if optimizer not in resets:
+            resets.append(optimizer)
+    replacements = []
+    for anchor in dict.fromkeys([*before, *after]):
+        first = [_reset_statement(o) for o in before.get(anchor, [])]
+        last = [_reset_statement(o) for o in after.get(anchor, [])]
+        kept = anchor
+        if first:  # blank lines and comments above the anchor stay above the inserted reset
+            first[0] = first[0].with_changes(leading_lines=anchor.leading_lines)
+            kept = anchor.with_changes(leading_lines=[])
+        replacements.append(Replacement(anchor, cst.FlattenSentinel([*first, kept, *last])))
+    return NodeFix("reset the optimizer's gradients every step", safe=False, replacements=replacements)
+
+
+def _reset_statement(optimizer: str) -> cst.SimpleStatementLine:
+    return cst.SimpleStatementLine(body=[cst.Expr(cst.parse_expression(f"{optimizer}.zero_grad(set_to_none=True)"))])
+
+
+def _conditional_apart(model: SemanticModel, step: cst.Call, backward: cst.Call) -> bool:
+    """The step runs under an ``if`` (or inner loop) that the backward is not in."""
+    for ancestor in model.tree.ancestors(step):
+        if model.tree.contains(ancestor, backward):
+            return False
+        if isinstance(ancestor, (cst.If, cst.Else, cst.For, cst.While, cst.Try)):
+            return True
+    return False

@@ -48,7 +48,7 @@ import libcst as cst
 from torchmemlint.rules.base import Finding, NodeFix, Replacement, Rule
 from torchmemlint.rules.edits import first_statement_after_docstring_and_futures, torch_spelling
 from torchmemlint.semantics import SemanticModel
-from torchmemlint.semantics.scopes import Loop, Scope
+from torchmemlint.semantics.scopes import Loop, Scope, is_step_call, iterable_identifiers
 
 _EVAL_FUNCTION = re.compile(
     r"^(?:_*)(?:eval|evaluate|evaluation|validate|validation|valid|val|test|predict|prediction|"
@@ -56,7 +56,8 @@ _EVAL_FUNCTION = re.compile(
     r"val|test|predict|inference|infer)(?:_|$)",
     re.IGNORECASE,
 )
-_EVAL_ITERABLE = re.compile(r"val|valid|test|eval|dev_|dev\b|holdout|predict", re.IGNORECASE)
+_EVAL_ITERABLE = re.compile(r"^(?:val|valid|validation|test|testing|eval|evaluation|dev|holdout)(?:_|$|loader|set|data)",
+                            re.IGNORECASE)
 
 
 class EvalWithoutNoGrad(Rule):
@@ -79,6 +80,19 @@ class EvalWithoutNoGrad(Rule):
             yield Finding(call, fix=_no_grad_fix(model, context))
 
 
+def _is_unit_test(model: SemanticModel, func: cst.FunctionDef) -> bool:
+    """A ``test*`` function in a test file checks behaviour, it is not evaluation code."""
+    filename = model.path.replace("\\", "/").rsplit("/", 1)[-1]
+    in_test_file = filename.startswith("test_") or filename.endswith("_test.py") or "/tests/" in model.path
+    return in_test_file and func.name.value.startswith("test")
+
+
+def _components(identifier: str) -> list[str]:
+    """``self_val_loader`` -> the identifier and each suffix after an underscore."""
+    parts = identifier.split("_")
+    return ["_".join(parts[i:]) for i in range(len(parts))]
+
+
 def _is_loss_call(model: SemanticModel, call: cst.Call) -> bool:
     text = model.code(call.func).lower()
     return "loss" in text or "criterion" in text
@@ -89,9 +103,13 @@ def _evaluation_context(model: SemanticModel, call: cst.Call) -> Optional[Union[
     scopes = model.scopes
     loops = scopes.loops_around(call)
     for loop in reversed(loops):  # outermost loop over evaluation data
-        if isinstance(loop, cst.For) and _EVAL_ITERABLE.search(model.code(loop.iter)):
+        if isinstance(loop, cst.For) and any(
+            _EVAL_ITERABLE.search(word) for name in iterable_identifiers(loop.iter) for word in _components(name)
+        ):
             return loop
     func = scopes.function_of(call)
+    if func is not None and _is_unit_test(model, func):
+        return None
     if func is not None and _EVAL_FUNCTION.search(func.name.value):
         loops_over_data = bool(loops) and not func.name.value.startswith("test_")  # pytest tests loop over cases
         if loops_over_data or _after_eval_call(model, func, call):
@@ -129,13 +147,9 @@ def _has_backward(model: SemanticModel, context: cst.CSTNode) -> bool:
     """Evaluation code that differentiates (input gradients, adversarial examples, training
     in eval mode) needs its graph."""
     region = context.body if isinstance(context, (cst.For, cst.While)) else context
-    for call in model.tree.descendants(region, cst.Call):
-        if model.values.backward_roots(call):
-            return True
-        func = call.func
-        if isinstance(func, cst.Attribute) and func.attr.value == "step":
-            return True
-    return False
+    # An optimizer step counts too (``opt.step(closure)``); ``env.step(action)`` does not.
+    return any(model.values.backward_roots(call) or is_step_call(call)
+               for call in model.tree.descendants(region, cst.Call))
 
 
 def _no_grad_fix(model: SemanticModel, context: cst.CSTNode) -> Optional[NodeFix]:

@@ -15,6 +15,7 @@ from torchmemlint.semantics.hooks import Hooks
 from torchmemlint.semantics.imports import ImportTable
 from torchmemlint.semantics.iterations import Iterations
 from torchmemlint.semantics.loop_carried import LoopCarried
+from torchmemlint.semantics.losses import LossValues
 from torchmemlint.semantics.scopes import Scopes
 from torchmemlint.semantics.stores import Stores
 from torchmemlint.semantics.tensors import Tensors
@@ -46,6 +47,10 @@ class SemanticModel:
     @cached_property
     def values(self) -> Values:
         return Values(self.tree, self.imports, self.scopes, self.grad)
+
+    @cached_property
+    def losses(self) -> LossValues:
+        return LossValues(self.tree, self.imports, self.scopes, self.values)
 
     @cached_property
     def stores(self) -> Stores:

@@ -28,6 +28,7 @@ class GradContexts:
         self.imports = imports
         self.scopes = scopes
         self._function_cache: dict[cst.FunctionDef, bool] = {}
+        self._set_grad_cache: dict[cst.CSTNode, list[tuple[int, bool]]] = {}
 
     def context_effect(self, expr: cst.BaseExpression) -> Optional[bool]:
         """True if entering ``expr`` (a with-item or decorator) disables grad, False if it
@@ -69,14 +70,24 @@ class GradContexts:
     def _set_grad_call_before(self, node: cst.CSTNode, scope) -> bool:
         """A plain ``torch.set_grad_enabled(False)`` statement earlier in the same scope."""
         state = False
-        for expr_stmt in self.scopes.scope_nodes(scope, cst.Expr):
-            if not self.tree.before(expr_stmt, node):
+        for position, disables in self._set_grad_calls(scope):
+            if position >= self.tree.start[node]:
                 break
-            call = expr_stmt.value
-            if isinstance(call, cst.Call) and call.args and self.imports.qualify(call.func) in SET_GRAD_ENABLED:
-                value = call.args[0].value
-                state = isinstance(value, cst.Name) and value.value == "False"
+            state = disables
         return state
+
+    def _set_grad_calls(self, scope) -> list[tuple[int, bool]]:
+        """Where plain ``set_grad_enabled(...)`` statements switch grad mode in ``scope``."""
+        cached = self._set_grad_cache.get(scope)
+        if cached is None:
+            cached = []
+            for expr_stmt in self.scopes.scope_nodes(scope, cst.Expr):
+                call = expr_stmt.value
+                if isinstance(call, cst.Call) and call.args and self.imports.qualify(call.func) in SET_GRAD_ENABLED:
+                    value = call.args[0].value
+                    cached.append((self.tree.start[expr_stmt], isinstance(value, cst.Name) and value.value == "False"))
+            self._set_grad_cache[scope] = cached
+        return cached
 
     def is_function_disabled(self, func: cst.FunctionDef) -> bool:
         cached = self._function_cache.get(func)

@@ -12,9 +12,9 @@ from typing import Optional, Union
 import libcst as cst
 
 from torchmemlint.semantics.imports import ImportTable
-from torchmemlint.semantics.scopes import Loop, Scopes, _is_step_call, terminal_name
+from torchmemlint.semantics.scopes import Loop, Scopes, is_step_call, terminal_name
 from torchmemlint.semantics.tree import Tree
-from torchmemlint.semantics.values import MODEL_NAME, Values
+from torchmemlint.semantics.values import Values, is_model_name
 
 _LOADER_ITERABLE = re.compile(r"loader|batches|dataset|\bdl\b|_dl\b", re.IGNORECASE)
 Iteration = Union[Loop, cst.FunctionDef]
@@ -32,7 +32,7 @@ class Iterations:
         functions."""
         calls = self.scopes.loop_body_nodes(region, cst.Call) if isinstance(region, (cst.For, cst.While)) \
             else self.scopes.scope_nodes(region, cst.Call)
-        return [c for c in calls if self.values.backward_roots(c) or _is_step_call(c)]
+        return [c for c in calls if self.values.backward_roots(c) or is_step_call(c)]
 
     def runs_step(self, loop: Loop) -> bool:
         return bool(self.step_calls(loop))
@@ -59,7 +59,7 @@ class Iterations:
             loops = self.scopes.loops_around(call)
             if not loops or loops[0] is not loop:
                 continue  # inside a nested loop (that one is the batch loop) or a lambda
-            if self.values.backward_roots(call) or _is_step_call(call) or self.runs_forward(call):
+            if self.values.backward_roots(call) or is_step_call(call) or self.runs_forward(call):
                 return True
         return False
 
@@ -69,7 +69,7 @@ class Iterations:
             return True
         func = call.func
         return isinstance(func, cst.Attribute) and func.attr.value == "generate" and \
-            bool(MODEL_NAME.search(terminal_name(func.value) or ""))
+            is_model_name(terminal_name(func.value))
 
     def batch_iteration(self, node: cst.CSTNode) -> Optional[Iteration]:
         """The innermost loop around ``node`` when it is a batch loop, else the per-step method

@@ -34,12 +34,17 @@ LIGHTNING_NO_GRAD_METHODS = frozenset({
 MODULE_BASES = ("torch.nn.Module", "torch.nn.modules.module.Module")
 LIGHTNING_BASE = "LightningModule"
 
-# Iterables that feed one training/evaluation step per iteration.
-_STEP_ITERABLE = re.compile(
-    r"loader|batches|dataset|_ds\b|\bds\b|train_data|val_data|valid_data|test_data|eval_data|"
-    r"epoch|step|iter|episode|train_set|val_set|test_set|samples|rollout|\bdata\b|batch",
-    re.IGNORECASE,
-)
+# Words of an iterable's identifiers that mark a loop running one step per iteration.
+_STEP_WORDS = frozenset({
+    "loader", "loaders", "dataloader", "batches", "dataset", "datasets", "ds", "epoch", "epochs",
+    "step", "steps", "iter", "iters", "iteration", "iterations", "episode", "episodes", "rollout",
+    "rollouts", "minibatches", "bptt", "corpus",
+})
+# Words of a loop variable that name one step (the iterable may be a bare ``range(100)``).
+_STEP_TARGET_WORDS = frozenset({"epoch", "step", "episode", "iteration", "batch", "minibatch"})
+_ITERATION_BUILTINS = frozenset({"iter", "enumerate", "zip", "range", "reversed", "sorted", "list", "tuple",
+                                  "tqdm", "trange", "islice", "itertools", "len", "self"})
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 @dataclass(frozen=True)
@@ -51,6 +56,8 @@ class Binding:
     node: cst.CSTNode
     value: Optional[cst.BaseExpression]
     augmented: bool = False
+    # ``a, b = f()``: the position of the name in the unpacked tuple (``value`` is the call).
+    index: Optional[int] = None
 
 
 class Scopes:
@@ -158,18 +165,39 @@ class Scopes:
             return func
         return None
 
+    def step_iteration(self, node: cst.CSTNode) -> Optional[Union[Loop, cst.FunctionDef]]:
+        """The innermost *step* loop around ``node`` in its function, else its per-step method:
+        the iteration whose repetitions make a kept value pile up. A loop over layers, heads or
+        the steps of one episode inside it is skipped (``while not done:`` in ``for episode``),
+        so a container bound before the step loop is still seen to grow."""
+        for loop in self.loops_around(node):
+            if self.is_step_loop(loop):
+                return loop
+        func = self.function_of(node)
+        if func is not None and self.is_per_step_method(func):
+            return func
+        return None
+
     def is_step_loop(self, loop: Loop) -> bool:
         """A loop that runs one training/evaluation step per iteration (over a loader, over
         epochs or steps, or doing a backward/optimizer step), as opposed to a loop over a few
         layers or loss terms inside one step, whose lists die with the step."""
-        if isinstance(loop, cst.For):
-            iterable = cst.Module([]).code_for_node(loop.iter)
-            if _STEP_ITERABLE.search(iterable):
+        header = loop.iter if isinstance(loop, cst.For) else loop.test
+        for identifier in iterable_identifiers(header):
+            words = identifier.lower().split("_")
+            if identifier == "data" or identifier.lower().endswith(("loader", "dataset")) or \
+                    any(w.rstrip("0123456789") in _STEP_WORDS for w in words):
                 return True
-        else:
-            return True  # while loops are step loops unless proven otherwise
+        if isinstance(loop, cst.For):  # ``for epoch in range(100)``, ``for i, batch in enumerate(...)``
+            for target in self.tree.descendants(loop.target, cst.Name):
+                if any(w in _STEP_TARGET_WORDS for w in target.value.lower().split("_")):
+                    return True
+        if isinstance(loop, cst.While) and isinstance(loop.test, cst.Name) and loop.test.value == "True" and \
+                not any(self.is_step_loop(outer) for outer in self.loops_around(loop)):
+            return True  # ``while True:`` training loops run until a break (inside a loop over
+            # data it is a per-sample search, e.g. beam search, unless it has step calls)
         calls = self.loop_body_nodes(loop, cst.Call)
-        return any(_is_step_call(call) for call in calls)
+        return any(is_step_call(call) for call in calls)
 
     # -- bindings ---------------------------------------------------------------------
     def bindings(self, scope: Scope) -> dict[str, list[Binding]]:
@@ -179,15 +207,18 @@ class Scopes:
             return cached
         result: dict[str, list[Binding]] = {}
 
-        def add(target: cst.BaseExpression, node: cst.CSTNode, value, augmented=False) -> None:
+        def add(target: cst.BaseExpression, node: cst.CSTNode, value, augmented=False, index=None) -> None:
             if isinstance(target, cst.Name):
-                result.setdefault(target.value, []).append(Binding(target.value, node, value, augmented))
+                result.setdefault(target.value, []).append(Binding(target.value, node, value, augmented, index))
             elif isinstance(target, (cst.Tuple, cst.List)):
                 values = None
                 if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(target.elements):
                     values = [e.value for e in value.elements]
                 for i, element in enumerate(target.elements):
-                    add(element.value, node, values[i] if values else value, augmented)
+                    if values:
+                        add(element.value, node, values[i], augmented)
+                    else:
+                        add(element.value, node, value, augmented, i if index is None else None)
             elif isinstance(target, cst.StarredElement):
                 add(target.value, node, value, augmented)
 
@@ -264,7 +295,7 @@ class Scopes:
         return names
 
 
-def _is_step_call(call: cst.Call) -> bool:
+def is_step_call(call: cst.Call) -> bool:
     func = call.func
     if isinstance(func, cst.Attribute):
         attr = func.attr.value
@@ -283,3 +314,13 @@ def terminal_name(node: cst.BaseExpression) -> Optional[str]:
     if isinstance(node, cst.Attribute):
         return node.attr.value
     return None
+
+
+def iterable_identifiers(expr: cst.BaseExpression) -> list[str]:
+    """The identifiers an iterable expression mentions (``tqdm(enumerate(val_loader))`` ->
+    ``tqdm``, ``enumerate``, ``val_loader``), string literals excluded."""
+    code = cst.Module([]).code_for_node(expr)
+    return [
+        name for name in _IDENTIFIER.findall(re.sub(r"(['\"]).*?\1", "", code))
+        if name not in _ITERATION_BUILTINS
+    ]

@@ -11,7 +11,8 @@ from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.scopes import Loop, Scopes
 from torchmemlint.semantics.tree import Tree
 
-STORING_METHODS = frozenset({"append", "extend", "insert", "add", "appendleft", "put", "push"})
+# Not ``put``: queues are drained by their consumer.
+STORING_METHODS = frozenset({"append", "extend", "insert", "add", "appendleft", "push"})
 _BOUNDED_FACTORIES = frozenset({"collections.deque", "deque"})
 
 
@@ -22,6 +23,22 @@ class Store:
     node: cst.CSTNode
     container: cst.BaseExpression
     value: cst.BaseExpression
+    key: Optional[cst.BaseSlice] = None  # the subscript of ``c[k] = v``
+
+    @property
+    def overwrites_fixed_slot(self) -> bool:
+        """``c["loss"] = v``: a literal key holds only the newest value, so nothing accumulates."""
+        return self.key is not None and _is_literal(self.key)
+
+
+def _is_literal(node: cst.CSTNode) -> bool:
+    if isinstance(node, cst.SubscriptElement):
+        node = node.slice
+    if isinstance(node, cst.Index):
+        node = node.value
+    if isinstance(node, cst.Tuple):
+        return all(_is_literal(e.value) for e in node.elements)
+    return isinstance(node, (cst.BaseString, cst.Integer, cst.Float))
 
 
 @dataclass(frozen=True)
@@ -47,8 +64,10 @@ class Stores:
                 yield Store(call, func.value, value)
         for assign in self.tree.nodes(cst.Assign):
             for target in assign.targets:
-                if isinstance(target.target, cst.Subscript):
-                    yield Store(assign, target.target.value, assign.value)
+                subscript = target.target
+                if isinstance(subscript, cst.Subscript):
+                    key = subscript.slice[0] if len(subscript.slice) == 1 else None
+                    yield Store(assign, subscript.value, assign.value, key)
         for aug in self.tree.nodes(cst.AugAssign):
             if isinstance(aug.operator, cst.AddAssign) and isinstance(aug.value, cst.List):
                 for element in aug.value.elements:
@@ -94,22 +113,31 @@ class Stores:
             )
         if self._reset_in(container, iteration.body):
             return False
+        func = self.scopes.function_of(iteration)
+        if func is not None and root != "self" and self.scopes.is_per_step_method(func) and \
+                root in self.scopes.bindings(func):
+            return False  # a local of forward()/training_step() dies with the step
         if self._is_bounded(container, at):
             return False
         if is_attribute and root == "self":
             return True
-        # A name bound inside the loop body before use is a fresh object each iteration.
-        return not self.scopes.is_bound_in(root, iteration.body)
+        # A name bound inside the loop body is a fresh object each iteration, unless the binding
+        # is the update itself (``total = total + loss`` carries the old value over).
+        return not any(
+            self.tree.contains(iteration.body, b.node) and not b.augmented and not self._reads(b.value, root)
+            for b in self.scopes.bindings(self.scopes.scope_of(at)).get(root, [])
+        )
 
     def _reset_in(self, container: cst.BaseExpression, region: cst.CSTNode) -> bool:
-        """Rebound (``c = []``) or emptied (``c.clear()``, ``del c[:]``) inside ``region``."""
+        """Rebound (``c = []``) or emptied (``c.clear()``, ``del c[:]``) inside ``region``; an
+        update that reads the old value (``self.total = self.total + loss``) is no reset."""
         spelled = dotted_name(container) if not isinstance(container, cst.Subscript) else None
         if spelled is None:
             spelled = dotted_name(container.value) if isinstance(container, cst.Subscript) else None
             if spelled is None:
                 return False
         for assign in self.tree.descendants(region, cst.Assign):
-            if any(dotted_name(t.target) == spelled for t in assign.targets):
+            if any(dotted_name(t.target) == spelled for t in assign.targets) and not self._reads(assign.value, spelled):
                 return True
         for call in self.tree.descendants(region, cst.Call):
             func = call.func
@@ -120,6 +148,13 @@ class Stores:
             if isinstance(target, cst.Subscript) and dotted_name(target.value) == spelled:
                 return True
         return False
+
+    def _reads(self, expr: Optional[cst.BaseExpression], spelled: str) -> bool:
+        """Whether ``expr`` reads the name or attribute chain ``spelled`` (``a`` or ``self.a``)."""
+        if expr is None:
+            return False
+        node_type = cst.Name if "." not in spelled else cst.Attribute
+        return any(dotted_name(n) == spelled for n in self.tree.descendants(expr, node_type))
 
     def _is_bounded(self, container: cst.BaseExpression, at: cst.CSTNode) -> bool:
         if not isinstance(container, cst.Name):

@@ -14,12 +14,13 @@ import libcst as cst
 
 N = TypeVar("N", bound=cst.CSTNode)
 
-_SKIPPED_FIELD_PREFIXES = (
-    "whitespace", "lpar", "rpar", "comma", "semicolon", "colon", "equal", "leading_lines",
-    "lines_after_decorators", "header", "footer", "trailing_whitespace", "dot",
-    "lbracket", "rbracket", "lbrace", "rbrace", "operator", "walrus", "arrow", "first_line",
-    "asynchronous",
-)
+# Fields that hold only whitespace, comments and punctuation.
+_SKIPPED_FIELDS = frozenset({
+    "asynchronous", "colon", "comma", "dot", "equal", "first_line", "footer", "header", "lbrace",
+    "lbracket", "leading_lines", "lines_after_decorators", "lpar", "operator", "rbrace", "rbracket",
+    "rpar", "semicolon", "trailing_whitespace", "empty_lines", "last_line", "leading_whitespace",
+    "newline", "first_colon", "second_colon", "posonly_ind",
+})
 _field_names_by_type: dict[type, tuple[str, ...]] = {}
 
 
@@ -28,7 +29,7 @@ def _child_fields(node_type: type) -> tuple[str, ...]:
     if names is None:
         names = tuple(
             f.name for f in dataclasses.fields(node_type)
-            if not f.name.startswith(_SKIPPED_FIELD_PREFIXES)
+            if f.name not in _SKIPPED_FIELDS and not f.name.startswith("whitespace")
         )
         _field_names_by_type[node_type] = names
     return names

@@ -45,14 +45,29 @@ _FACTORIES = frozenset({
     "eye", "from_numpy", "randperm", "logspace", "tensor_split",
 })
 # Callee names that are models or loss functions: calling one runs a forward pass.
-MODEL_NAME = re.compile(
-    r"(?:^|_)(?:model|models|net|network|encoder|decoder|backbone|classifier|generator|"
-    r"discriminator|critic|actor|policy|criterion|criterium|loss_?fn|loss_?func(?:tion)?|loss_fct|"
-    r"teacher|student|unet|vae|lstm|rnn|gru|mlp|cnn|autoencoder|transformer|qnet|q_net)(?:$|_|\d)",
-    re.IGNORECASE,
-)
+# Callee names that are models or loss functions: calling one runs a forward pass. The last
+# word of the name decides (``policy_net``, ``ddp_model``), or the first one followed only by a
+# role suffix (``model_ema``, ``encoder_q``); ``policy_fn`` or ``model_path`` are not models.
+MODEL_WORDS = frozenset({
+    "model", "models", "net", "network", "encoder", "decoder", "backbone", "classifier",
+    "generator", "discriminator", "critic", "actor", "policy", "criterion", "criterium", "lossfn",
+    "teacher", "student", "unet", "vae", "lstm", "rnn", "gru", "mlp", "cnn", "autoencoder",
+    "transformer", "qnet", "module", "loss",
+})
+_LOSS_FUNCTION_NAMES = frozenset({"loss_fn", "loss_func", "loss_function", "loss_fct", "lossfn", "loss_module"})
+_ROLE_SUFFIXES = frozenset({"ema", "old", "new", "target", "ddp", "q", "k", "g", "d", "a", "b", "s", "t", "fp16",
+                            "engine", "without_ddp", "wrapped", "eval", "train"})
 EXACT_MODEL_NAMES = frozenset({"G", "D", "netG", "netD", "netE", "Q", "pi", "ddp_model", "vf"})
-FORWARD_METHODS = frozenset({"forward", "encode", "decode", "compute_loss", "get_loss", "forward_train"})
+# Methods of a model that run (part of) its forward pass.
+FORWARD_METHODS = frozenset({"encode", "decode", "compute_loss", "get_loss", "forward_train"})
+# Methods of a model that return no tensor on its device.
+_MODEL_NON_TENSOR_METHODS = frozenset({
+    "state_dict", "parameters", "named_parameters", "buffers", "named_buffers", "children",
+    "named_children", "modules", "named_modules", "train", "eval", "zero_grad", "apply", "cpu",
+    "requires_grad_", "register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook",
+    "register_buffer", "load_state_dict", "num_parameters", "get_input_embeddings", "save_pretrained",
+    "extra_repr", "type", "share_memory",
+})
 LOSS_SUFFIX = re.compile(r"(?:loss|Loss|criterion)$")
 _DEVICE_NAME = re.compile(r"device|dev\b|gpu|cuda|rank", re.IGNORECASE)
 MAX_DEPTH = 12
@@ -65,6 +80,7 @@ class Values:
         self.scopes = scopes
         self.grad = grad
         self._backwarded: dict[object, set[str]] = {}
+        self._feeding_backward: dict[object, set[str]] = {}
         self._returns_attached: dict[cst.FunctionDef, bool] = {}
 
     # -- forward passes ---------------------------------------------------------------
@@ -83,14 +99,23 @@ class Values:
             return inner.startswith("torch.nn.") and inner.split(".")[-1][:1].isupper()
         if isinstance(func, cst.Name) and func.value == "self":
             return True  # ``self(x)`` in a module calls its forward
-        if isinstance(func, cst.Attribute) and func.attr.value in FORWARD_METHODS:
-            return True
+        if isinstance(func, cst.Attribute):
+            if func.attr.value == "forward":
+                return True
+            if func.attr.value in FORWARD_METHODS:
+                receiver = func.value
+                return is_model_name(terminal_name(receiver)) or (
+                    isinstance(receiver, cst.Name) and receiver.value == "self"
+                    and self._in_module_class(call)
+                )
         name = terminal_name(func)
-        if name is None:
-            return False
-        if name in EXACT_MODEL_NAMES or MODEL_NAME.search(name):
-            return True
-        return self._bound_to_module(func)
+        if name is None or _is_class_name(name):
+            return False  # ``Net()`` builds a model, it does not run one
+        return is_model_name(name) or self._bound_to_module(func)
+
+    def _in_module_class(self, node: cst.CSTNode) -> bool:
+        func = self.scopes.function_of(node)
+        return func is not None and self.scopes.is_torch_module_class(self.scopes.class_of(func))
 
     def _bound_to_module(self, func: cst.BaseExpression) -> bool:
         """A name bound in this scope to ``nn.Something(...)`` or a Module class of this file."""
@@ -151,14 +176,33 @@ class Values:
         bindings = self.scopes.reaching_bindings(name, at)
         for binding in bindings:
             if binding.value is not None and not self.grad.is_disabled(binding.node):
-                if self._attached(binding.value, binding.node, depth):
+                if binding.index is not None and isinstance(binding.value, cst.Call):
+                    if self._call_element_attached(binding.value, binding.index, binding.node, depth):
+                        return True
+                elif self._attached(binding.value, binding.node, depth):
                     return True
-        # A name some backward pass differentiates holds a graph, unless what reaches here
-        # is plainly a detached value (``loss = loss.item()``).
-        return name in self.backwarded_names(self.scopes.scope_of(at)) and not any(
-            b.value is not None and (_plainly_detached(b.value) or self.grad.is_disabled(b.node))
+        # A name some backward pass differentiates holds a graph, when what reaches here is
+        # opaque (a parameter, a call of something unknown) rather than known to be detached.
+        return name in self.backwarded_names(self.scopes.scope_of(at)) and all(
+            b.value is None or (isinstance(b.value, cst.Call) and not _plainly_detached(b.value)
+                                and not self.grad.is_disabled(b.node))
             for b in bindings
         )
+
+    def _call_element_attached(self, call: cst.Call, index: int, at: cst.CSTNode, depth: int) -> bool:
+        """Element ``index`` of what ``call`` returns (``loss, n_correct = f(...)``): looked up in
+        the returned tuples of a function of this file, else the whole result decides."""
+        target = self._local_callee(call.func)
+        if target is None:
+            return self._attached(call, at, depth)
+        for ret in self.scopes.scope_nodes(target, cst.Return):
+            value = ret.value
+            if isinstance(value, cst.Tuple) and index < len(value.elements):
+                if self.is_attached(value.elements[index].value, ret, depth):
+                    return True
+            elif value is not None and self.is_attached(value, ret, depth):
+                return True
+        return False
 
     def _call_attached(self, call: cst.Call, at: cst.CSTNode, depth: int) -> bool:
         func = call.func
@@ -198,15 +242,19 @@ class Values:
                        not (isinstance(a.value, cst.Name) and a.value.value == "False") for a in call.args)
         return any(self._attached(a.value, at, depth) for a in call.args)
 
-    def _callee_returns_attached(self, func: cst.BaseExpression) -> bool:
-        """A function or ``self`` method of this file whose return value is graph-attached."""
-        target: Optional[cst.FunctionDef] = None
+    def _local_callee(self, func: cst.BaseExpression) -> Optional[cst.FunctionDef]:
+        """The function of this file a call runs: ``f(...)`` or ``self.f(...)``, if unambiguous."""
         if isinstance(func, cst.Name):
             candidates = self.scopes.functions_by_name.get(func.value, [])
-            target = candidates[0] if len(candidates) == 1 else None
         elif isinstance(func, cst.Attribute) and dotted_name(func.value) == "self":
             candidates = self.scopes.functions_by_name.get(func.attr.value, [])
-            target = candidates[0] if len(candidates) == 1 else None
+        else:
+            return None
+        return candidates[0] if len(candidates) == 1 else None
+
+    def _callee_returns_attached(self, func: cst.BaseExpression) -> bool:
+        """A function or ``self`` method of this file whose return value is graph-attached."""
+        target = self._local_callee(func)
         if target is None:
             return False
         cached = self._returns_attached.get(target)
@@ -234,6 +282,27 @@ class Values:
         names.discard("self")
         self._backwarded[scope] = names
         return names
+
+    def names_feeding_backward(self, scope) -> set[str]:
+        """Names whose values flow into a backward pass of ``scope`` (through assignments):
+        ``log_probs`` in ``loss = -torch.stack(log_probs).sum(); loss.backward()``. Keeping
+        such values is how gradient accumulation and REINFORCE work, not a leak."""
+        cached = self._feeding_backward.get(scope)
+        if cached is not None:
+            return cached
+        bindings = self.scopes.bindings(scope)
+        feeding = set(self.backwarded_names(scope))
+        pending = list(feeding)
+        while pending:
+            for binding in bindings.get(pending.pop(), []):
+                if binding.value is None:
+                    continue
+                for name in self.tree.descendants(binding.value, cst.Name):
+                    if name.value not in feeding and name.value in bindings:
+                        feeding.add(name.value)
+                        pending.append(name.value)
+        self._feeding_backward[scope] = feeding
+        return feeding
 
     def backward_roots(self, call: cst.Call) -> list[cst.BaseExpression]:
         """The expressions a backward call differentiates, or [] if it is no backward call."""
@@ -310,6 +379,8 @@ class Values:
         if isinstance(func, cst.Name) and func.value in BREAKING_BUILTINS:
             return False
         if isinstance(func, cst.Attribute):
+            if func.attr.value not in _MODEL_NON_TENSOR_METHODS and is_model_name(terminal_name(func.value)):
+                return True  # ``model.linear_probe(code)``, ``model.generate(...)``: on the model's device
             return self.is_device_tensor(func.value, at, depth)
         return False
 
@@ -351,6 +422,23 @@ class Values:
                 for b in self.scopes.reaching_bindings(name, at)
             )
         return True
+
+
+def _is_class_name(name: str) -> bool:
+    """CamelCase names are classes (``Net``, ``QNetwork``); single letters like ``G`` are not."""
+    return name[:1].isupper() and any(c.islower() for c in name) and name not in EXACT_MODEL_NAMES
+
+
+def is_model_name(name: Optional[str]) -> bool:
+    """Whether an identifier names a model or a loss function (see MODEL_WORDS)."""
+    if not name:
+        return False
+    if name in EXACT_MODEL_NAMES or name.lower() in _LOSS_FUNCTION_NAMES:
+        return True
+    words = name.lower().strip("_").split("_")
+    if words[-1].rstrip("0123456789") in MODEL_WORDS:
+        return True
+    return words[0].rstrip("0123456789") in MODEL_WORDS and "_".join(words[1:]) in _ROLE_SUFFIXES
 
 
 def _plainly_detached(expr: cst.BaseExpression) -> bool:
