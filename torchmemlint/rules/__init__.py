@@ -14,6 +14,14 @@ from torchmemlint.rules.tml009_empty_cache_in_loop import EmptyCacheInLoop
 from torchmemlint.rules.tml010_cuda_in_dataloader_worker import CudaInDataloaderWorker
 from torchmemlint.rules.tml011_torch_load_without_map_location import TorchLoadWithoutMapLocation
 from torchmemlint.rules.tml012_cached_tensor_function import CachedTensorFunction
+from torchmemlint.rules.tml013_create_graph_backward import CreateGraphBackward
+from torchmemlint.rules.tml014_no_grad_without_with import NoGradWithoutWith
+from torchmemlint.rules.tml015_param_update_outside_no_grad import ParamUpdateOutsideNoGrad
+from torchmemlint.rules.tml016_module_requires_grad_attribute import ModuleRequiresGradAttribute
+from torchmemlint.rules.tml017_unbounded_eval_accumulation import UnboundedEvalAccumulation
+from torchmemlint.rules.tml018_autograd_function_ctx_tensor import AutogradFunctionCtxTensor
+from torchmemlint.rules.tml019_module_stores_activation import ModuleStoresActivation
+from torchmemlint.rules.tml020_backward_for_input_gradient import BackwardForInputGradient
 
 ALL_RULES: list[Rule] = sorted(
     [
@@ -29,6 +37,14 @@ ALL_RULES: list[Rule] = sorted(
         CudaInDataloaderWorker(),
         TorchLoadWithoutMapLocation(),
         CachedTensorFunction(),
+        CreateGraphBackward(),
+        NoGradWithoutWith(),
+        ParamUpdateOutsideNoGrad(),
+        ModuleRequiresGradAttribute(),
+        UnboundedEvalAccumulation(),
+        AutogradFunctionCtxTensor(),
+        ModuleStoresActivation(),
+        BackwardForInputGradient(),
     ],
     key=lambda rule: rule.code,
 )

@@ -13,6 +13,7 @@ import libcst as cst
 
 from torchmemlint.semantics.grad import GradContexts
 from torchmemlint.semantics.imports import ImportTable, dotted_name
+from torchmemlint.semantics.modules import Modules
 from torchmemlint.semantics.scopes import Scopes, terminal_name
 from torchmemlint.semantics.tree import Tree
 
@@ -74,11 +75,12 @@ MAX_DEPTH = 12
 
 
 class Values:
-    def __init__(self, tree: Tree, imports: ImportTable, scopes: Scopes, grad: GradContexts) -> None:
+    def __init__(self, tree: Tree, imports: ImportTable, scopes: Scopes, grad: GradContexts, modules: Modules) -> None:
         self.tree = tree
         self.imports = imports
         self.scopes = scopes
         self.grad = grad
+        self.modules = modules
         self._backwarded: dict[object, set[str]] = {}
         self._feeding_backward: dict[object, set[str]] = {}
         self._returns_attached: dict[cst.FunctionDef, bool] = {}
@@ -108,6 +110,8 @@ class Values:
                     isinstance(receiver, cst.Name) and receiver.value == "self"
                     and self._in_module_class(call)
                 )
+        if self.modules.submodule_attribute(func):  # self.fc1(x) where __init__ made fc1 a module
+            return True
         name = terminal_name(func)
         if name is None or _is_class_name(name):
             return False  # ``Net()`` builds a model, it does not run one
