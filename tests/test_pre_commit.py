@@ -1,4 +1,5 @@
-"""The pre-commit hook, run by the real pre-commit from a repository pinned at a commit."""
+"""The pre-commit hooks (check and fix), run by the real pre-commit from a repository pinned at a
+commit."""
 import os
 import shutil
 import subprocess
@@ -26,20 +27,32 @@ def commit_working_tree(destination):
                           capture_output=True, text=True).stdout.strip()
 
 
-@pytest.mark.skipif(shutil.which("git") is None or not (REPO_ROOT / ".git").exists(),
-                    reason="needs git and a git checkout of torchmemlint")
-def test_hook_fails_on_a_leak_and_passes_once_fixed(tmp_path):
-    hook_repo = tmp_path / "torchmemlint"
-    hook_repo.mkdir()
-    revision = commit_working_tree(hook_repo)
+needs_git_checkout = pytest.mark.skipif(
+    shutil.which("git") is None or not (REPO_ROOT / ".git").exists(),
+    reason="needs git and a git checkout of torchmemlint")
+
+
+@pytest.fixture(scope="module")
+def hook_repo(tmp_path_factory):
+    """This working tree as a hook repository, and one PRE_COMMIT_HOME for the module's tests,
+    so pre-commit builds the hook's environment once."""
+    root = tmp_path_factory.mktemp("hooks")
+    repository = root / "torchmemlint"
+    repository.mkdir()
+    revision = commit_working_tree(repository)
+    return repository, revision, dict(os.environ, PRE_COMMIT_HOME=str(root / "pre-commit-home"))
+
+
+@needs_git_checkout
+def test_hook_fails_on_a_leak_and_passes_once_fixed(tmp_path, hook_repo):
+    repository, revision, env = hook_repo
     project = tmp_path / "project"
     write(project, "train.py", LEAKING_SCRIPT)
     write(project, "notes.md", "not python\n")
     write(project, ".pre-commit-config.yaml",
-          f"repos:\n- repo: {hook_repo}\n  rev: {revision}\n  hooks:\n  - id: torchmemlint\n")
+          f"repos:\n- repo: {repository}\n  rev: {revision}\n  hooks:\n  - id: torchmemlint\n")
     git("init", "-q", cwd=project)
     git("add", "-A", cwd=project)
-    env = dict(os.environ, PRE_COMMIT_HOME=str(tmp_path / "pre-commit-home"))
     command = [sys.executable, "-m", "pre_commit", "run", "--all-files", "--color=never"]
 
     failing = run(command, project, env)
@@ -52,3 +65,41 @@ def test_hook_fails_on_a_leak_and_passes_once_fixed(tmp_path):
     passing = run(command, project, env)
     assert passing.returncode == 0, passing.stdout + passing.stderr
     assert "Passed" in passing.stdout
+
+
+@needs_git_checkout
+def test_fix_hook_fixes_the_file_and_fails_the_run(tmp_path, hook_repo):
+    """``pre-commit try-repo`` runs the ``torchmemlint-fix`` hook: it applies the safe fix, so
+    pre-commit fails the run (files were modified) and the file is left fixed."""
+    repository, _, env = hook_repo
+    project = tmp_path / "project"
+    write(project, "train.py", SAFELY_FIXABLE_SCRIPT)
+    git("init", "-q", cwd=project)
+    git("add", "-A", cwd=project)
+    command = [sys.executable, "-m", "pre_commit", "try-repo", str(repository), "torchmemlint-fix",
+               "--all-files", "--color=never"]
+
+    fixing = run(command, project, env)
+    assert fixing.returncode == 1, fixing.stdout + fixing.stderr
+    assert "files were modified by this hook" in fixing.stdout
+    assert (project / "train.py").read_text() == SAFELY_FIXED_SCRIPT
+
+    git("add", "-A", cwd=project)
+    fixed = run(command, project, env)
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    assert (project / "train.py").read_text() == SAFELY_FIXED_SCRIPT
+
+
+# TML001 whose fix is safe: a running sum of a scalar loss into a Python number.
+SAFELY_FIXABLE_SCRIPT = """\
+def train(model, loader, optimizer, criterion):
+    total = 0.0
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss = criterion(model(x), y)
+        loss.backward()
+        optimizer.step()
+        total += loss
+    print(f"mean loss {total / len(loader):.4f}")
+"""
+SAFELY_FIXED_SCRIPT = SAFELY_FIXABLE_SCRIPT.replace("total += loss", "total += loss.item()")

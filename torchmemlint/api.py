@@ -1,7 +1,8 @@
-"""The library surface: check paths, one file at a time, streaming results.
+"""The library surface: check (or fix) paths, one file at a time, streaming results.
 
 ``check_paths`` discovers the files and resolves each one's settings; ``check_file`` is the unit
-of work (read, then ``engine.check_source``). A worker pool or a content-hash cache wraps
+of work (read, then ``engine.check_source``); ``fix_paths``/``fix_file`` likewise, through
+``fix.fix_source`` and an atomic write. A worker pool or a content-hash cache wraps
 ``check_file``: its argument, a ``FileTask``, is plain picklable, hashable data.
 """
 from __future__ import annotations
@@ -9,10 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterator, Optional, Sequence, Union
 
-from torchmemlint import engine
+from torchmemlint import engine, fix
 from torchmemlint.config import RuleSelection, SettingsResolver
 from torchmemlint.diagnostics import Diagnostic, FileError
-from torchmemlint.files import Excluder, discover, read_source
+from torchmemlint.files import Excluder, discover, read_source, write_atomic
 from torchmemlint.rules import ALL_RULES, RULES_BY_CODE
 
 
@@ -79,3 +80,47 @@ def check_paths(paths: Sequence[str], **options) -> Iterator[FileResult]:
     as soon as it is checked; only one file's tree is alive at a time."""
     for task in plan(paths, **options):
         yield check_file(task)
+
+
+@dataclass
+class FileFix:
+    """The outcome of fixing one file: its bytes before and after, the diagnostics whose fixes
+    were applied, and what ``check`` still reports on the result (as a ``FileResult``)."""
+
+    path: str
+    original: bytes
+    fixed: bytes
+    encoding: str
+    applied: list[Diagnostic]
+    remaining: FileResult
+
+    @property
+    def changed(self) -> bool:
+        return self.fixed != self.original
+
+
+def fix_file(task: FileTask, unsafe: bool = False, write: bool = True) -> FileFix:
+    """Fix one file (the safe fixes; the unsafe ones too with ``unsafe``) and, with ``write``,
+    replace it atomically when something changed. Never raises for a bad file: the problem is
+    one of the remaining result's errors and the file is left as it was."""
+    source = read_source(task.path, task.max_file_size)
+    if isinstance(source, FileError):
+        return FileFix(task.path, b"", b"", "utf-8", [], FileResult(task.path, errors=[source]))
+    rules = [RULES_BY_CODE[code] for code in task.rule_codes]
+    result = fix.fix_source(source, task.path, rules, unsafe)
+    outcome = FileFix(task.path, source, result.source, result.encoding, result.applied,
+                      FileResult(task.path, result.remaining, result.errors))
+    if write and outcome.changed:
+        try:
+            write_atomic(task.path, result.source)
+        except OSError as error:
+            unfixed = check_file(task)  # the file as it still is
+            unfixed.errors.append(FileError(task.path, f"cannot write the fixed file: {error.strerror or error}"))
+            return FileFix(task.path, source, source, result.encoding, [], unfixed)
+    return outcome
+
+
+def fix_paths(paths: Sequence[str], unsafe: bool = False, write: bool = True, **options) -> Iterator[FileFix]:
+    """Fix every file under ``paths`` (options as for ``plan``), one file at a time."""
+    for task in plan(paths, **options):
+        yield fix_file(task, unsafe, write)

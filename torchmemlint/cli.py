@@ -9,14 +9,18 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence
 
 from torchmemlint import __version__, api
+from torchmemlint.api import FileResult
 from torchmemlint.config import UsageError
+from torchmemlint.fix import unified_diff
 from torchmemlint.report import REPORTERS, reporter_for
 from torchmemlint.report.base import Tally, rule_docs
+from torchmemlint.report.fixes import FixTally, format_applied_fixes, format_fix_summary
 from torchmemlint.report.text import format_statistics, format_summary
 from torchmemlint.rules import ALL_RULES
 
@@ -110,6 +114,124 @@ def check(args: argparse.Namespace) -> int:
     return EXIT_FINDINGS if tally.total and not args.exit_zero else EXIT_CLEAN
 
 
+@subcommand(
+    "fix", "apply the fixes of the findings (the safe ones; all with --unsafe-fixes)",
+    PATHS_ARGUMENT,
+    *SELECTION_ARGUMENTS,
+    argument("--unsafe-fixes", action="store_true",
+             help="also apply unsafe fixes, which may change what the program computes "
+                  "(`torchmemlint explain CODE` says why)"),
+    argument("--diff", action="store_true",
+             help="print a unified diff of the fixes and write nothing; exit 1 if there would be "
+                  "changes (or a file cannot be checked)"),
+    argument("--show-fixes", action="store_true", help="list the fixes applied, per file and rule"),
+)
+def fix(args: argparse.Namespace) -> int:
+    # The remaining findings (or, with --diff, the patch) go to stdout; the summary to stderr.
+    reporter = reporter_for("text", sys.stdout)
+    tally = FixTally()
+    for outcome in api.fix_paths(args.paths, unsafe=args.unsafe_fixes, write=not args.diff,
+                                 **selection_options(args)):
+        tally.add(outcome)
+        if not args.diff:
+            reporter.add(outcome.remaining)
+        elif outcome.changed:
+            sys.stdout.write(unified_diff(outcome.path, outcome.original, outcome.fixed, outcome.encoding))
+        else:
+            reporter.add(FileResult(outcome.path, errors=outcome.remaining.errors))
+    reporter.finish()
+    if not tally.files:
+        return EXIT_CLEAN
+    if args.show_fixes:
+        print(format_applied_fixes(tally, args.diff), file=sys.stderr if args.diff else sys.stdout)
+    print(format_fix_summary(tally, args.diff, args.unsafe_fixes), file=sys.stderr)
+    if args.diff:
+        return EXIT_FINDINGS if tally.changed_files or tally.errors else EXIT_CLEAN
+    return EXIT_FINDINGS if tally.remaining else EXIT_CLEAN
+
+
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?i?b?)?\s*$", re.IGNORECASE)
+_SIZE_UNITS = {"": 1, "b": 1, "k": 10**3, "kb": 10**3, "kib": 2**10, "m": 10**6, "mb": 10**6, "mib": 2**20,
+               "g": 10**9, "gb": 10**9, "gib": 2**30, "t": 10**12, "tb": 10**12, "tib": 2**40}
+
+
+def _size(text: str) -> int:
+    """A byte count: ``4GiB``, ``512MiB``, ``2G``, ``1000000``."""
+    match = _SIZE.match(text)
+    unit = (match.group(2) or "").lower() if match else ""
+    if match is None or unit not in _SIZE_UNITS:
+        raise argparse.ArgumentTypeError(f"not a size: {text!r} (e.g. 4GiB, 512MiB)")
+    return int(float(match.group(1)) * _SIZE_UNITS[unit])
+
+
+def _positive(kind: type) -> Callable[[str], Any]:
+    def parse(text: str) -> Any:
+        try:
+            value = kind(text)
+        except ValueError:
+            value = 0
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"not a positive number: {text!r}")
+        return value
+    return parse
+
+
+def _count(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"not a number of iterations: {text!r}")
+    return int(text)
+
+
+# `verify SCRIPT -- ARGS`: what follows the first `--` goes to the replayed scripts untouched.
+SCRIPT_ARGUMENTS_SEPARATOR = "--"
+
+
+@subcommand(
+    "verify", "replay the code around each finding and measure what it costs (needs PyTorch); "
+              "arguments after `--` go to the scripts",
+    argument("paths", nargs="+", metavar="PATH", help="scripts, or folders of scripts, to check and replay"),
+    *SELECTION_ARGUMENTS,
+    argument("--iterations", type=_positive(int), default=8, metavar="N",
+             help="measured iterations of the loop around each finding (default: 8)"),
+    argument("--warmup", type=_count, default=2, metavar="N",
+             help="iterations run before measuring (default: 2)"),
+    argument("--timeout", type=_positive(float), default=120.0, metavar="SECONDS",
+             help="wall-clock limit of each replay (default: 120)"),
+    argument("--memory-limit", type=_size, default=4 * 2**30, metavar="SIZE",
+             help="memory each replay may take beyond its footprint at the start (default: 4GiB)"),
+    argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
+             help="replay on CUDA when available (auto), or hide the GPUs (cpu) (default: auto)"),
+    argument("--seed", type=int, default=0, help="seed of random, numpy and torch in every replay (default: 0)"),
+    argument("--format", choices=("text", "json"), default="text", help="output format (default: text)"),
+    argument("--plot", metavar="PNG", help="also draw live memory per iteration, original against fixed twin"),
+)
+def verify(args: argparse.Namespace) -> int:
+    from torchmemlint.verify import Limits, ReplayError, Settings, verify_paths
+    from torchmemlint.verify.output import ProgressLine, write_json, write_table
+
+    limits = Limits(timeout_s=args.timeout, memory_limit=args.memory_limit, device=args.device, seed=args.seed)
+    settings = Settings(args.iterations, args.warmup, tuple(args.script_args), limits)
+    progress = ProgressLine(sys.stderr)
+    try:
+        results, errors = verify_paths(args.paths, settings, progress, **selection_options(args))
+    except ReplayError as error:
+        raise UsageError(f"cannot replay: {error}") from None
+    finally:
+        progress.close()
+    for error in errors:
+        print(f"{error.path}:{error.line}:{error.column + 1}: {error.code} {error.message}", file=sys.stderr)
+    if args.format == "json":
+        write_json(results, sys.stdout)
+    else:
+        write_table(results, sys.stdout)
+    if args.plot:
+        from torchmemlint.verify.plot import write_plot
+
+        write_plot(results, args.plot)
+    confirmed = any(result.verdict.startswith("confirmed") for result in results)
+    return EXIT_FINDINGS if confirmed or errors else EXIT_CLEAN
+
+
 @subcommand("rules", "list the rules")
 def list_rules(args: argparse.Namespace) -> int:
     name_width = max(len(rule.name) for rule in ALL_RULES)
@@ -151,8 +273,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    script_arguments: list[str] = []
+    if argv[:1] == ["verify"] and SCRIPT_ARGUMENTS_SEPARATOR in argv:
+        at = argv.index(SCRIPT_ARGUMENTS_SEPARATOR)
+        argv, script_arguments = argv[:at], argv[at + 1:]
     try:
         args = build_parser().parse_args(argv)
+        args.script_args = script_arguments
     except SystemExit as exit_request:  # --help, --version, or argparse's usage error (2)
         return exit_request.code if isinstance(exit_request.code, int) else EXIT_ERROR
     try:

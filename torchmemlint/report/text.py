@@ -30,9 +30,9 @@ def format_statistics(tally: Tally) -> str:
 
 def format_summary(tally: Tally) -> str:
     if not tally.total:
-        return f"All checks passed ({_plural(tally.files, 'file')} checked)."
-    return f"Found {_plural(tally.total, 'error')} in {_plural(tally.files, 'file')} checked."
+        return f"All checks passed ({plural(tally.files, 'file')} checked)."
+    return f"Found {plural(tally.total, 'error')} in {plural(tally.files, 'file')} checked."
 
 
-def _plural(count: int, noun: str) -> str:
+def plural(count: int, noun: str) -> str:
     return f"{count} {noun}{'' if count == 1 else 's'}"

@@ -17,6 +17,12 @@ from torchmemlint.semantics.modules import Modules
 from torchmemlint.semantics.scopes import Scopes, terminal_name
 from torchmemlint.semantics.tree import Tree
 
+# Methods that return a hook handle, not a tensor.
+HOOK_REGISTRATIONS = frozenset({
+    "register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook",
+    "register_full_backward_pre_hook", "register_backward_hook", "register_hook",
+    "register_post_accumulate_grad_hook",
+})
 # Methods whose result holds no graph: Python values, integer/bool tensors, detached copies.
 GRAPH_BREAKING_METHODS = frozenset({
     "item", "tolist", "numpy", "detach", "detach_", "size", "dim", "numel", "argmax", "argmin",
@@ -24,7 +30,7 @@ GRAPH_BREAKING_METHODS = frozenset({
     "any", "long", "int", "bool", "byte", "char", "short", "data_ptr", "element_size", "nelement",
     "stride", "storage_offset", "is_contiguous", "get_device", "keys", "items", "__len__",
     "state_dict", "parameters", "named_parameters", "zero_grad", "train", "eval", "count",
-})
+}) | HOOK_REGISTRATIONS
 # Attributes that are not the tensor's data (metadata or the detached ``.data``/``.grad``).
 NON_GRAPH_ATTRIBUTES = frozenset({
     "shape", "dtype", "device", "requires_grad", "grad", "data", "is_cuda", "ndim", "grad_fn",
@@ -55,6 +61,14 @@ _ROLE_SUFFIXES = frozenset({"ema", "old", "new", "target", "ddp", "q", "k", "g",
 EXACT_MODEL_NAMES = frozenset({"G", "D", "netG", "netD", "netE", "Q", "pi", "ddp_model", "vf"})
 # Methods of a model that run (part of) its forward pass.
 FORWARD_METHODS = frozenset({"encode", "decode", "compute_loss", "get_loss", "forward_train"})
+# Methods of a model that return no tensor on its device.
+_MODEL_NON_TENSOR_METHODS = frozenset({
+    "state_dict", "parameters", "named_parameters", "buffers", "named_buffers", "children",
+    "named_children", "modules", "named_modules", "train", "eval", "zero_grad", "apply", "cpu",
+    "requires_grad_", "register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook",
+    "register_buffer", "load_state_dict", "num_parameters", "get_input_embeddings", "save_pretrained",
+    "extra_repr", "type", "share_memory",
+})
 LOSS_SUFFIX = re.compile(r"(?:loss|Loss|criterion)$")
 _DEVICE_NAME = re.compile(r"device|dev\b|gpu|cuda|rank", re.IGNORECASE)
 MAX_DEPTH = 12
@@ -227,6 +241,9 @@ class Values:
             return False
         if qualified.split(".")[-1] in _FACTORIES or qualified.startswith(("torch.cuda.", "torch.utils.")):
             return False
+        if qualified == "torch.autograd.grad":  # gradients hold a graph only with create_graph=True
+            return any(a.keyword is not None and a.keyword.value == "create_graph" and
+                       not (isinstance(a.value, cst.Name) and a.value.value == "False") for a in call.args)
         return any(self._attached(a.value, at, depth) for a in call.args)
 
     def _local_callee(self, func: cst.BaseExpression) -> Optional[cst.FunctionDef]:
@@ -341,7 +358,8 @@ class Values:
         func = call.func
         if isinstance(func, cst.Attribute):
             method = func.attr.value
-            if method in ("cpu", "item", "tolist", "numpy", "size", "dim", "numel", "keys", "items"):
+            if method in ("cpu", "item", "tolist", "numpy", "size", "dim", "numel", "keys", "items") or \
+                    method in HOOK_REGISTRATIONS:
                 return False
             if method == "cuda":
                 return True
@@ -365,6 +383,8 @@ class Values:
         if isinstance(func, cst.Name) and func.value in BREAKING_BUILTINS:
             return False
         if isinstance(func, cst.Attribute):
+            if func.attr.value not in _MODEL_NON_TENSOR_METHODS and is_model_name(terminal_name(func.value)):
+                return True  # ``model.linear_probe(code)``, ``model.generate(...)``: on the model's device
             return self.is_device_tensor(func.value, at, depth)
         return False
 
