@@ -82,11 +82,9 @@ class GraphRetainedAccumulation(Rule):
     @staticmethod
     def _retains(model: SemanticModel, node: cst.CSTNode, container: cst.BaseExpression,
                  value: cst.BaseExpression) -> bool:
-        iteration = model.scopes.iteration_scope(node)
+        iteration = model.scopes.step_iteration(node)  # not a loop over layers inside one forward
         if iteration is None:
             return False
-        if not isinstance(iteration, cst.FunctionDef) and not model.scopes.is_step_loop(iteration):
-            return False  # e.g. features of each layer collected inside one forward pass
         if not model.stores.outlives(container, node, iteration):
             return False
         return model.values.is_attached(value, node)
@@ -115,7 +113,7 @@ def _kept_for_backward(model: SemanticModel, node: cst.CSTNode, container: cst.B
 
 
 def _backward_in_iteration(model: SemanticModel, node: cst.CSTNode) -> bool:
-    iteration = model.scopes.iteration_scope(node)
+    iteration = model.scopes.step_iteration(node)
     if iteration is None:
         return False
     body = iteration if isinstance(iteration, cst.FunctionDef) else iteration.body

@@ -29,18 +29,19 @@ for x, y in loader:
 ## Use instead
 ```python
 for x, y in loader:
+    optimizer.zero_grad(set_to_none=True)
     loss = criterion(model(x), y)
     loss.backward()
     optimizer.step()
-    optimizer.zero_grad(set_to_none=True)
 ```
 Gradient accumulation that resets every few steps
 (`if (i + 1) % accum == 0: optimizer.step(); optimizer.zero_grad()`) stays silent.
 
 ## Fix safety
-The fix inserts `optimizer.zero_grad(set_to_none=True)` right after the optimizer's step (so a
-conditional step of gradient accumulation resets only when it steps). That changes the updates
-the program computes, so the fix is **unsafe** (`--unsafe-fixes`).
+The fix inserts `optimizer.zero_grad(set_to_none=True)` before the first backward that feeds the
+optimizer's step (with two optimizers, after the other one's step), or right after the step
+when only the step is conditional (gradient accumulation keeps summing between steps). That
+changes the updates the program computes, so the fix is **unsafe** (`--unsafe-fixes`).
 
 ## Runtime signature
 No memory growth: `verify` reports `not-reproduced` for growth. The cost is wrong gradients and,
@@ -53,6 +54,7 @@ from typing import Iterator, Optional, Union
 import libcst as cst
 
 from torchmemlint.rules.base import Finding, NodeFix, Replacement, Rule
+from torchmemlint.rules.edits import split_leading_lines
 from torchmemlint.semantics import SemanticModel
 from torchmemlint.semantics.imports import dotted_name
 from torchmemlint.semantics.scopes import Loop
@@ -87,7 +89,7 @@ class MissingZeroGrad(Rule):
                 continue
             first_step = next(call for call, optimizer in steps if optimizer in unreset)
             yield Finding(_backward_for(model, first_step, backwards, steps),
-                          fix=_insert_zero_grad(model, [(c, o) for c, o in steps if o in unreset]))
+                          fix=_insert_zero_grad(model, [(c, o) for c, o in steps if o in unreset], backwards, steps))
 
 
 def _region_calls(model: SemanticModel, region: Region) -> list[cst.Call]:
@@ -143,9 +145,15 @@ def _unreset_optimizers(model: SemanticModel, region: Region, calls: list[cst.Ca
     trained_by = {o: _models_of(model, o, steps) for o in optimizers}
     unreset = []
     for optimizer in optimizers:
-        own = trained_by[optimizer]
-        if optimizer in receivers or own is None or own & set(receivers):
+        if optimizer in receivers:
             continue
+        other_optimizers = set(optimizers) - {optimizer}
+        if all(r in other_optimizers for r in receivers):  # only the other optimizers are reset
+            unreset.append(optimizer)
+            continue
+        own = trained_by[optimizer]
+        if own is None or own & set(receivers):
+            continue  # built outside this file, or one of its models is reset
         others = set().union(*(m | {o} for o, m in trained_by.items() if o != optimizer and m is not None))
         if all(r in others for r in receivers):  # every reset belongs to another optimizer
             unreset.append(optimizer)
@@ -252,14 +260,48 @@ def _backward_for(model: SemanticModel, step: cst.Call, backwards: list[cst.Call
     return backwards[0]
 
 
-def _insert_zero_grad(model: SemanticModel, steps: list[tuple[cst.Call, str]]) -> Optional[NodeFix]:
-    """``optimizer.zero_grad(set_to_none=True)`` right after each unreset optimizer's step."""
-    replacements = []
-    for step, optimizer in steps:
-        statement = model.tree.statement_of(step)
-        if not isinstance(statement, cst.SimpleStatementLine) or \
-                not isinstance(model.tree.parent.get(statement), (cst.IndentedBlock, cst.Module)):
+def _insert_zero_grad(model: SemanticModel, unreset: list[tuple[cst.Call, str]], backwards: list[cst.Call],
+                      steps: list[tuple[cst.Call, str]]) -> Optional[NodeFix]:
+    """``optimizer.zero_grad(set_to_none=True)`` for each unreset optimizer: before the first
+    backward that feeds its step (so gradients another phase left in its parameters, e.g. a
+    generator loss reaching the discriminator, are dropped too), or right after its step when
+    the step is conditional and the backward is not (gradient accumulation must keep summing)."""
+    before: dict[cst.SimpleStatementLine, list[str]] = {}
+    after: dict[cst.SimpleStatementLine, list[str]] = {}
+    for step, optimizer in unreset:
+        backward = _backward_for(model, step, backwards, steps)
+        conditional = _conditional_apart(model, step, backward)
+        anchor = model.tree.statement_of(step if conditional else backward)
+        if not isinstance(anchor, cst.SimpleStatementLine) or \
+                not isinstance(model.tree.parent.get(anchor), (cst.IndentedBlock, cst.Module)):
             return None
-        reset = cst.SimpleStatementLine(body=[cst.Expr(cst.parse_expression(f"{optimizer}.zero_grad(set_to_none=True)"))])
-        replacements.append(Replacement(statement, cst.FlattenSentinel([statement, reset])))
-    return NodeFix("reset gradients after the optimizer step", safe=False, replacements=replacements)
+        resets = (after if conditional else before).setdefault(anchor, [])
+        if optimizer not in resets:
+            resets.append(optimizer)
+    replacements = []
+    for anchor in dict.fromkeys([*before, *after]):
+        first = [_reset_statement(o) for o in before.get(anchor, [])]
+        last = [_reset_statement(o) for o in after.get(anchor, [])]
+        kept = anchor
+        if first:
+            # Blank lines above the anchor go above the inserted reset; the comment lines right
+            # above it describe it (``# backprop``) and stay with it.
+            separation, attached = split_leading_lines(anchor.leading_lines)
+            first[0] = first[0].with_changes(leading_lines=separation)
+            kept = anchor.with_changes(leading_lines=attached)
+        replacements.append(Replacement(anchor, cst.FlattenSentinel([*first, kept, *last])))
+    return NodeFix("reset the optimizer's gradients every step", safe=False, replacements=replacements)
+
+
+def _reset_statement(optimizer: str) -> cst.SimpleStatementLine:
+    return cst.SimpleStatementLine(body=[cst.Expr(cst.parse_expression(f"{optimizer}.zero_grad(set_to_none=True)"))])
+
+
+def _conditional_apart(model: SemanticModel, step: cst.Call, backward: cst.Call) -> bool:
+    """The step runs under an ``if`` (or inner loop) that the backward is not in."""
+    for ancestor in model.tree.ancestors(step):
+        if model.tree.contains(ancestor, backward):
+            return False
+        if isinstance(ancestor, (cst.If, cst.Else, cst.For, cst.While, cst.Try)):
+            return True
+    return False

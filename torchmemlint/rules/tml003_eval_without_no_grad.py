@@ -48,7 +48,7 @@ import libcst as cst
 from torchmemlint.rules.base import Finding, NodeFix, Replacement, Rule
 from torchmemlint.rules.edits import torch_spelling, with_torch_import
 from torchmemlint.semantics import SemanticModel
-from torchmemlint.semantics.scopes import Loop, Scope, iterable_identifiers
+from torchmemlint.semantics.scopes import Loop, Scope, is_step_call, iterable_identifiers
 
 _EVAL_FUNCTION = re.compile(
     r"^(?:_*)(?:eval|evaluate|evaluation|validate|validation|valid|val|test|predict|prediction|"
@@ -147,13 +147,9 @@ def _has_backward(model: SemanticModel, context: cst.CSTNode) -> bool:
     """Evaluation code that differentiates (input gradients, adversarial examples, training
     in eval mode) needs its graph."""
     region = context.body if isinstance(context, (cst.For, cst.While)) else context
-    for call in model.tree.descendants(region, cst.Call):
-        if model.values.backward_roots(call):
-            return True
-        func = call.func
-        if isinstance(func, cst.Attribute) and func.attr.value == "step":
-            return True
-    return False
+    # An optimizer step counts too (``opt.step(closure)``); ``env.step(action)`` does not.
+    return any(model.values.backward_roots(call) or is_step_call(call)
+               for call in model.tree.descendants(region, cst.Call))
 
 
 def _no_grad_fix(model: SemanticModel, context: cst.CSTNode) -> Optional[NodeFix]:

@@ -24,7 +24,9 @@ with torch.no_grad():
         preds.append(model(x.to(device)).argmax(1).cpu())
 ```
 A Lightning `self.validation_step_outputs.append(...)` that another hook clears every epoch is
-the documented pattern and stays silent.
+the documented pattern and stays silent. So do loss values (`losses.append(loss.detach())`,
+`accelerator.gather_for_metrics(loss.repeat(bs))`): one small block per step, kept on the device
+on purpose, because `.item()` every step would wait for the GPU.
 
 ## Fix safety
 The fix appends `.detach().cpu()`. Later code that combines the stored tensors with device
@@ -54,13 +56,10 @@ class DeviceTensorInGrowingContainer(Rule):
         for store in model.stores.stores():
             if not isinstance(store.node, cst.Call) and not isinstance(store.node, cst.AugAssign):
                 continue  # ``d[k] = v`` overwrites a bounded set of keys
-            iteration = model.scopes.iteration_scope(store.node)
+            iteration = model.scopes.step_iteration(store.node)
             if iteration is None:
                 continue
-            if isinstance(iteration, cst.FunctionDef):
-                if model.stores.reset_elsewhere_in_class(store.container, iteration):
-                    continue
-            elif not model.scopes.is_step_loop(iteration):
+            if isinstance(iteration, cst.FunctionDef) and model.stores.reset_elsewhere_in_class(store.container, iteration):
                 continue
             if not model.stores.outlives(store.container, store.node, iteration):
                 continue
@@ -68,6 +67,8 @@ class DeviceTensorInGrowingContainer(Rule):
                 continue
             if model.values.is_attached(store.value, store.node):
                 continue  # TML001 reports it
+            if model.losses.is_loss_value(store.value, store.node):
+                continue  # one 512-byte block per step, kept on the device on purpose (no sync)
             yield Finding(store.value, fix=NodeFix(
                 "store `.detach().cpu()`", safe=False,
                 replacements=[Replacement(store.value, call_method(store.value, "detach", "cpu"))],

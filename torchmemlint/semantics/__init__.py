@@ -10,6 +10,7 @@ import libcst as cst
 
 from torchmemlint.semantics.grad import GradContexts
 from torchmemlint.semantics.imports import ImportTable
+from torchmemlint.semantics.losses import LossValues
 from torchmemlint.semantics.scopes import Scopes
 from torchmemlint.semantics.stores import Stores
 from torchmemlint.semantics.tree import Tree
@@ -40,6 +41,10 @@ class SemanticModel:
     @cached_property
     def values(self) -> Values:
         return Values(self.tree, self.imports, self.scopes, self.grad)
+
+    @cached_property
+    def losses(self) -> LossValues:
+        return LossValues(self.tree, self.imports, self.scopes, self.values)
 
     @cached_property
     def stores(self) -> Stores:

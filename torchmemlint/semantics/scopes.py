@@ -38,8 +38,10 @@ LIGHTNING_BASE = "LightningModule"
 _STEP_WORDS = frozenset({
     "loader", "loaders", "dataloader", "batches", "dataset", "datasets", "ds", "epoch", "epochs",
     "step", "steps", "iter", "iters", "iteration", "iterations", "episode", "episodes", "rollout",
-    "rollouts", "minibatches",
+    "rollouts", "minibatches", "bptt", "corpus",
 })
+# Words of a loop variable that name one step (the iterable may be a bare ``range(100)``).
+_STEP_TARGET_WORDS = frozenset({"epoch", "step", "episode", "iteration", "batch", "minibatch"})
 _ITERATION_BUILTINS = frozenset({"iter", "enumerate", "zip", "range", "reversed", "sorted", "list", "tuple",
                                   "tqdm", "trange", "islice", "itertools", "len", "self"})
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -163,6 +165,19 @@ class Scopes:
             return func
         return None
 
+    def step_iteration(self, node: cst.CSTNode) -> Optional[Union[Loop, cst.FunctionDef]]:
+        """The innermost *step* loop around ``node`` in its function, else its per-step method:
+        the iteration whose repetitions make a kept value pile up. A loop over layers, heads or
+        the steps of one episode inside it is skipped (``while not done:`` in ``for episode``),
+        so a container bound before the step loop is still seen to grow."""
+        for loop in self.loops_around(node):
+            if self.is_step_loop(loop):
+                return loop
+        func = self.function_of(node)
+        if func is not None and self.is_per_step_method(func):
+            return func
+        return None
+
     def is_step_loop(self, loop: Loop) -> bool:
         """A loop that runs one training/evaluation step per iteration (over a loader, over
         epochs or steps, or doing a backward/optimizer step), as opposed to a loop over a few
@@ -173,10 +188,16 @@ class Scopes:
             if identifier == "data" or identifier.lower().endswith(("loader", "dataset")) or \
                     any(w.rstrip("0123456789") in _STEP_WORDS for w in words):
                 return True
-        if isinstance(loop, cst.While) and isinstance(loop.test, cst.Name) and loop.test.value == "True":
-            return True  # ``while True:`` training loops run until a break
+        if isinstance(loop, cst.For):  # ``for epoch in range(100)``, ``for i, batch in enumerate(...)``
+            for target in self.tree.descendants(loop.target, cst.Name):
+                if any(w in _STEP_TARGET_WORDS for w in target.value.lower().split("_")):
+                    return True
+        if isinstance(loop, cst.While) and isinstance(loop.test, cst.Name) and loop.test.value == "True" and \
+                not any(self.is_step_loop(outer) for outer in self.loops_around(loop)):
+            return True  # ``while True:`` training loops run until a break (inside a loop over
+            # data it is a per-sample search, e.g. beam search, unless it has step calls)
         calls = self.loop_body_nodes(loop, cst.Call)
-        return any(_is_step_call(call) for call in calls)
+        return any(is_step_call(call) for call in calls)
 
     # -- bindings ---------------------------------------------------------------------
     def bindings(self, scope: Scope) -> dict[str, list[Binding]]:
@@ -274,7 +295,7 @@ class Scopes:
         return names
 
 
-def _is_step_call(call: cst.Call) -> bool:
+def is_step_call(call: cst.Call) -> bool:
     func = call.func
     if isinstance(func, cst.Attribute):
         attr = func.attr.value

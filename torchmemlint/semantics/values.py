@@ -54,6 +54,14 @@ _ROLE_SUFFIXES = frozenset({"ema", "old", "new", "target", "ddp", "q", "k", "g",
 EXACT_MODEL_NAMES = frozenset({"G", "D", "netG", "netD", "netE", "Q", "pi", "ddp_model", "vf"})
 # Methods of a model that run (part of) its forward pass.
 FORWARD_METHODS = frozenset({"encode", "decode", "compute_loss", "get_loss", "forward_train"})
+# Methods of a model that return no tensor on its device.
+_MODEL_NON_TENSOR_METHODS = frozenset({
+    "state_dict", "parameters", "named_parameters", "buffers", "named_buffers", "children",
+    "named_children", "modules", "named_modules", "train", "eval", "zero_grad", "apply", "cpu",
+    "requires_grad_", "register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook",
+    "register_buffer", "load_state_dict", "num_parameters", "get_input_embeddings", "save_pretrained",
+    "extra_repr", "type", "share_memory",
+})
 LOSS_SUFFIX = re.compile(r"(?:loss|Loss|criterion)$")
 _DEVICE_NAME = re.compile(r"device|dev\b|gpu|cuda|rank", re.IGNORECASE)
 MAX_DEPTH = 12
@@ -361,6 +369,8 @@ class Values:
         if isinstance(func, cst.Name) and func.value in BREAKING_BUILTINS:
             return False
         if isinstance(func, cst.Attribute):
+            if func.attr.value not in _MODEL_NON_TENSOR_METHODS and is_model_name(terminal_name(func.value)):
+                return True  # ``model.linear_probe(code)``, ``model.generate(...)``: on the model's device
             return self.is_device_tensor(func.value, at, depth)
         return False
 
