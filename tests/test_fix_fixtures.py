@@ -20,9 +20,10 @@ import pytest
 from torchmemlint.engine import check_source
 from torchmemlint.fix import fix_source
 from torchmemlint.rules import ALL_RULES
+from test_fixtures import expected_diagnostics
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
-EXPECT = re.compile(r"#\s*expect:\s*TML\d{3}")
+EXPECT = re.compile(r"#\s*expect:\s*TML\d{3}")  # a fixture that expects a finding
 INVALID_FIXTURES = sorted(p for p in FIXTURES.rglob("*.py") if EXPECT.search(p.read_text(encoding="utf-8")))
 RUNNABLE_FIXTURES = sorted((FIXTURES / "runnable").glob("*.py")) if (FIXTURES / "runnable").is_dir() else []
 # Numbers standing alone: not the 0 of ``grad_fn=<DivBackward0>``, which only the original prints.
@@ -40,7 +41,10 @@ def test_unsafe_fix_of_every_invalid_fixture(path: Path) -> None:
     remaining, _ = check_source(result.source, str(path), ALL_RULES)
     assert not fixed_codes & {d.code for d in remaining}
     # Rule fixtures are golden-tested against their .fixed file; runnable ones are run instead.
-    if result.source != source and path.parent.name != "runnable":
+    # A fixture whose findings are not the expected ones fails test_fixture_diagnostics first.
+    found, _ = check_source(source, str(path), ALL_RULES)
+    if result.source != source and path.parent.name != "runnable" and \
+            {(d.line, d.code) for d in found} == expected_diagnostics(source.decode("utf-8")):
         assert path.with_name(path.name + ".fixed").is_file(), "a fixable fixture needs its .fixed file"
 
 

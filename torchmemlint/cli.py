@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence
@@ -149,6 +150,88 @@ def fix(args: argparse.Namespace) -> int:
     return EXIT_FINDINGS if tally.remaining else EXIT_CLEAN
 
 
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?i?b?)?\s*$", re.IGNORECASE)
+_SIZE_UNITS = {"": 1, "b": 1, "k": 10**3, "kb": 10**3, "kib": 2**10, "m": 10**6, "mb": 10**6, "mib": 2**20,
+               "g": 10**9, "gb": 10**9, "gib": 2**30, "t": 10**12, "tb": 10**12, "tib": 2**40}
+
+
+def _size(text: str) -> int:
+    """A byte count: ``4GiB``, ``512MiB``, ``2G``, ``1000000``."""
+    match = _SIZE.match(text)
+    unit = (match.group(2) or "").lower() if match else ""
+    if match is None or unit not in _SIZE_UNITS:
+        raise argparse.ArgumentTypeError(f"not a size: {text!r} (e.g. 4GiB, 512MiB)")
+    return int(float(match.group(1)) * _SIZE_UNITS[unit])
+
+
+def _positive(kind: type) -> Callable[[str], Any]:
+    def parse(text: str) -> Any:
+        try:
+            value = kind(text)
+        except ValueError:
+            value = 0
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"not a positive number: {text!r}")
+        return value
+    return parse
+
+
+def _count(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"not a number of iterations: {text!r}")
+    return int(text)
+
+
+# `verify SCRIPT -- ARGS`: what follows the first `--` goes to the replayed scripts untouched.
+SCRIPT_ARGUMENTS_SEPARATOR = "--"
+
+
+@subcommand(
+    "verify", "replay the code around each finding and measure what it costs (needs PyTorch); "
+              "arguments after `--` go to the scripts",
+    argument("paths", nargs="+", metavar="PATH", help="scripts, or folders of scripts, to check and replay"),
+    *SELECTION_ARGUMENTS,
+    argument("--iterations", type=_positive(int), default=8, metavar="N",
+             help="measured iterations of the loop around each finding (default: 8)"),
+    argument("--warmup", type=_count, default=2, metavar="N",
+             help="iterations run before measuring (default: 2)"),
+    argument("--timeout", type=_positive(float), default=120.0, metavar="SECONDS",
+             help="wall-clock limit of each replay (default: 120)"),
+    argument("--memory-limit", type=_size, default=4 * 2**30, metavar="SIZE",
+             help="memory each replay may take beyond its footprint at the start (default: 4GiB)"),
+    argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
+             help="replay on CUDA when available (auto), or hide the GPUs (cpu) (default: auto)"),
+    argument("--seed", type=int, default=0, help="seed of random, numpy and torch in every replay (default: 0)"),
+    argument("--format", choices=("text", "json"), default="text", help="output format (default: text)"),
+    argument("--plot", metavar="PNG", help="also draw live memory per iteration, original against fixed twin"),
+)
+def verify(args: argparse.Namespace) -> int:
+    from torchmemlint.verify import Limits, ReplayError, Settings, verify_paths
+    from torchmemlint.verify.output import ProgressLine, write_json, write_table
+
+    limits = Limits(timeout_s=args.timeout, memory_limit=args.memory_limit, device=args.device, seed=args.seed)
+    settings = Settings(args.iterations, args.warmup, tuple(args.script_args), limits)
+    progress = ProgressLine(sys.stderr)
+    try:
+        results, errors = verify_paths(args.paths, settings, progress, **selection_options(args))
+    except ReplayError as error:
+        raise UsageError(f"cannot replay: {error}") from None
+    finally:
+        progress.close()
+    for error in errors:
+        print(f"{error.path}:{error.line}:{error.column + 1}: {error.code} {error.message}", file=sys.stderr)
+    if args.format == "json":
+        write_json(results, sys.stdout)
+    else:
+        write_table(results, sys.stdout)
+    if args.plot:
+        from torchmemlint.verify.plot import write_plot
+
+        write_plot(results, args.plot)
+    confirmed = any(result.verdict.startswith("confirmed") for result in results)
+    return EXIT_FINDINGS if confirmed or errors else EXIT_CLEAN
+
+
 @subcommand("rules", "list the rules")
 def list_rules(args: argparse.Namespace) -> int:
     name_width = max(len(rule.name) for rule in ALL_RULES)
@@ -190,8 +273,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    script_arguments: list[str] = []
+    if argv[:1] == ["verify"] and SCRIPT_ARGUMENTS_SEPARATOR in argv:
+        at = argv.index(SCRIPT_ARGUMENTS_SEPARATOR)
+        argv, script_arguments = argv[:at], argv[at + 1:]
     try:
         args = build_parser().parse_args(argv)
+        args.script_args = script_arguments
     except SystemExit as exit_request:  # --help, --version, or argparse's usage error (2)
         return exit_request.code if isinstance(exit_request.code, int) else EXIT_ERROR
     try:

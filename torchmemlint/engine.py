@@ -87,11 +87,12 @@ class _Replacer(cst.CSTTransformer):
 
 
 def _text_fix(module: cst.Module, fix: NodeFix, positions) -> Optional[Fix]:
-    """The node replacements as text edits. An expression replaced by an expression is its
-    own span re-spelled; anything else (statements, whose lines need indentation) regenerates
-    the module and keeps the region that differs, so LibCST does the indentation and
-    everything else stays byte for byte."""
-    if all(isinstance(r.old, cst.BaseExpression) and isinstance(r.new, cst.BaseExpression) for r in fix.replacements):
+    """The node replacements as text edits. An expression replaced by an expression, both on
+    one line, is its own span re-spelled; anything else (statements, whose lines need
+    indentation, and multi-line expressions, which spelled alone lose their block's indentation
+    on later lines) regenerates the module and keeps the region that differs, so LibCST does the
+    indentation and everything else stays byte for byte."""
+    if all(_one_line_expression_swap(module, r, positions) for r in fix.replacements):
         edits = []
         for replacement in fix.replacements:
             where = positions[replacement.old]
@@ -120,6 +121,12 @@ def _line_col(text: str, offset: int) -> tuple[int, int]:
     head = text[:offset]
     lines = _LINE_BREAK.split(head)
     return len(lines), len(lines[-1])
+
+
+def _one_line_expression_swap(module: cst.Module, replacement, positions) -> bool:
+    return isinstance(replacement.old, cst.BaseExpression) and isinstance(replacement.new, cst.BaseExpression) \
+        and positions[replacement.old].start.line == positions[replacement.old].end.line \
+        and "\n" not in module.code_for_node(replacement.new)
 
 
 def noqa_codes(line_text: str) -> Optional[set[str]]:

@@ -1,7 +1,7 @@
 """Building blocks for rule fixes (node replacements), shared so no rule re-implements them."""
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import Optional, Sequence, Union
 
 import libcst as cst
 
@@ -153,3 +153,77 @@ def split_leading_lines(lines: Sequence[cst.EmptyLine]) -> tuple[list[cst.EmptyL
     while cut > 0 and lines[cut - 1].comment is not None:
         cut -= 1
     return lines[:cut], lines[cut:]
+
+
+
+def add_keyword_argument(call: cst.Call, keyword: str, value: cst.BaseExpression) -> cst.Call:
+    """``f(a)`` -> ``f(a, keyword=value)``; in a call written one argument per line the new
+    argument gets its own line, and a trailing comma stays trailing."""
+    new_arg = cst.Arg(value=value, keyword=cst.Name(keyword),
+                      equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
+    if not call.args:
+        return call.with_changes(args=[new_arg])
+    *head, last = call.args
+    opening = call.whitespace_before_args
+    if isinstance(opening, cst.ParenthesizedWhitespace):  # same indentation, without the comment
+        separator = cst.Comma(whitespace_after=cst.ParenthesizedWhitespace(
+            indent=opening.indent, last_line=opening.last_line))
+    else:
+        separator = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+    new_arg = new_arg.with_changes(comma=last.comma, whitespace_after_arg=last.whitespace_after_arg)
+    last = last.with_changes(comma=separator, whitespace_after_arg=cst.SimpleWhitespace(""))
+    return call.with_changes(args=[*head, last, new_arg])
+
+
+def remove_statement(block: Union[cst.IndentedBlock, cst.Module], statement: cst.SimpleStatementLine,
+                     small: cst.BaseSmallStatement) -> Replacement:
+    """Delete ``small`` from its line in ``block``. The comment lines above it stay (on the next
+    statement, or below the block's last one), and a block left empty gets ``pass``."""
+    if len(statement.body) > 1:
+        rest = [s for s in statement.body if s is not small]
+        rest[-1] = rest[-1].with_changes(semicolon=cst.MaybeSentinel.DEFAULT)
+        return Replacement(statement, statement.with_changes(body=rest))
+    body = list(block.body)
+    index = body.index(statement)
+    if len(body) == 1:
+        return Replacement(statement, statement.with_changes(body=[cst.Pass()]))
+    del body[index]
+    if index < len(body):
+        body[index] = body[index].with_changes(leading_lines=[*statement.leading_lines, *body[index].leading_lines])
+        return Replacement(block, block.with_changes(body=body))
+    footer = [*statement.leading_lines, *block.footer]
+    return Replacement(block, block.with_changes(body=body, footer=footer))
+def wrap_in_with(
+    item: cst.BaseExpression, statements: Sequence[cst.BaseStatement], replacing: Optional[cst.BaseStatement] = None
+) -> list[Replacement]:
+    """Replacements that put ``statements`` (consecutive, in one block) into ``with item:``.
+    ``replacing`` is a statement just before them that the ``with`` takes the place of (a bare
+    ``torch.no_grad()``); its trailing comment moves to the ``with`` line."""
+    anchor = replacing if replacing is not None else statements[0]
+    body = list(statements) if replacing is not None else [statements[0].with_changes(leading_lines=[]),
+                                                             *statements[1:]]
+    header = anchor.trailing_whitespace if isinstance(anchor, cst.SimpleStatementLine) and replacing is not None \
+        else cst.TrailingWhitespace()
+    wrapped = cst.With(
+        items=[cst.WithItem(item)],
+        body=cst.IndentedBlock(body=body, header=header),
+        leading_lines=anchor.leading_lines,
+    )
+    return [Replacement(anchor, wrapped)] + [
+        Replacement(statement, cst.RemovalSentinel.REMOVE) for statement in statements if statement is not anchor
+    ]
+
+
+def torch_callable(model: SemanticModel, qualified: str, avoid: Sequence[cst.CSTNode] = ()) \
+        -> Optional[tuple[cst.BaseExpression, list[Replacement]]]:
+    """``qualified()`` (e.g. ``torch.no_grad()``) spelled as this module can, with the
+    replacement that adds ``import torch`` when nothing imports it; None when the import has
+    nowhere to go that ``avoid`` (statements the fix itself replaces) does not already claim."""
+    spelling, needs_import = torch_spelling(model, qualified, avoid[0] if avoid else model.module)
+    call = cst.parse_expression(f"{spelling}()")
+    if not needs_import:
+        return call, []
+    first = first_statement_after_docstring_and_futures(model.module)
+    if first is None or any(first is node for node in avoid):
+        return None
+    return call, [Replacement(first, cst.FlattenSentinel([cst.parse_statement("import torch\n"), first]))]
