@@ -73,7 +73,8 @@ class ParamUpdateOutsideNoGrad(Rule):
     code = "TML015"
     name = "param-update-outside-no-grad"
     message = "manual parameter update outside `torch.no_grad()`"
-    triggers = (".grad", "_(", "-=", "+=", "*=", "/=")
+    triggers = (".grad", "-=", "+=", "*=", "/=", "%=", "**=", "//=", "@=",
+                *sorted(f".{method}(" for method in IN_PLACE_UPDATES))
 
     def could_match(self, facts: FileFacts) -> bool:
         # Both findings need a gradient read (``.grad``, ``torch.autograd.grad``), unless the
