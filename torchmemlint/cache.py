@@ -66,7 +66,8 @@ class ResultCache:
 
     def key(self, task: object, source: bytes) -> str:
         """The entry name for ``task`` (a dataclass: path, rules, ...) on these bytes."""
-        digest = hashlib.sha256(repr(dataclasses.astuple(task)).encode())
+        fields = tuple(getattr(task, f.name) for f in dataclasses.fields(task))  # (astuple deep-copies)
+        digest = hashlib.sha256(repr(fields).encode())
         digest.update(b"\0")
         digest.update(source)
         return digest.hexdigest()

@@ -46,11 +46,15 @@ class Excluder:
         self._settings_for = settings_for
         # Per run, not per process: the files may change between runs of a long-lived process.
         self._git_top_by_folder: dict[Path, Optional[Path]] = {}
-        self._gitignore_by_folder: dict[Path, list[PathPattern]] = {}
+        self._gitignore_by_folder: dict[str, list[PathPattern]] = {}
+        self._settings_by_folder: dict[Path, ExcludeSettings] = {}
 
     def is_excluded(self, path: Path, is_dir: bool) -> bool:
         """``path`` is absolute; only the path itself is tested, not its parents."""
-        settings = self._settings_for(path.parent)
+        folder = path.parent
+        settings = self._settings_by_folder.get(folder)
+        if settings is None:  # discovery asks for every entry of a folder
+            settings = self._settings_by_folder[folder] = self._settings_for(folder)
         relative, name = relative_posix(path, settings.root), path.name
         if any(pattern.matches_relative(relative, name, is_dir) for pattern in settings.exclude):
             return True
@@ -77,14 +81,14 @@ class Excluder:
             return False
         # From the top's .gitignore down to the file's folder: deeper ones override higher ones.
         names = inside.split("/")
-        folder = top
+        folder = str(top)
         for depth in range(len(names)):
             patterns = self._gitignore(folder)
             if patterns:
                 match = last_match(patterns, "/".join(names[depth:]), is_dir)
                 if match is not None:
                     ignored = not match.negated
-            folder = folder / names[depth]
+            folder = os.path.join(folder, names[depth])
         return ignored
 
     def _git_top(self, folder: Path) -> Optional[Path]:
@@ -97,11 +101,11 @@ class Excluder:
             self._git_top_by_folder[folder] = top
         return self._git_top_by_folder[folder]
 
-    def _gitignore(self, folder: Path) -> list[PathPattern]:
+    def _gitignore(self, folder: str) -> list[PathPattern]:
         patterns = self._gitignore_by_folder.get(folder)
         if patterns is None:
             try:
-                text = (folder / ".gitignore").read_text(encoding="utf-8", errors="replace")
+                text = Path(folder, ".gitignore").read_text(encoding="utf-8", errors="replace")
             except OSError:
                 text = ""
             patterns = self._gitignore_by_folder[folder] = parse_gitignore(text)

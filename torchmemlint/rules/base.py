@@ -38,6 +38,9 @@ class Finding:
     fix: Optional[NodeFix] = None
 
 
+_ENCODED_TRIGGERS: dict[tuple[str, ...], tuple[bytes, ...]] = {}
+
+
 class Rule:
     """Subclasses set the class attributes and implement ``check``; the docstring is the rule's
     documentation (ruff's shape), shown by ``torchmemlint explain``."""
@@ -54,7 +57,10 @@ class Rule:
 
     def triggered(self, source: bytes) -> bool:
         """Whether one of ``triggers`` is in the file's text (always, without triggers)."""
-        return not self.triggers or any(trigger.encode() in source for trigger in self.triggers)
+        encoded = _ENCODED_TRIGGERS.get(self.triggers)
+        if encoded is None:
+            encoded = _ENCODED_TRIGGERS[self.triggers] = tuple(trigger.encode() for trigger in self.triggers)
+        return not encoded or any(trigger in source for trigger in encoded)
 
     def could_match(self, facts: "FileFacts") -> bool:
         """Whether ``check`` could report anything in a file with these pre-screen facts. It

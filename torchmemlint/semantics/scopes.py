@@ -33,6 +33,9 @@ LIGHTNING_BASE = "LightningModule"
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
+_UNKNOWN = object()
+
+
 @dataclass(frozen=True)
 class Binding:
     """``name`` is (re)bound at ``node`` (an assignment, loop target, parameter, with-item ...) to
@@ -51,6 +54,7 @@ class Scopes:
         self.tree = tree
         self.imports = imports
         self._bindings: dict[cst.CSTNode, dict[str, list[Binding]]] = {}
+        self._function_of: dict[cst.CSTNode, Optional[cst.FunctionDef]] = {}
         self._class_bases_cache: dict[cst.ClassDef, tuple[str, ...]] = {}
         self.classes_by_name = {c.name.value: c for c in tree.nodes(cst.ClassDef)}
         self.functions_by_name: dict[str, list[cst.FunctionDef]] = {}
@@ -59,10 +63,25 @@ class Scopes:
 
     # -- where a node is --------------------------------------------------------------
     def function_of(self, node: cst.CSTNode) -> Optional[cst.FunctionDef]:
-        for ancestor in self.tree.ancestors(node):
-            if isinstance(ancestor, cst.FunctionDef):
-                return ancestor
-        return None
+        # Memoised for every node on the way up: rules ask for most nodes' function, often.
+        known = self._function_of
+        found = known.get(node, _UNKNOWN)
+        if found is not _UNKNOWN:
+            return found
+        parent = self.tree.parent
+        path = [node]
+        current = parent.get(node)
+        while current is not None and type(current) is not cst.FunctionDef:
+            found = known.get(current, _UNKNOWN)
+            if found is not _UNKNOWN:
+                break
+            path.append(current)
+            current = parent.get(current)
+        else:
+            found = current  # the innermost function above, or None at the module
+        for passed in path:
+            known[passed] = found
+        return found
 
     def scope_of(self, node: cst.CSTNode) -> Scope:
         return self.function_of(node) or self.tree.module

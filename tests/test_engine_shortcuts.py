@@ -1,5 +1,6 @@
-"""The engine's own position pass gives exactly LibCST's ``PositionProvider`` ranges (for every
-node) and the module's code."""
+"""The engine's shortcuts give LibCST's own results: its position pass gives exactly
+``PositionProvider``'s ranges (for every node) and the module's code, and parsing without
+node validation builds the same trees."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -36,3 +37,14 @@ def test_positions_of_edge_cases(text: str) -> None:
 def test_positions_of_every_fixture() -> None:
     for path in SOURCES:
         _assert_same(cst.parse_module(path.read_bytes()))
+
+
+def test_parsing_without_validation_builds_the_same_trees() -> None:
+    from torchmemlint.engine import _parse_unvalidated
+
+    for path in SOURCES:
+        source = path.read_bytes()
+        assert _parse_unvalidated(source).deep_equals(cst.parse_module(source)), path
+    # and validation is back for nodes built afterwards
+    with pytest.raises(cst.CSTValidationError):
+        cst.Name("not an identifier")
