@@ -230,6 +230,10 @@ class _Walker:
         while stack:
             node, loops, enclosing, scope = pop()
             kind = type(node)
+            if kind not in _HANDLED:
+                for child in children(node):
+                    push((child, loops, enclosing, scope))
+                continue
             if kind is ast.Attribute:
                 attributes.add(node.attr)
             elif kind is ast.Call:
@@ -485,6 +489,12 @@ def _joins(call: ast.AST, name: str) -> bool:
     return False
 
 
+# The node types the walk looks at; the others only pass their context on to their children.
+_HANDLED = frozenset({
+    ast.Attribute, ast.Call, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.NamedExpr, ast.Global,
+    ast.Nonlocal, ast.withitem, ast.Import, ast.ImportFrom, ast.For, ast.AsyncFor, ast.While, ast.FunctionDef,
+    ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda,
+})
 # Children that nothing here looks at or below: leaves, and the context/operator markers.
 _LEAVES = frozenset({ast.Name, ast.Constant, ast.Load, ast.Store, ast.Del, ast.Pass, ast.Break, ast.Continue,
                      *ast.operator.__subclasses__(), *ast.unaryop.__subclasses__(), *ast.cmpop.__subclasses__(),
