@@ -9,6 +9,7 @@ from functools import cached_property
 import libcst as cst
 
 from torchmemlint.semantics.grad import GradContexts
+from torchmemlint.semantics.hidden_stores import HiddenStores
 from torchmemlint.semantics.imports import ImportTable
 from torchmemlint.semantics.losses import LossValues
 from torchmemlint.semantics.scopes import Scopes
@@ -49,6 +50,10 @@ class SemanticModel:
     @cached_property
     def stores(self) -> Stores:
         return Stores(self.tree, self.imports, self.scopes)
+
+    @cached_property
+    def hidden_stores(self) -> HiddenStores:
+        return HiddenStores(self.tree, self.scopes)
 
     def code(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node)
