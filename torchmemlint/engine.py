@@ -13,6 +13,7 @@ from torchmemlint.rules.base import Finding, NodeFix, Rule
 from torchmemlint.semantics import SemanticModel
 
 # flake8's own pattern, so that ``# noqa`` means the same here and under flake8.
+# (flake8.defaults.NOQA_INLINE_REGEXP: "#noqa" without the space is not a noqa comment there.)
 NOQA = re.compile(r"# noqa(?::[\s]?(?P<codes>([A-Z]+[0-9]+(?:[,\s]+)?)+))?", re.IGNORECASE)
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
@@ -86,11 +87,12 @@ class _Replacer(cst.CSTTransformer):
 
 
 def _text_fix(module: cst.Module, fix: NodeFix, positions) -> Optional[Fix]:
-    """The node replacements as text edits. An expression replaced by an expression is its
-    own span re-spelled; anything else (statements, whose lines need indentation) regenerates
-    the module and keeps the region that differs, so LibCST does the indentation and
-    everything else stays byte for byte."""
-    if all(isinstance(r.old, cst.BaseExpression) and isinstance(r.new, cst.BaseExpression) for r in fix.replacements):
+    """The node replacements as text edits. An expression replaced by an expression, both on
+    one line, is its own span re-spelled; anything else (statements, whose lines need
+    indentation, and multi-line expressions, which spelled alone lose their block's indentation
+    on later lines) regenerates the module and keeps the region that differs, so LibCST does the
+    indentation and everything else stays byte for byte."""
+    if all(_one_line_expression_swap(module, r, positions) for r in fix.replacements):
         edits = []
         for replacement in fix.replacements:
             where = positions[replacement.old]
@@ -121,13 +123,20 @@ def _line_col(text: str, offset: int) -> tuple[int, int]:
     return len(lines), len(lines[-1])
 
 
+def _one_line_expression_swap(module: cst.Module, replacement, positions) -> bool:
+    return isinstance(replacement.old, cst.BaseExpression) and isinstance(replacement.new, cst.BaseExpression) \
+        and positions[replacement.old].start.line == positions[replacement.old].end.line \
+        and "\n" not in module.code_for_node(replacement.new)
+
+
 def noqa_codes(line_text: str) -> Optional[set[str]]:
     """None if the line has no noqa comment; an empty set for a bare ``# noqa`` (all codes)."""
     match = NOQA.search(line_text)
     if match is None:
         return None
     codes = match.group("codes")
-    return {c.upper() for c in re.split(r"[,\s]+", codes) if c} if codes else set()
+    # Compared as written, as flake8 does: "# noqa:tml001" suppresses nothing.
+    return {c for c in re.split(r"[,\s]+", codes) if c} if codes else set()
 
 
 def _without_suppressed(code: str, diagnostics: list[Diagnostic]) -> list[Diagnostic]:

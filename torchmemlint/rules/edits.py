@@ -1,10 +1,11 @@
 """Building blocks for rule fixes (node replacements), shared so no rule re-implements them."""
 from __future__ import annotations
 
-from typing import Optional
+from typing import Optional, Sequence, Union
 
 import libcst as cst
 
+from torchmemlint.rules.base import Replacement
 from torchmemlint.semantics import SemanticModel
 
 
@@ -59,19 +60,34 @@ def used_only_as_number(model: SemanticModel, name: str, scope: cst.CSTNode, exc
     return True
 
 
-def torch_spelling(model: SemanticModel, qualified: str) -> tuple[str, bool]:
-    """How to write ``qualified`` (e.g. ``torch.no_grad``) in this module, and whether an
-    ``import torch`` must be added for it."""
+def torch_spelling(model: SemanticModel, qualified: str, at: cst.CSTNode) -> tuple[str, bool]:
+    """How to write ``qualified`` (e.g. ``torch.no_grad``) at ``at``, and whether an ``import
+    torch`` must be added for it (an import inside another function does not count)."""
     local: Optional[str] = model.imports.local_name_for(qualified)
-    if local is not None:
+    if local is not None and _imported_where_visible(model, local.split(".")[0], at):
         return local, False
     return qualified, True
 
 
-def with_import_torch(model: SemanticModel, stmt: cst.BaseStatement) -> list[cst.BaseStatement]:
-    """Statements to put in place of ``stmt`` when it is the first statement of the module and
-    ``import torch`` must be added before it (used by fixes that need ``torch``)."""
-    return [cst.parse_statement("import torch\n"), stmt]
+def _imported_where_visible(model: SemanticModel, name: str, at: cst.CSTNode) -> bool:
+    """An import binding ``name`` at module level or in a function around ``at`` (not in ``at``
+    itself: a decorator of ``at`` is evaluated outside it)."""
+    for node in [*model.tree.nodes(cst.Import), *model.tree.nodes(cst.ImportFrom)]:
+        if isinstance(node.names, cst.ImportStar) or name not in map(_bound_name, node.names):
+            continue
+        scope = model.scopes.scope_of(node)
+        if scope is model.module or (scope is not at and model.tree.contains(scope, at)):
+            return True
+    return False
+
+
+def _bound_name(alias: cst.ImportAlias) -> Optional[str]:
+    if alias.asname is not None:
+        return alias.asname.name.value if isinstance(alias.asname.name, cst.Name) else None
+    name = alias.name
+    while isinstance(name, cst.Attribute):  # ``import torch.nn`` binds ``torch``
+        name = name.value
+    return name.value if isinstance(name, cst.Name) else None
 
 
 def first_statement_after_docstring_and_futures(module: cst.Module) -> Optional[cst.BaseStatement]:
@@ -86,3 +102,128 @@ def first_statement_after_docstring_and_futures(module: cst.Module) -> Optional[
                 continue
         return stmt
     return None
+
+
+def with_torch_import(model: SemanticModel, replacements: Sequence[Replacement]) -> Optional[list[Replacement]]:
+    """``replacements`` plus an ``import torch`` before the first statement after the module
+    docstring and ``__future__`` imports; None where there is no such statement.
+
+    When that statement is itself replaced, or holds a replaced node (the loop to wrap may sit in
+    the first ``if __name__ == "__main__":``), the replacement is folded into it: the engine
+    replaces the outermost node, so a nested replacement would be lost."""
+    first = first_statement_after_docstring_and_futures(model.module)
+    if first is None:
+        return None
+    new_first: cst.CSTNode = first
+    others: list[Replacement] = []
+    for replacement in replacements:
+        if replacement.old is first:
+            new_first = replacement.new
+        elif model.tree.contains(first, replacement.old):
+            if not isinstance(replacement.new, cst.CSTNode) or not isinstance(new_first, cst.CSTNode):
+                return None
+            new_first = new_first.deep_replace(replacement.old, replacement.new)
+        else:
+            others.append(replacement)
+    statements = list(new_first.nodes) if isinstance(new_first, cst.FlattenSentinel) else [new_first]
+    if not statements or not isinstance(statements[0], cst.BaseStatement):
+        return None
+    before, attached = split_leading_lines(statements[0].leading_lines)
+    # PEP 8: imports stay together; two blank lines before a def or class, one before other code.
+    if isinstance(statements[0], (cst.FunctionDef, cst.ClassDef)):
+        attached = [cst.EmptyLine(), cst.EmptyLine(), *attached]
+    elif not _is_import(statements[0]):
+        attached = [cst.EmptyLine(), *attached]
+    import_torch = cst.parse_statement("import torch\n").with_changes(leading_lines=before)
+    statements[0] = statements[0].with_changes(leading_lines=attached)
+    return [*others, Replacement(first, cst.FlattenSentinel([import_torch, *statements]))]
+
+
+def _is_import(statement: cst.BaseStatement) -> bool:
+    return isinstance(statement, cst.SimpleStatementLine) and \
+        any(isinstance(small, (cst.Import, cst.ImportFrom)) for small in statement.body)
+
+
+def split_leading_lines(lines: Sequence[cst.EmptyLine]) -> tuple[list[cst.EmptyLine], list[cst.EmptyLine]]:
+    """A statement's leading lines split into those a statement inserted before it takes (blank
+    lines, and comments separated from it by one) and the comment lines right above it, which
+    describe it and stay with it."""
+    lines = list(lines)
+    cut = len(lines)
+    while cut > 0 and lines[cut - 1].comment is not None:
+        cut -= 1
+    return lines[:cut], lines[cut:]
+
+
+
+def add_keyword_argument(call: cst.Call, keyword: str, value: cst.BaseExpression) -> cst.Call:
+    """``f(a)`` -> ``f(a, keyword=value)``; in a call written one argument per line the new
+    argument gets its own line, and a trailing comma stays trailing."""
+    new_arg = cst.Arg(value=value, keyword=cst.Name(keyword),
+                      equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
+    if not call.args:
+        return call.with_changes(args=[new_arg])
+    *head, last = call.args
+    opening = call.whitespace_before_args
+    if isinstance(opening, cst.ParenthesizedWhitespace):  # same indentation, without the comment
+        separator = cst.Comma(whitespace_after=cst.ParenthesizedWhitespace(
+            indent=opening.indent, last_line=opening.last_line))
+    else:
+        separator = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+    new_arg = new_arg.with_changes(comma=last.comma, whitespace_after_arg=last.whitespace_after_arg)
+    last = last.with_changes(comma=separator, whitespace_after_arg=cst.SimpleWhitespace(""))
+    return call.with_changes(args=[*head, last, new_arg])
+
+
+def remove_statement(block: Union[cst.IndentedBlock, cst.Module], statement: cst.SimpleStatementLine,
+                     small: cst.BaseSmallStatement) -> Replacement:
+    """Delete ``small`` from its line in ``block``. The comment lines above it stay (on the next
+    statement, or below the block's last one), and a block left empty gets ``pass``."""
+    if len(statement.body) > 1:
+        rest = [s for s in statement.body if s is not small]
+        rest[-1] = rest[-1].with_changes(semicolon=cst.MaybeSentinel.DEFAULT)
+        return Replacement(statement, statement.with_changes(body=rest))
+    body = list(block.body)
+    index = body.index(statement)
+    if len(body) == 1:
+        return Replacement(statement, statement.with_changes(body=[cst.Pass()]))
+    del body[index]
+    if index < len(body):
+        body[index] = body[index].with_changes(leading_lines=[*statement.leading_lines, *body[index].leading_lines])
+        return Replacement(block, block.with_changes(body=body))
+    footer = [*statement.leading_lines, *block.footer]
+    return Replacement(block, block.with_changes(body=body, footer=footer))
+def wrap_in_with(
+    item: cst.BaseExpression, statements: Sequence[cst.BaseStatement], replacing: Optional[cst.BaseStatement] = None
+) -> list[Replacement]:
+    """Replacements that put ``statements`` (consecutive, in one block) into ``with item:``.
+    ``replacing`` is a statement just before them that the ``with`` takes the place of (a bare
+    ``torch.no_grad()``); its trailing comment moves to the ``with`` line."""
+    anchor = replacing if replacing is not None else statements[0]
+    body = list(statements) if replacing is not None else [statements[0].with_changes(leading_lines=[]),
+                                                             *statements[1:]]
+    header = anchor.trailing_whitespace if isinstance(anchor, cst.SimpleStatementLine) and replacing is not None \
+        else cst.TrailingWhitespace()
+    wrapped = cst.With(
+        items=[cst.WithItem(item)],
+        body=cst.IndentedBlock(body=body, header=header),
+        leading_lines=anchor.leading_lines,
+    )
+    return [Replacement(anchor, wrapped)] + [
+        Replacement(statement, cst.RemovalSentinel.REMOVE) for statement in statements if statement is not anchor
+    ]
+
+
+def torch_callable(model: SemanticModel, qualified: str, avoid: Sequence[cst.CSTNode] = ()) \
+        -> Optional[tuple[cst.BaseExpression, list[Replacement]]]:
+    """``qualified()`` (e.g. ``torch.no_grad()``) spelled as this module can, with the
+    replacement that adds ``import torch`` when nothing imports it; None when the import has
+    nowhere to go that ``avoid`` (statements the fix itself replaces) does not already claim."""
+    spelling, needs_import = torch_spelling(model, qualified, avoid[0] if avoid else model.module)
+    call = cst.parse_expression(f"{spelling}()")
+    if not needs_import:
+        return call, []
+    first = first_statement_after_docstring_and_futures(model.module)
+    if first is None or any(first is node for node in avoid):
+        return None
+    return call, [Replacement(first, cst.FlattenSentinel([cst.parse_statement("import torch\n"), first]))]

@@ -36,16 +36,23 @@ Intended gradient accumulation stays silent: `total = total + loss` followed by
 `total.backward()`, or a summed loss that is returned to the caller.
 
 ## Fix safety
-`.item()` for a scalar loss accumulated into a name that starts as a Python number is **safe**.
-Everywhere else the fix appends `.detach()` (the value stays a tensor on its device), which is
-**unsafe**: code that later backpropagates through the stored values would change.
+`.item()` for a scalar loss accumulated into a name that starts as a Python number (and is never
+used as a tensor) is **safe**: the sum is the same number. A scalar loss stored in a list gets
+`.item()` too, but **unsafe**: the list then holds floats, not tensors. Everywhere else (values
+not known to be scalars, containers later passed to `torch.stack`/`torch.cat`) the fix appends
+`.detach()` (the value stays a tensor on its device), which is **unsafe**: code that later
+backpropagates through the stored values would change.
+A value is known to be a scalar when it is `.backward()`-ed without a gradient argument, a full
+reduction (`x.mean()`), a loss function without `reduction="none"`, or arithmetic of those with
+Python numbers (`loss * x.size(0)`).
 
 ## Runtime signature
 Live memory grows every iteration (`torchmemlint verify` reports `confirmed-growth`).
 """
 from __future__ import annotations
 
-from typing import Iterator, Optional
+import re
+from typing import Iterator
 
 import libcst as cst
 
@@ -53,7 +60,8 @@ from torchmemlint.rules.base import Finding, NodeFix, Replacement, Rule
 from torchmemlint.rules.edits import call_method, used_only_as_number
 from torchmemlint.semantics import SemanticModel
 from torchmemlint.semantics.imports import dotted_name
-from torchmemlint.semantics.stores import Accumulation
+from torchmemlint.semantics.scopes import terminal_name
+from torchmemlint.semantics.stores import Accumulation, Store
 
 
 class GraphRetainedAccumulation(Rule):
@@ -68,7 +76,7 @@ class GraphRetainedAccumulation(Rule):
                 continue
             if self._retains(model, store.node, store.container, store.value) and \
                     not _kept_for_backward(model, store.node, store.container):
-                yield Finding(store.value, fix=_detach_fix(store.value))
+                yield Finding(store.value, fix=_store_fix(model, store))
         for accumulation in model.stores.accumulations():
             if self._retains(model, accumulation.node, accumulation.target, accumulation.value) and \
                     not _kept_for_backward(model, accumulation.node, accumulation.target, accumulation.value):
@@ -130,18 +138,154 @@ def _detach_fix(value: cst.BaseExpression) -> NodeFix:
     return NodeFix("store `.detach()`", safe=False, replacements=[Replacement(value, call_method(value, "detach"))])
 
 
-def _accumulation_fix(model: SemanticModel, accumulation: Accumulation) -> Optional[NodeFix]:
-    """``.item()`` when the accumulator starts as a Python number: safe when it is only ever
-    used as a number afterwards, unsafe when it escapes (returned, printed as is, stored); else
-    ``.detach()`` (the accumulator may be a tensor on purpose)."""
+def _item_fix(value: cst.BaseExpression, safe: bool) -> NodeFix:
+    return NodeFix("keep the Python number (`.item()`)", safe=safe,
+                   replacements=[Replacement(value, call_method(value, "item"))])
+
+
+def _store_fix(model: SemanticModel, store: Store) -> NodeFix:
+    """``.item()`` for a scalar loss kept in a list of logged values, ``.detach()`` where the
+    container is later combined as tensors (``torch.stack(losses)``). Both change what the
+    container holds, so both are unsafe."""
+    if _is_scalar(model, store.value, store.node) and not _given_to_torch(model, store):
+        return _item_fix(store.value, safe=False)
+    return _detach_fix(store.value)
+
+
+def _given_to_torch(model: SemanticModel, store: Store) -> bool:
+    """The container (by its spelling: ``self.losses`` is often stacked in another method) is an
+    argument of a ``torch.*`` call anywhere in the module."""
+    spelled = dotted_name(store.container)
+    if spelled is None:
+        return True  # cannot tell what happens to it: keep tensors
+    for call in model.tree.nodes(cst.Call):
+        qualified = model.imports.qualify(call.func) or ""
+        if qualified.startswith("torch.") and any(dotted_name(a.value) == spelled for a in call.args):
+            return True
+    return False
+
+
+def _accumulation_fix(model: SemanticModel, accumulation: Accumulation) -> NodeFix:
+    """``.item()`` for a scalar accumulated into a name that starts as a Python number: safe when
+    the total is only ever used as a number afterwards, unsafe when it escapes (returned, printed
+    as is, stored); else ``.detach()`` (the accumulator may be a tensor on purpose)."""
     value = accumulation.value
     target = accumulation.target
-    if isinstance(target, cst.Name):
+    if isinstance(target, cst.Name) and _is_scalar(model, value, accumulation.node):
         scope = model.scopes.scope_of(accumulation.node)
         starts = [b for b in model.scopes.bindings(scope).get(target.value, [])
                   if not b.augmented and b.node is not accumulation.node]
         if starts and all(isinstance(b.value, (cst.Integer, cst.Float)) for b in starts):
-            safe = used_only_as_number(model, target.value, scope, exclude=accumulation.node)
-            description = "accumulate `.item()`" if safe else "accumulate `.item()` (the total becomes a Python float)"
-            return NodeFix(description, safe=safe, replacements=[Replacement(value, call_method(value, "item"))])
+            return _item_fix(value, safe=used_only_as_number(model, target.value, scope, exclude=accumulation.node))
     return _detach_fix(value)
+
+
+# Reductions that give a 0-dim tensor when called without arguments.
+_FULL_REDUCTIONS = frozenset({"sum", "mean", "norm", "prod", "std", "var", "max", "min"})
+_MAX_SCALAR_DEPTH = 8
+
+
+def _is_scalar(model: SemanticModel, expr: cst.BaseExpression, at: cst.CSTNode, depth: int = 0) -> bool:
+    """Whether ``expr`` is known to be a one-element tensor (or a Python number), so that
+    ``.item()`` cannot fail on it: a name that is ``.backward()``-ed without a gradient argument
+    (PyTorch requires a scalar there), a full reduction (``x.mean()``), a loss function without
+    ``reduction="none"``, or arithmetic of those with Python numbers."""
+    depth += 1
+    if depth > _MAX_SCALAR_DEPTH:
+        return False
+    if _is_python_number(model, expr, at, depth):
+        return True
+    if isinstance(expr, cst.BinaryOperation):
+        return (_is_scalar(model, expr.left, at, depth) and _is_scalar(model, expr.right, at, depth))
+    if isinstance(expr, cst.UnaryOperation):
+        return _is_scalar(model, expr.expression, at, depth)
+    if isinstance(expr, cst.Name):
+        if expr.value in _backwarded_without_gradient(model, model.scopes.scope_of(at)):
+            return True
+        bindings = model.scopes.reaching_bindings(expr.value, at)
+        return bool(bindings) and all(
+            b.value is not None and not b.augmented and _is_scalar(model, b.value, b.node, depth) for b in bindings
+        )
+    if isinstance(expr, cst.Call):
+        func = expr.func
+        if isinstance(func, cst.Attribute) and func.attr.value in _FULL_REDUCTIONS and not expr.args:
+            return True
+        return _is_reduced_loss_call(model, expr)
+    return False
+
+
+def _is_python_number(model: SemanticModel, expr: cst.BaseExpression, at: cst.CSTNode, depth: int) -> bool:
+    """A literal, ``len(...)``, ``x.size(0)``, ``x.shape[0]``, ``x.item()``, ``float(...)``, or a
+    name bound only to those."""
+    if isinstance(expr, (cst.Integer, cst.Float)):
+        return True
+    if isinstance(expr, cst.Call):
+        func = expr.func
+        if isinstance(func, cst.Name) and func.value in ("len", "float", "int"):
+            return True
+        if isinstance(func, cst.Attribute) and (func.attr.value in ("item", "numel", "dim") or
+                                                (func.attr.value == "size" and expr.args)):
+            return True
+    if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Attribute) and \
+            expr.value.attr.value == "shape":
+        return True
+    if isinstance(expr, cst.Name) and depth < _MAX_SCALAR_DEPTH:
+        bindings = model.scopes.reaching_bindings(expr.value, at)
+        return bool(bindings) and all(
+            b.value is not None and _is_python_number(model, b.value, b.node, depth + 1) for b in bindings
+        )
+    return False
+
+
+def _backwarded_without_gradient(model: SemanticModel, scope: cst.CSTNode) -> set[str]:
+    """Names ``n`` of ``n.backward()`` / ``scaler.scale(n).backward()`` calls with no gradient
+    argument (PyTorch raises unless ``n`` has one element), and of ``accelerator.backward(n)`` /
+    ``fabric.backward(n)`` / ``self.manual_backward(n)``, which call ``n.backward()``."""
+    names = set()
+    for call in model.scopes.scope_nodes(scope, cst.Call):
+        func = call.func
+        if not isinstance(func, cst.Attribute):
+            continue
+        receiver = func.value
+        if func.attr.value == "manual_backward" or (
+                func.attr.value == "backward" and _FRAMEWORK_RECEIVER.search(terminal_name(receiver) or "")):
+            root = call.args[0].value if call.args and call.args[0].keyword is None else None
+            rest = call.args[1:]
+        elif func.attr.value == "backward":
+            root, rest = receiver, call.args
+            if isinstance(root, cst.Call) and isinstance(root.func, cst.Attribute) and \
+                    root.func.attr.value == "scale" and len(root.args) == 1:
+                root = root.args[0].value
+        else:
+            continue
+        if isinstance(root, cst.Name) and not any(a.keyword is None or a.keyword.value == "gradient" for a in rest):
+            names.add(root.value)
+    return names
+
+
+_FRAMEWORK_RECEIVER = re.compile(r"accelerator|fabric", re.IGNORECASE)
+
+
+def _is_reduced_loss_call(model: SemanticModel, call: cst.Call) -> bool:
+    """``F.cross_entropy(...)`` or ``criterion(...)`` with ``criterion = nn.MSELoss()``, without
+    ``reduction="none"`` (which returns one loss per element)."""
+    qualified = model.imports.qualify(call.func)
+    if qualified is None and isinstance(call.func, cst.Name):
+        bindings = model.scopes.reaching_bindings(call.func.value, call)
+        if len(bindings) != 1 or not isinstance(bindings[0].value, cst.Call):
+            return False
+        constructor = bindings[0].value
+        qualified = model.imports.qualify(constructor.func) or ""
+        return qualified.startswith("torch.nn.") and qualified.endswith("Loss") and _reduces(constructor)
+    if qualified is None or not qualified.startswith("torch.nn.functional."):
+        return False
+    return model.values.is_module_call(call) and _reduces(call)
+
+
+def _reduces(call: cst.Call) -> bool:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == "reduction":
+            return isinstance(arg.value, cst.SimpleString) and arg.value.evaluated_value in ("mean", "sum")
+        if arg.keyword is not None and arg.keyword.value in ("reduce", "size_average"):
+            return False  # the deprecated spellings: do not guess
+    return True

@@ -46,7 +46,7 @@ from typing import Iterator, Optional, Union
 import libcst as cst
 
 from torchmemlint.rules.base import Finding, NodeFix, Replacement, Rule
-from torchmemlint.rules.edits import first_statement_after_docstring_and_futures, torch_spelling
+from torchmemlint.rules.edits import torch_spelling, with_torch_import
 from torchmemlint.semantics import SemanticModel
 from torchmemlint.semantics.scopes import Loop, Scope, is_step_call, iterable_identifiers
 
@@ -163,23 +163,21 @@ def _has_backward(model: SemanticModel, context: cst.CSTNode) -> bool:
 
 
 def _no_grad_fix(model: SemanticModel, context: cst.CSTNode) -> Optional[NodeFix]:
-    no_grad, needs_import = torch_spelling(model, "torch.no_grad")
-    replacements: list[Replacement] = []
+    no_grad, needs_import = torch_spelling(model, "torch.no_grad", context)
     if isinstance(context, cst.FunctionDef):
         decorator = cst.Decorator(cst.parse_expression(f"{no_grad}()"))
-        replacements.append(Replacement(context, context.with_changes(decorators=[*context.decorators, decorator])))
+        wrapped: cst.CSTNode = context.with_changes(decorators=[*context.decorators, decorator])
     elif isinstance(context, (cst.For, cst.While)):
         wrapped = cst.With(
             items=[cst.WithItem(cst.parse_expression(f"{no_grad}()"))],
             body=cst.IndentedBlock(body=[context.with_changes(leading_lines=[])]),
             leading_lines=context.leading_lines,
         )
-        replacements.append(Replacement(context, wrapped))
     else:
         return None  # module-level code without a loop: no clear block to wrap
+    replacements: Optional[list[Replacement]] = [Replacement(context, wrapped)]
     if needs_import:
-        first = first_statement_after_docstring_and_futures(model.module)
-        if first is None or first is context:
+        replacements = with_torch_import(model, replacements)
+        if replacements is None:
             return None
-        replacements.append(Replacement(first, cst.FlattenSentinel([cst.parse_statement("import torch\n"), first])))
     return NodeFix("run the evaluation under torch.no_grad()", safe=False, replacements=replacements)

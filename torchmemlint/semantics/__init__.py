@@ -8,12 +8,22 @@ from functools import cached_property
 
 import libcst as cst
 
+from torchmemlint.semantics.autograd import AutogradFunctions
+from torchmemlint.semantics.datasets import Datasets
+from torchmemlint.semantics.devices import Devices
 from torchmemlint.semantics.grad import GradContexts
 from torchmemlint.semantics.hidden_stores import HiddenStores
+from torchmemlint.semantics.hf import HFTrainers
+from torchmemlint.semantics.hooks import Hooks
 from torchmemlint.semantics.imports import ImportTable
+from torchmemlint.semantics.iterations import Iterations
+from torchmemlint.semantics.loop_carried import LoopCarried
 from torchmemlint.semantics.losses import LossValues
+from torchmemlint.semantics.modules import Modules
+from torchmemlint.semantics.params import Parameters
 from torchmemlint.semantics.scopes import Scopes
 from torchmemlint.semantics.stores import Stores
+from torchmemlint.semantics.tensors import Tensors
 from torchmemlint.semantics.tree import Tree
 from torchmemlint.semantics.values import Values
 
@@ -41,7 +51,7 @@ class SemanticModel:
 
     @cached_property
     def values(self) -> Values:
-        return Values(self.tree, self.imports, self.scopes, self.grad)
+        return Values(self.tree, self.imports, self.scopes, self.grad, self.modules)
 
     @cached_property
     def losses(self) -> LossValues:
@@ -54,6 +64,46 @@ class SemanticModel:
     @cached_property
     def hidden_stores(self) -> HiddenStores:
         return HiddenStores(self.tree, self.scopes)
+
+    @cached_property
+    def iterations(self) -> Iterations:
+        return Iterations(self.tree, self.imports, self.scopes, self.values)
+
+    @cached_property
+    def tensors(self) -> Tensors:
+        return Tensors(self.tree, self.imports, self.scopes, self.values)
+
+    @cached_property
+    def devices(self) -> Devices:
+        return Devices(self.tree, self.imports, self.scopes)
+
+    @cached_property
+    def datasets(self) -> Datasets:
+        return Datasets(self.tree, self.imports, self.scopes)
+
+    @cached_property
+    def loop_carried(self) -> LoopCarried:
+        return LoopCarried(self.tree, self.imports, self.scopes, self.grad, self.values, self.stores, self.iterations)
+
+    @cached_property
+    def hooks(self) -> Hooks:
+        return Hooks(self.tree, self.imports, self.scopes, self.iterations)
+
+    @cached_property
+    def modules(self) -> Modules:
+        return Modules(self.tree, self.imports, self.scopes)
+
+    @cached_property
+    def params(self) -> Parameters:
+        return Parameters(self.tree, self.imports, self.scopes, self.modules)
+
+    @cached_property
+    def autograd(self) -> AutogradFunctions:
+        return AutogradFunctions(self.tree, self.imports, self.scopes)
+
+    @cached_property
+    def hf(self) -> HFTrainers:
+        return HFTrainers(self.tree, self.imports, self.scopes)
 
     def code(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node)

@@ -9,7 +9,7 @@ from typing import Optional
 
 import libcst as cst
 
-from torchmemlint.semantics.imports import ImportTable, dotted_name
+from torchmemlint.semantics.imports import ImportTable
 from torchmemlint.semantics.scopes import LIGHTNING_NO_GRAD_METHODS, Scopes
 from torchmemlint.semantics.tree import Tree
 
@@ -111,15 +111,5 @@ class GradContexts:
         name = func.name.value
         if len(self.scopes.functions_by_name.get(name, ())) != 1:
             return False
-        is_method = self.scopes.class_of(func) is not None
-        sites = []
-        for call in self.tree.nodes(cst.Call):
-            callee = call.func
-            if is_method:
-                matches = isinstance(callee, cst.Attribute) and callee.attr.value == name and \
-                    dotted_name(callee.value) == "self"
-            else:
-                matches = isinstance(callee, cst.Name) and callee.value == name
-            if matches:
-                sites.append(call)
+        sites = self.scopes.call_sites(func)
         return bool(sites) and all(self.is_disabled(site) for site in sites)

@@ -38,7 +38,7 @@ LIGHTNING_BASE = "LightningModule"
 _STEP_WORDS = frozenset({
     "loader", "loaders", "dataloader", "batches", "dataset", "datasets", "ds", "epoch", "epochs",
     "step", "steps", "iter", "iters", "iteration", "iterations", "episode", "episodes", "rollout",
-    "rollouts", "minibatches", "bptt", "corpus",
+    "rollouts", "bptt", "corpus",
 })
 # Words of a loop variable that name one step (the iterable may be a bare ``range(100)``).
 _STEP_TARGET_WORDS = frozenset({"epoch", "step", "episode", "iteration", "batch", "minibatch"})
@@ -190,7 +190,7 @@ class Scopes:
 
     def _is_step_loop(self, loop: Loop) -> bool:
         calls = self.loop_body_nodes(loop, cst.Call)
-        if any(is_step_call(call) for call in calls):
+        if any(is_step_call(call) or _steps_environment(call) for call in calls):
             return True
         if self._step_follows(loop):
             return False  # micro-batches, domains or heads of ONE step, differentiated after the loop
@@ -277,7 +277,10 @@ class Scopes:
         scope = self.scope_of(at)
         candidates = self.bindings(scope).get(name, [])
         start = self.tree.start[at]
-        before = [b for b in candidates if self.tree.start[b.node] < start and not self.tree.contains(b.node, at)]
+        before = [b for b in candidates if self.tree.start[b.node] < start and (
+            not self.tree.contains(b.node, at)
+            or isinstance(b.node, cst.For) and self.tree.contains(b.node.body, at)  # the loop's own target
+        )]
         reaching: list[Binding] = []
         for binding in reversed(before):
             reaching.append(binding)
@@ -289,6 +292,17 @@ class Scopes:
             later = [b for b in candidates if self.tree.contains(loop.body, b.node)]
             if later:
                 return later
+        return []
+
+    def bindings_of(self, name: str, at: cst.CSTNode) -> list[Binding]:
+        """What ``name`` may be bound to at ``at``: its reaching bindings, or, for a name a
+        function never binds, the module-level bindings it reads."""
+        reaching = self.reaching_bindings(name, at)
+        if reaching:
+            return reaching
+        scope = self.scope_of(at)
+        if scope is not self.tree.module and name not in self.bindings(scope):
+            return self.bindings(self.tree.module).get(name, [])
         return []
 
     def _in_branch_between(self, binding: cst.CSTNode, at: cst.CSTNode) -> bool:
@@ -307,6 +321,22 @@ class Scopes:
             self.tree.contains(region, b.node) and not (plain_only and b.augmented)
             for b in self.bindings(scope).get(name, [])
         )
+
+    def call_sites(self, func: cst.FunctionDef) -> list[cst.Call]:
+        """Calls of ``func`` in this file: ``name(...)``, or ``self.name(...)`` for a method."""
+        name = func.name.value
+        is_method = self.class_of(func) is not None
+        sites = []
+        for call in self.tree.nodes(cst.Call):
+            callee = call.func
+            if is_method:
+                matches = isinstance(callee, cst.Attribute) and callee.attr.value == name and \
+                    dotted_name(callee.value) == "self"
+            else:
+                matches = isinstance(callee, cst.Name) and callee.value == name
+            if matches:
+                sites.append(call)
+        return sites
 
     def global_names(self, scope: Scope) -> set[str]:
         names: set[str] = set()
@@ -327,6 +357,13 @@ def is_step_call(call: cst.Call) -> bool:
             receiver = dotted_name(func.value) or ""
             return "optim" in receiver.lower() or receiver.split(".")[-1] in ("opt", "scaler")
     return False
+
+
+def _steps_environment(call: cst.Call) -> bool:
+    """``env.step(action)``: a reinforcement-learning loop runs one environment step per iteration."""
+    func = call.func
+    return isinstance(func, cst.Attribute) and func.attr.value == "step" and \
+        "env" in (terminal_name(func.value) or "").lower()
 
 
 def terminal_name(node: cst.BaseExpression) -> Optional[str]:

@@ -13,9 +13,16 @@ import libcst as cst
 
 from torchmemlint.semantics.grad import GradContexts
 from torchmemlint.semantics.imports import ImportTable, dotted_name
+from torchmemlint.semantics.modules import Modules
 from torchmemlint.semantics.scopes import Scopes, terminal_name
 from torchmemlint.semantics.tree import Tree
 
+# Methods that return a hook handle, not a tensor.
+HOOK_REGISTRATIONS = frozenset({
+    "register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook",
+    "register_full_backward_pre_hook", "register_backward_hook", "register_hook",
+    "register_post_accumulate_grad_hook",
+})
 # Methods whose result holds no graph: Python values, integer/bool tensors, detached copies.
 GRAPH_BREAKING_METHODS = frozenset({
     "item", "tolist", "numpy", "detach", "detach_", "size", "dim", "numel", "argmax", "argmin",
@@ -23,7 +30,7 @@ GRAPH_BREAKING_METHODS = frozenset({
     "any", "long", "int", "bool", "byte", "char", "short", "data_ptr", "element_size", "nelement",
     "stride", "storage_offset", "is_contiguous", "get_device", "keys", "items", "__len__",
     "state_dict", "parameters", "named_parameters", "zero_grad", "train", "eval", "count",
-})
+}) | HOOK_REGISTRATIONS
 # Attributes that are not the tensor's data (metadata or the detached ``.data``/``.grad``).
 NON_GRAPH_ATTRIBUTES = frozenset({
     "shape", "dtype", "device", "requires_grad", "grad", "data", "is_cuda", "ndim", "grad_fn",
@@ -68,11 +75,12 @@ MAX_DEPTH = 12
 
 
 class Values:
-    def __init__(self, tree: Tree, imports: ImportTable, scopes: Scopes, grad: GradContexts) -> None:
+    def __init__(self, tree: Tree, imports: ImportTable, scopes: Scopes, grad: GradContexts, modules: Modules) -> None:
         self.tree = tree
         self.imports = imports
         self.scopes = scopes
         self.grad = grad
+        self.modules = modules
         self._backwarded: dict[object, set[str]] = {}
         self._feeding_backward: dict[object, set[str]] = {}
         self._returns_attached: dict[cst.FunctionDef, bool] = {}
@@ -102,6 +110,8 @@ class Values:
                     isinstance(receiver, cst.Name) and receiver.value == "self"
                     and self._in_module_class(call)
                 )
+        if self.modules.submodule_attribute(func):  # self.fc1(x) where __init__ made fc1 a module
+            return True
         name = terminal_name(func)
         if name is None or _is_class_name(name):
             return False  # ``Net()`` builds a model, it does not run one
@@ -233,6 +243,9 @@ class Values:
             return False
         if qualified.split(".")[-1] in _FACTORIES or qualified.startswith(("torch.cuda.", "torch.utils.")):
             return False
+        if qualified == "torch.autograd.grad":  # gradients hold a graph only with create_graph=True
+            return any(a.keyword is not None and a.keyword.value == "create_graph" and
+                       not (isinstance(a.value, cst.Name) and a.value.value == "False") for a in call.args)
         return any(self._attached(a.value, at, depth) for a in call.args)
 
     def _local_callee(self, func: cst.BaseExpression) -> Optional[cst.FunctionDef]:
@@ -347,7 +360,8 @@ class Values:
         func = call.func
         if isinstance(func, cst.Attribute):
             method = func.attr.value
-            if method in ("cpu", "item", "tolist", "numpy", "size", "dim", "numel", "keys", "items"):
+            if method in ("cpu", "item", "tolist", "numpy", "size", "dim", "numel", "keys", "items") or \
+                    method in HOOK_REGISTRATIONS:
                 return False
             if method == "cuda":
                 return True

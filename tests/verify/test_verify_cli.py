@@ -1,0 +1,74 @@
+"""``torchmemlint verify`` through the real command line, and the promise that nothing but the
+replay children imports torch."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURE = ROOT / "fixtures" / "runnable" / "tml001_train_keeps_mse_loss.py"
+JSON_KEYS = {
+    "path", "line", "column", "code", "name", "message", "verdict", "bytes_per_iteration", "peak_excess_bytes",
+    "projected_bytes", "projected_iterations", "original_bytes_per_iteration", "twin_bytes_per_iteration",
+    "heap_bytes_per_iteration", "growth_meter", "allocated_excess_bytes", "iterations", "measured_iterations",
+    "meter", "device",
+    "explanation", "scope", "fix", "original", "twin", "retained_bytes_per_iteration", "retained_by",
+    "created_at", "live_storage",
+}
+
+
+def run_cli(*arguments: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "torchmemlint", *arguments], cwd=cwd, capture_output=True,
+                          text=True, timeout=600, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+
+
+def test_importing_the_verifier_does_not_import_torch() -> None:
+    code = ("import sys, torchmemlint.cli, torchmemlint.verify, torchmemlint.verify.output, "
+            "torchmemlint.verify.plot; sys.exit('torch' in sys.modules)")
+    assert subprocess.run([sys.executable, "-c", code], cwd=ROOT).returncode == 0
+
+
+@pytest.mark.slow
+def test_verify_json_and_plot(tmp_path: Path) -> None:
+    plot = tmp_path / "memory.png"
+    completed = run_cli("verify", str(FIXTURE), "--device", "cpu", "--iterations", "3", "--format", "json",
+                        "--plot", str(plot))
+    assert completed.returncode == 0, completed.stderr  # nothing confirmed
+    [finding] = json.loads(completed.stdout)
+    assert set(finding) == JSON_KEYS
+    assert (finding["line"], finding["code"], finding["verdict"]) == (21, "TML001", "not-reproduced")
+    assert (finding["meter"], finding["device"], finding["iterations"]) == ("live-storage", "cpu", 3)
+    assert finding["original_bytes_per_iteration"] == 4 * 16 * 10
+    assert "[1/1]" in completed.stderr  # progress
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.slow
+def test_verify_passes_arguments_after_the_separator_to_the_script(tmp_path: Path) -> None:
+    script = tmp_path / "train.py"
+    script.write_text(
+        "import sys\n"
+        "import torch\n"
+        "model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2))\n"
+        "loader = [torch.ones(1, 4)] * int(sys.argv[1])\n"
+        "outputs = []\n"
+        "for x in loader:\n"
+        "    outputs.append(model(x))\n")
+    completed = run_cli("verify", str(script), "--device", "cpu", "--format", "json", "--", "6")
+    [finding] = json.loads(completed.stdout)
+    # 6 iterations, as the script was told: the loop ends before the cap (2 warm-up + 8)
+    assert (finding["original"]["status"], finding["original"]["iterations"]) == ("finished", 6)
+    assert finding["measured_iterations"] == [3, 4, 5, 6]
+    assert finding["verdict"] == "confirmed-growth"
+    assert finding["bytes_per_iteration"] == 4 * 8  # the saved ReLU output; the fix keeps the output
+    assert completed.returncode == 1
+
+
+def test_bad_sizes_are_usage_errors() -> None:
+    completed = run_cli("verify", str(FIXTURE), "--memory-limit", "lots")
+    assert completed.returncode == 2
+    assert "not a size: 'lots'" in completed.stderr

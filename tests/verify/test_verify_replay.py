@@ -1,0 +1,172 @@
+"""The replay machinery on small scripts: the cap, the timeout, the memory cap, the user's line
+numbers, the child's environment. Findings are made by hand here (with a fix as text edits), so
+that these tests do not depend on what the rules flag."""
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+from typing import Optional
+
+import pytest
+
+from torchmemlint.diagnostics import Diagnostic, Edit, Fix
+from torchmemlint.verify.runner import Limits
+from torchmemlint.verify.verifier import FileFindings, Settings, VerifyResult, verify_findings
+
+pytestmark = pytest.mark.slow
+GiB = 2**30
+
+
+def verify_one(server, tmp_path: Path, source: str, marker: str, replacement: Optional[str] = None,
+               limits: Limits = Limits(device="cpu", timeout_s=60, memory_limit=GiB),
+               script_args: tuple[str, ...] = ()) -> VerifyResult:
+    """Verify a finding on the line holding ``marker``; its fix replaces ``marker`` with
+    ``replacement``."""
+    source = textwrap.dedent(source)
+    path = tmp_path / "script.py"
+    path.write_text(source)
+    line = next(number for number, text in enumerate(source.splitlines(), 1) if marker in text)
+    column = source.splitlines()[line - 1].index(marker)
+    fix = None
+    if replacement is not None:
+        fix = Fix("by hand", False, (Edit(line, column, line, column + len(marker), replacement),))
+    finding = Diagnostic(str(path), line, column, "TML001", "kept", fix=fix)
+    settings = Settings(limits=limits, script_args=script_args)
+    [result] = verify_findings([FileFindings(str(path), source, [finding])], settings, server=server)
+    return result
+
+
+def test_while_true_stops_at_the_cap(replay_server, tmp_path: Path) -> None:
+    result = verify_one(replay_server, tmp_path, """\
+        import torch
+        w = torch.ones(4, requires_grad=True)
+        kept = []
+        while True:
+            kept.append((w * torch.ones(4)).sum())
+        """, "(w * torch.ones(4)).sum()", "(w * torch.ones(4)).sum().detach()")
+    assert result.original.status == result.twin.status == "capped"
+    assert result.original.iterations == 10
+    assert result.verdict == "confirmed-growth"
+    # the graph keeps the 4-float ``torch.ones(4)`` that ``mul`` saved for w's gradient; both
+    # keep the 0-dim sum
+    assert result.judgement.bytes_per_iteration == 4 * 4
+    assert result.judgement.original_bytes_per_iteration == 4 * 4 + 4
+    assert result.retained_by[0]["name"] == "kept"
+
+
+def test_hang_before_the_loop_times_out(replay_server, tmp_path: Path) -> None:
+    result = verify_one(replay_server, tmp_path, """\
+        import time
+        time.sleep(600)
+        kept = []
+        for step in range(10):
+            kept.append(step)
+        """, "kept.append(step)", "pass", limits=Limits(device="cpu", timeout_s=2))
+    assert result.verdict == "inconclusive"
+    assert "timed out after 2 s, before the loop was reached" in result.explanation
+    assert result.twin is None  # nothing to compare with: the twin is not run
+
+
+def test_hang_inside_the_loop_times_out(replay_server, tmp_path: Path) -> None:
+    result = verify_one(replay_server, tmp_path, """\
+        import time
+        kept = []
+        for step in range(100):
+            if step == 3:
+                time.sleep(600)
+            kept.append(step)
+        """, "kept.append(step)", "pass", limits=Limits(device="cpu", timeout_s=2))
+    assert result.verdict == "inconclusive"
+    assert "timed out after 2 s, after iteration 3" in result.explanation
+
+
+def test_gigabytes_per_iteration_run_out_of_memory_under_the_cap(replay_server, tmp_path: Path) -> None:
+    """Each iteration's graph keeps a 1 GiB matrix (saved by ``mv`` for the weight's gradient).
+    It is never written, so it costs address space (what RLIMIT_AS caps) but no physical memory:
+    the machine running the test is not at risk."""
+    result = verify_one(replay_server, tmp_path, """\
+        import torch
+        weight = torch.nn.Parameter(torch.ones(4096))
+        outputs = []
+        for step in range(100):
+            matrix = torch.empty(65536, 4096)
+            outputs.append(torch.mv(matrix, weight))
+        """, "torch.mv(matrix, weight)", "torch.mv(matrix, weight).detach()",
+                        limits=Limits(device="cpu", timeout_s=120, memory_limit=int(2.5 * GiB)))
+    assert result.original.status == "oom"
+    assert result.twin.status == "capped"
+    assert result.verdict == "confirmed-growth"
+    assert result.judgement.bytes_per_iteration == 65536 * 4096 * 4
+    assert "Ran out of memory at iteration 3" in result.explanation
+    assert result.retained_by[0]["name"] == "outputs"
+
+
+def test_except_exception_does_not_swallow_the_cap(replay_server, tmp_path: Path) -> None:
+    result = verify_one(replay_server, tmp_path, """\
+        import torch
+        kept = []
+        for step in range(1000):
+            try:
+                kept.append(torch.zeros(8))
+            except Exception:
+                pass
+        """, "torch.zeros(8)", "0")
+    assert result.original.status == "capped"
+    assert result.verdict == "confirmed-growth"
+    assert result.judgement.bytes_per_iteration == 8 * 4
+
+
+def test_a_retry_loop_that_catches_the_stop_still_gives_the_measurements(replay_server, tmp_path: Path) -> None:
+    result = verify_one(replay_server, tmp_path, """\
+        import torch
+        kept = []
+        while True:
+            try:
+                for step in range(1000):
+                    kept.append(torch.zeros(8))
+            except BaseException:
+                pass
+        """, "torch.zeros(8)", "0", limits=Limits(device="cpu", timeout_s=3))
+    assert result.original.status == result.twin.status == "capped"
+    assert result.judgement.bytes_per_iteration == 8 * 4
+
+
+def test_errors_point_at_the_users_line(replay_server, tmp_path: Path) -> None:
+    result = verify_one(replay_server, tmp_path, """\
+        kept = []
+        for step in range(100):
+            kept.append(step)
+            if step == 4:
+                raise ValueError("bad batch")
+        """, "kept.append(step)", "pass")
+    assert result.verdict == "inconclusive"
+    assert "raised ValueError at line 5: bad batch" in result.explanation
+
+
+def test_the_child_environment(replay_server, tmp_path: Path) -> None:
+    report = tmp_path / "environment.json"
+    result = verify_one(replay_server, tmp_path, """\
+        import json, os, random, sys
+        import torch
+        environment = {
+            "cwd": os.getcwd(), "argv": sys.argv, "name": __name__, "file": __file__,
+            "seed": torch.initial_seed(), "random": random.random(),
+            "variables": {k: os.environ.get(k) for k in ("TORCH_COMPILE_DISABLE", "WANDB_MODE", "HF_HUB_OFFLINE")},
+        }
+        with open(sys.argv[1], "w") as report:
+            json.dump(environment, report)
+        for step in range(3):
+            x = torch.zeros(1)
+        """, "x = torch.zeros(1)", script_args=(str(report),))
+    environment = json.loads(report.read_text())
+    script = str(tmp_path / "script.py")
+    assert environment["argv"] == [script, str(report)]
+    assert environment["name"] == "__main__" and environment["file"] == script
+    assert Path(environment["cwd"]) != tmp_path and "torchmemlint-verify-" in environment["cwd"]
+    assert environment["seed"] == 0
+    import random
+    random.seed(0)
+    assert environment["random"] == random.random()
+    assert environment["variables"] == {"TORCH_COMPILE_DISABLE": "1", "WANDB_MODE": "offline", "HF_HUB_OFFLINE": "1"}
+    assert result.original.status == "finished" and result.original.iterations == 3

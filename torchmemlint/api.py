@@ -1,0 +1,126 @@
+"""The library surface: check (or fix) paths, one file at a time, streaming results.
+
+``check_paths`` discovers the files and resolves each one's settings; ``check_file`` is the unit
+of work (read, then ``engine.check_source``); ``fix_paths``/``fix_file`` likewise, through
+``fix.fix_source`` and an atomic write. A worker pool or a content-hash cache wraps
+``check_file``: its argument, a ``FileTask``, is plain picklable, hashable data.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterator, Optional, Sequence, Union
+
+from torchmemlint import engine, fix
+from torchmemlint.config import RuleSelection, SettingsResolver
+from torchmemlint.diagnostics import Diagnostic, FileError
+from torchmemlint.files import Excluder, discover, read_source, write_atomic
+from torchmemlint.rules import ALL_RULES, RULES_BY_CODE
+
+
+@dataclass(frozen=True)
+class FileTask:
+    """One file to check and the rules to check it with (by code)."""
+
+    path: str
+    rule_codes: tuple[str, ...]
+    max_file_size: int
+
+
+@dataclass
+class FileResult:
+    path: str
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    errors: list[FileError] = field(default_factory=list)
+
+    @property
+    def findings(self) -> list[Union[Diagnostic, FileError]]:
+        """Diagnostics and errors together, in line order (errors first on a tie)."""
+        return sorted([*self.errors, *self.diagnostics],
+                      key=lambda f: (f.line, f.column, isinstance(f, Diagnostic), f.code))
+
+
+def check_file(task: FileTask) -> FileResult:
+    source = read_source(task.path, task.max_file_size)
+    if isinstance(source, FileError):
+        return FileResult(task.path, errors=[source])
+    rules = [RULES_BY_CODE[code] for code in task.rule_codes]
+    diagnostics, errors = engine.check_source(source, task.path, rules)
+    return FileResult(task.path, diagnostics, errors)
+
+
+def plan(
+    paths: Sequence[str],
+    *,
+    select: Optional[Sequence[str]] = None,
+    extend_select: Sequence[str] = (),
+    ignore: Sequence[str] = (),
+    config: Optional[str] = None,
+    force_exclude: bool = False,
+) -> Iterator[FileTask]:
+    """The files under ``paths`` to check, each with its rules, in a deterministic order.
+
+    ``select``/``extend_select``/``ignore`` are the command line's rule selectors, applied on top
+    of each file's configuration; ``config`` replaces the search for ``pyproject.toml`` files.
+    Raises ``UsageError`` for a bad selector or configuration.
+    """
+    resolver = SettingsResolver(
+        ALL_RULES,
+        RuleSelection(select=None if select is None else tuple(select),
+                      extend_select=tuple(extend_select), ignore=tuple(ignore)),
+        config_path=config,
+    )
+    for path in discover(paths, Excluder(resolver.settings_for), force_exclude):
+        settings = resolver.settings_for_file(path)
+        yield FileTask(path, tuple(rule.code for rule in settings.rules_for(path)),
+                       settings.max_file_size)
+
+
+def check_paths(paths: Sequence[str], **options) -> Iterator[FileResult]:
+    """Check every file under ``paths`` (options as for ``plan``), yielding one result per file
+    as soon as it is checked; only one file's tree is alive at a time."""
+    for task in plan(paths, **options):
+        yield check_file(task)
+
+
+@dataclass
+class FileFix:
+    """The outcome of fixing one file: its bytes before and after, the diagnostics whose fixes
+    were applied, and what ``check`` still reports on the result (as a ``FileResult``)."""
+
+    path: str
+    original: bytes
+    fixed: bytes
+    encoding: str
+    applied: list[Diagnostic]
+    remaining: FileResult
+
+    @property
+    def changed(self) -> bool:
+        return self.fixed != self.original
+
+
+def fix_file(task: FileTask, unsafe: bool = False, write: bool = True) -> FileFix:
+    """Fix one file (the safe fixes; the unsafe ones too with ``unsafe``) and, with ``write``,
+    replace it atomically when something changed. Never raises for a bad file: the problem is
+    one of the remaining result's errors and the file is left as it was."""
+    source = read_source(task.path, task.max_file_size)
+    if isinstance(source, FileError):
+        return FileFix(task.path, b"", b"", "utf-8", [], FileResult(task.path, errors=[source]))
+    rules = [RULES_BY_CODE[code] for code in task.rule_codes]
+    result = fix.fix_source(source, task.path, rules, unsafe)
+    outcome = FileFix(task.path, source, result.source, result.encoding, result.applied,
+                      FileResult(task.path, result.remaining, result.errors))
+    if write and outcome.changed:
+        try:
+            write_atomic(task.path, result.source)
+        except OSError as error:
+            unfixed = check_file(task)  # the file as it still is
+            unfixed.errors.append(FileError(task.path, f"cannot write the fixed file: {error.strerror or error}"))
+            return FileFix(task.path, source, source, result.encoding, [], unfixed)
+    return outcome
+
+
+def fix_paths(paths: Sequence[str], unsafe: bool = False, write: bool = True, **options) -> Iterator[FileFix]:
+    """Fix every file under ``paths`` (options as for ``plan``), one file at a time."""
+    for task in plan(paths, **options):
+        yield fix_file(task, unsafe, write)

@@ -1,0 +1,268 @@
+"""Settings: ``[tool.torchmemlint]`` in ``pyproject.toml``, overridden by the command line, and
+which rules they select.
+
+Each checked file uses the nearest ``pyproject.toml`` above it that has a ``[tool.torchmemlint]``
+section (or the one given with ``--config``); command-line options are applied on top.
+
+Rule selection works like ruff's: ``select`` replaces the set of enabled rules, ``extend-select``
+adds to it, ``ignore`` removes from it. Selectors are code prefixes (``TML``, ``TML00``,
+``TML001``); when a rule matches both a select and an ignore selector, the longer one wins and
+ignore wins a tie. Rules that are off by default are enabled only by their full code in
+``select``/``extend-select``: ``TML`` or ``TML0`` never turns them on.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+from torchmemlint.files import DEFAULT_EXCLUDE, DEFAULT_MAX_FILE_SIZE
+from torchmemlint.patterns import PathPattern
+from torchmemlint.rules.base import Rule
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import tomli as tomllib
+
+CONFIG_FILE_NAME = "pyproject.toml"
+CONFIG_SECTION = "torchmemlint"  # [tool.torchmemlint]
+_DEFAULT_EXCLUDE_PATTERNS = tuple(PathPattern.compile(text) for text in DEFAULT_EXCLUDE)
+
+
+class UsageError(Exception):
+    """A bad configuration file or command line: reported in one line, exit status 2."""
+
+
+@dataclass(frozen=True)
+class RuleSelection:
+    """One layer of rule selection (the configuration file's, then the command line's)."""
+
+    select: Optional[tuple[str, ...]] = None  # None: keep what the previous layer enabled
+    extend_select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+
+
+def select_rules(rules: Sequence[Rule], layers: Sequence[RuleSelection]) -> tuple[Rule, ...]:
+    """The rules enabled after applying ``layers`` in order to the default selection."""
+    enabled = {rule.code for rule in rules if rule.default_enabled}
+    for layer in layers:
+        previous = enabled if layer.select is None else set()
+        enabling = (*(layer.select or ()), *layer.extend_select)
+        enabled = set()
+        for rule in rules:
+            on = _specificity(rule.code, enabling, exact_only=not rule.default_enabled)
+            off = _specificity(rule.code, layer.ignore)
+            if on is None and off is None:
+                keep = rule.code in previous
+            else:
+                keep = on is not None and (off is None or on > off)
+            if keep:
+                enabled.add(rule.code)
+    return tuple(rule for rule in rules if rule.code in enabled)
+
+
+def _specificity(code: str, selectors: Sequence[str], exact_only: bool = False) -> Optional[int]:
+    """Length of the longest selector matching ``code``, None when none does."""
+    lengths = [len(selector) for selector in selectors
+               if (selector == code if exact_only else code.startswith(selector))]
+    return max(lengths, default=None)
+
+
+def check_selectors(selectors: Sequence[str], rules: Sequence[Rule], where: str) -> tuple[str, ...]:
+    """Normalise rule selectors (strip, upper-case) and reject those that select no rule."""
+    normalized = tuple(selector.strip().upper() for selector in selectors if selector.strip())
+    for selector in normalized:
+        if not any(rule.code.startswith(selector) for rule in rules):
+            raise UsageError(f"unknown rule code or prefix {selector!r} in {where} "
+                             "(`torchmemlint rules` lists the rules)")
+    return normalized
+
+
+@dataclass(frozen=True)
+class ConfigFile:
+    """The ``[tool.torchmemlint]`` section of one ``pyproject.toml``, validated."""
+
+    path: Optional[Path]
+    selection: RuleSelection = RuleSelection()
+    exclude: tuple[PathPattern, ...] = _DEFAULT_EXCLUDE_PATTERNS
+    per_file_ignores: tuple[tuple[PathPattern, tuple[str, ...]], ...] = ()
+    max_file_size: int = DEFAULT_MAX_FILE_SIZE
+
+
+def read_pyproject(path: Path) -> Optional[dict[str, Any]]:
+    """The ``[tool.torchmemlint]`` table of a ``pyproject.toml``, None when it has none."""
+    try:
+        with open(path, "rb") as file:
+            document = tomllib.load(file)
+    except tomllib.TOMLDecodeError as error:
+        raise UsageError(f"{path}: invalid TOML: {error}") from None
+    except OSError as error:
+        raise UsageError(f"{path}: cannot read configuration: {error.strerror or error}") from None
+    section = document.get("tool", {}).get(CONFIG_SECTION)
+    if section is not None and not isinstance(section, dict):
+        raise UsageError(f"{path}: [tool.{CONFIG_SECTION}] must be a table")
+    return section
+
+
+def parse_config(table: dict[str, Any], path: Optional[Path], rules: Sequence[Rule]) -> ConfigFile:
+    """Validate a ``[tool.torchmemlint]`` table. Unknown keys and wrong types are errors, so
+    that a typo does not silently do nothing."""
+    reader = _TableReader(table, path)
+    reader.reject_unknown_keys()
+    selection = RuleSelection(
+        select=reader.codes("select", rules) if "select" in table else None,
+        extend_select=reader.codes("extend-select", rules),
+        ignore=reader.codes("ignore", rules),
+    )
+    exclude = (reader.patterns("exclude") if "exclude" in table else _DEFAULT_EXCLUDE_PATTERNS)
+    per_file_ignores = tuple(
+        (reader.pattern(glob, "per-file-ignores"),
+         check_selectors(reader.string_list(codes, f"per-file-ignores {glob!r}"), rules,
+                         reader.where(f"per-file-ignores {glob!r}")))
+        for glob, codes in reader.table("per-file-ignores").items()
+    )
+    return ConfigFile(
+        path=path,
+        selection=selection,
+        exclude=exclude + reader.patterns("extend-exclude"),
+        per_file_ignores=per_file_ignores,
+        max_file_size=reader.positive_int("max-file-size", DEFAULT_MAX_FILE_SIZE),
+    )
+
+
+class _TableReader:
+    """Reads typed values out of a ``[tool.torchmemlint]`` table; errors name the file and key."""
+
+    KNOWN_KEYS = ("select", "extend-select", "ignore", "exclude", "extend-exclude",
+                  "per-file-ignores", "max-file-size")
+
+    def __init__(self, table: dict[str, Any], path: Optional[Path]) -> None:
+        self._table = table
+        self._path = path
+
+    def where(self, key: str) -> str:
+        return f"{self._path}: [tool.{CONFIG_SECTION}] {key}" if self._path else key
+
+    def reject_unknown_keys(self) -> None:
+        unknown = sorted(set(self._table) - set(self.KNOWN_KEYS))
+        if unknown:
+            raise UsageError(f"{self.where(unknown[0])}: unknown option (known options: "
+                             f"{', '.join(self.KNOWN_KEYS)})")
+
+    def string_list(self, value: Any, key: str) -> list[str]:
+        if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+            raise UsageError(f"{self.where(key)}: expected a list of strings, got {value!r}")
+        return value
+
+    def codes(self, key: str, rules: Sequence[Rule]) -> tuple[str, ...]:
+        return check_selectors(self.string_list(self._table.get(key, []), key), rules, self.where(key))
+
+    def pattern(self, text: str, key: str) -> PathPattern:
+        try:
+            return PathPattern.compile(text)
+        except ValueError as error:
+            raise UsageError(f"{self.where(key)}: {error}") from None
+
+    def patterns(self, key: str) -> tuple[PathPattern, ...]:
+        return tuple(self.pattern(text, key) for text in self.string_list(self._table.get(key, []), key))
+
+    def table(self, key: str) -> dict[str, Any]:
+        value = self._table.get(key, {})
+        if not isinstance(value, dict):
+            raise UsageError(f"{self.where(key)}: expected a table of glob = [codes], got {value!r}")
+        return value
+
+    def positive_int(self, key: str, default: int) -> int:
+        value = self._table.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            raise UsageError(f"{self.where(key)}: expected a positive number of bytes, got {value!r}")
+        return value
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything that decides how the files of one folder are checked."""
+
+    root: Path  # relative patterns are anchored here: the configuration's folder, else the cwd
+    config_path: Optional[Path]
+    rules: tuple[Rule, ...]
+    exclude: tuple[PathPattern, ...]
+    per_file_ignores: tuple[tuple[PathPattern, tuple[str, ...]], ...]
+    max_file_size: int
+
+    def rules_for(self, path: str) -> tuple[Rule, ...]:
+        """The selected rules minus those the ``per-file-ignores`` turn off for ``path``."""
+        absolute = Path(os.path.abspath(path))
+        ignored = tuple(code for pattern, codes in self.per_file_ignores
+                        if pattern.matches_path(absolute, self.root, is_dir=False) for code in codes)
+        if not ignored:
+            return self.rules
+        return tuple(rule for rule in self.rules if not rule.code.startswith(ignored))
+
+
+class SettingsResolver:
+    """Finds the settings of each folder: the nearest configuration (cached per folder) with the
+    command line's options on top."""
+
+    def __init__(self, rules: Sequence[Rule], command_line: RuleSelection = RuleSelection(),
+                 config_path: Optional[str] = None) -> None:
+        self._rules = tuple(rules)
+        self._command_line = RuleSelection(
+            select=(None if command_line.select is None
+                    else check_selectors(command_line.select, rules, "--select")),
+            extend_select=check_selectors(command_line.extend_select, rules, "--extend-select"),
+            ignore=check_selectors(command_line.ignore, rules, "--ignore"),
+        )
+        self._cwd = Path.cwd()
+        self._fixed_config: Optional[ConfigFile] = None
+        if config_path is not None:
+            path = Path(os.path.abspath(config_path))
+            if not os.path.isfile(path):
+                raise UsageError(f"--config {config_path}: no such file")
+            self._fixed_config = parse_config(read_pyproject(path) or {}, path, rules)
+        self._config_by_folder: dict[Path, Optional[ConfigFile]] = {}
+        self._settings_by_config: dict[Optional[Path], Settings] = {}
+
+    def settings_for(self, folder: Path) -> Settings:
+        """``folder`` is absolute."""
+        config = self._fixed_config or self._nearest_config(folder)
+        key = config.path if config else None
+        settings = self._settings_by_config.get(key)
+        if settings is None:
+            settings = self._settings_by_config[key] = self._settings(config or ConfigFile(path=None))
+        return settings
+
+    def settings_for_file(self, path: str) -> Settings:
+        return self.settings_for(Path(os.path.abspath(path)).parent)
+
+    def _settings(self, config: ConfigFile) -> Settings:
+        return Settings(
+            root=config.path.parent if config.path else self._cwd,
+            config_path=config.path,
+            rules=select_rules(self._rules, (config.selection, self._command_line)),
+            exclude=config.exclude,
+            per_file_ignores=config.per_file_ignores,
+            max_file_size=config.max_file_size,
+        )
+
+    def _nearest_config(self, folder: Path) -> Optional[ConfigFile]:
+        visited = []
+        current: Optional[Path] = folder
+        config: Optional[ConfigFile] = None
+        while current is not None:
+            if current in self._config_by_folder:
+                config = self._config_by_folder[current]
+                break
+            visited.append(current)
+            candidate = current / CONFIG_FILE_NAME
+            table = read_pyproject(candidate) if os.path.isfile(candidate) else None
+            if table is not None:
+                config = parse_config(table, candidate, self._rules)
+                break
+            current = None if current.parent == current else current.parent
+        for seen in visited:
+            self._config_by_folder[seen] = config
+        return config

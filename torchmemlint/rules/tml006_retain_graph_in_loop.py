@@ -1,0 +1,117 @@
+"""TML006 retain-graph-in-loop.
+
+## What it does
+Flags `.backward(retain_graph=True)` (also `scaler.scale(loss).backward(retain_graph=True)`,
+`accelerator.backward(loss, retain_graph=True)`, `self.manual_backward(loss, retain_graph=True)`,
+`torch.autograd.backward/grad(..., retain_graph=True)`) when it is the last backward pass of a
+loop iteration and graph-attached values outlive the iteration: a loop-carried value that keeps
+its graph (`h = rnn(x, h)`, see TML005), an accumulation (`total += loss`), or an attached value
+stored in a container that outlives the loop (`losses.append(loss)`).
+
+## Why is this bad?
+`retain_graph=True` keeps the graph's saved tensors (the activations) after backward instead of
+freeing them. That is needed when a second backward goes through the same graph *in the same
+iteration*. As the last backward of an iteration it only pays off if a later iteration reaches
+this graph again — which is exactly the case when something carries it over: then every
+iteration's full set of activations stays alive and memory grows by a step's activations per
+iteration. The usual story: "Trying to backward through the graph a second time" appeared
+because hidden state was carried over, and `retain_graph=True` silenced the error.
+
+Two backward passes in one iteration where only the first retains the graph (a GAN's
+discriminator and generator losses, several heads sharing a trunk) stay silent, as does a
+retaining backward with nothing carried over (its graph dies when the names are rebound) and a
+loop inside one training step (over environments or heads sharing one forward pass, with the
+optimizer step after it).
+
+## Example
+```python
+hidden = model.init_hidden(batch_size)
+for x, y in loader:
+    output, hidden = model(x, hidden)
+    loss = criterion(output, y)
+    loss.backward(retain_graph=True)
+    optimizer.step()
+```
+
+## Use instead
+```python
+for x, y in loader:
+    hidden = tuple(h.detach() for h in hidden)
+    output, hidden = model(x, hidden)
+    loss = criterion(output, y)
+    loss.backward()
+    optimizer.step()
+```
+
+## Fix safety
+No fix. Removing `retain_graph=True` alone turns the growth back into the "backward through the
+graph a second time" error whenever a later iteration does reach the graph (through the carried
+value); it is only provably unneeded when nothing outlives the iteration, and then this rule is
+silent. The fix is to cut what carries the graph over (TML005's `.detach()`), then drop the flag.
+
+## Runtime signature
+Live memory grows by one step's activations per iteration (`confirmed-growth`).
+"""
+from __future__ import annotations
+
+from typing import Iterator, Optional
+
+import libcst as cst
+
+from torchmemlint.rules.base import Finding, Rule
+from torchmemlint.semantics import SemanticModel
+from torchmemlint.semantics.iterations import Iteration, keyword_is_true
+from torchmemlint.semantics.loop_carried import carried_name
+
+
+class RetainGraphInLoop(Rule):
+    code = "TML006"
+    name = "retain-graph-in-loop"
+    message = "backward(retain_graph=True) ends the iteration while graph-attached values outlive it: every iteration's graph and activations stay alive"
+    triggers = ("retain_graph",)
+
+    def check(self, model: SemanticModel) -> Iterator[Finding]:
+        for call in model.tree.nodes(cst.Call):
+            if not keyword_is_true(call, "retain_graph") or not model.values.backward_roots(call):
+                continue
+            for iteration in _iterations_around(model, call):
+                if not _is_last_backward(model, call, iteration):
+                    break
+                kept = _outliving_attached(model, iteration)
+                if kept is not None:
+                    yield Finding(call, message=f"backward(retain_graph=True) ends the iteration while `{kept}` keeps "
+                                                f"a graph-attached value across iterations: every iteration's graph "
+                                                f"and activations stay alive")
+                    break
+
+
+def _iterations_around(model: SemanticModel, call: cst.Call) -> list[Iteration]:
+    """Loops whose iterations are training steps, then the per-step method."""
+    iterations: list[Iteration] = [
+        loop for loop in model.scopes.loops_around(call) if model.iterations.steps_optimizer(loop)
+    ]
+    func = model.scopes.function_of(call)
+    if func is not None and model.scopes.is_per_step_method(func):
+        iterations.append(func)
+    return iterations
+
+
+def _is_last_backward(model: SemanticModel, call: cst.Call, iteration: Iteration) -> bool:
+    return not any(
+        model.tree.before(call, other) and not model.tree.contains(call, other)
+        for other in model.iterations.step_calls(iteration) if model.values.backward_roots(other)
+    )
+
+
+def _outliving_attached(model: SemanticModel, iteration: Iteration) -> Optional[str]:
+    """What keeps a graph-attached value from one iteration to the next, spelled, or None."""
+    for carry in model.loop_carried.chains:
+        if carry.iteration is iteration:
+            return carry.name
+    if isinstance(iteration, cst.FunctionDef):
+        return None
+    for store in model.stores.stores():
+        if model.tree.contains(iteration.body, store.node) and model.stores.outlives(store.container, store.node, iteration) \
+                and model.values.is_attached(store.value, store.node):
+            return carried_name(store.container) or model.code(store.container)
+    return None

@@ -1,0 +1,200 @@
+"""TML008 concat-accumulator-in-loop.
+
+## What it does
+Flags an accumulator grown by concatenation inside a loop — `acc = torch.cat([acc, x])`, also
+`torch.stack`, `vstack`, `hstack`, `dstack`, `column_stack`, `concat`/`concatenate`,
+`torch.cat((acc, x), dim=1)`, and the `acc = x if acc is None else torch.cat([acc, x])` form — or
+across steps in a per-step method (`self.preds = torch.cat([self.preds, preds])`).
+
+## Why is this bad?
+`torch.cat` allocates a new tensor and copies both inputs every time: after n iterations it has
+copied O(n²) elements, and each step briefly holds the old and the new accumulator (a peak of
+twice its size). When the pieces are graph-attached, the accumulator also keeps every step's
+graph alive.
+
+Only loops over data, steps or epochs (or that run a backward pass or an optimizer step) are
+reported: a short loop over a batch's items, a few classes or a module's layers copies little.
+Loops that use the accumulator as their working input (autoregressive decoding feeds
+`tokens = torch.cat([tokens, next_token], 1)` back to the model; DenseNet blocks concatenate
+features they read) stay silent, and so does one `torch.cat(chunks)` after the loop.
+
+## Example
+```python
+all_logits = torch.empty(0, num_classes)
+for x, _ in loader:
+    all_logits = torch.cat([all_logits, model(x).cpu()])
+```
+
+## Use instead
+```python
+all_logits = [torch.empty(0, num_classes)]
+for x, _ in loader:
+    all_logits.append(model(x).cpu())
+all_logits = torch.cat(all_logits)
+```
+
+## Fix safety
+In the simple case — a local accumulator initialised in the same block as the loop, grown at one
+place by appending, read nowhere else in the loop — the fix rewrites it to a list that keeps the
+initial value as its first piece (so dtype promotion and the result are the same, also for a loop
+that runs zero times), appends inside the loop and concatenates once after it; the `None`-guarded
+form becomes `torch.cat(acc) if acc else None`. It is **unsafe**: during the loop the name holds a
+list, which code reading it elsewhere (a function using the global, an exception handler) would
+see. `torch.stack` (which adds a dimension at every step) and prepending (`[x, acc]`) get no fix.
+
+## Runtime signature
+Time per step grows linearly with the number of iterations (quadratic in total); the peak is
+twice the accumulator's size every step.
+"""
+from __future__ import annotations
+
+from typing import Iterator, Optional
+
+import libcst as cst
+
+from torchmemlint.rules.base import Finding, NodeFix, Replacement, Rule
+from torchmemlint.semantics import SemanticModel
+from torchmemlint.semantics.imports import dotted_name
+from torchmemlint.semantics.loop_carried import ASSOCIATIVE_JOINS, JoinAccumulation, carried_name
+from torchmemlint.semantics.scopes import Loop
+
+# Reads that inspect an accumulator without using its contents.
+_METADATA = frozenset({"shape", "size", "numel", "dim", "device", "dtype", "ndim"})
+
+
+class ConcatAccumulatorInLoop(Rule):
+    code = "TML008"
+    name = "concat-accumulator-in-loop"
+    message = "tensor grown by concatenation in a loop: every iteration copies the whole accumulator (quadratic time, twice its size at peak); append to a list and concatenate once after the loop"
+    triggers = ("cat", "stack", "concat")
+
+    def check(self, model: SemanticModel) -> Iterator[Finding]:
+        for accumulation in model.loop_carried.join_accumulations:
+            iteration = model.scopes.iteration_scope(accumulation.site)
+            if iteration is None:
+                continue
+            if isinstance(iteration, cst.FunctionDef):
+                if not accumulation.name.startswith("self."):
+                    continue  # a per-step method's locals die with the call
+            elif not model.scopes.is_step_loop(iteration) or \
+                    not model.loop_carried.reaches_previous(accumulation.site, accumulation.name, iteration):
+                continue
+            if _used_in_iteration(model, accumulation, iteration):
+                continue
+            message = self.message
+            if model.values.is_attached(accumulation.piece, accumulation.site):
+                message += "; the pieces are graph-attached, so every step's graph is kept as well"
+            fix = _list_fix(model, accumulation, iteration) if not isinstance(iteration, cst.FunctionDef) else None
+            yield Finding(accumulation.site, message=message, fix=fix)
+
+
+def _mentions(model: SemanticModel, region: cst.CSTNode, name: str) -> list[cst.BaseExpression]:
+    nodes: list[cst.BaseExpression] = []
+    node_type = cst.Attribute if name.startswith("self.") else cst.Name
+    for node in model.tree.descendants(region, node_type):
+        if carried_name(node) == name:
+            nodes.append(node)
+    return nodes
+
+
+def _used_in_iteration(model: SemanticModel, accumulation: JoinAccumulation, iteration: cst.CSTNode) -> bool:
+    """The accumulator is read in the iteration other than to grow it (a working buffer), or
+    only inspected (``is None``, ``.shape``, ``len()``)."""
+    region = iteration if isinstance(iteration, cst.FunctionDef) else iteration.body
+    for node in _mentions(model, region, accumulation.name):
+        if model.tree.contains(accumulation.site, node) or _is_assignment_target(model, node):
+            continue
+        parent = model.tree.parent.get(node)
+        if isinstance(parent, cst.Attribute) and parent.attr.value in _METADATA:
+            continue
+        if isinstance(parent, cst.Comparison) and all(isinstance(c.operator, (cst.Is, cst.IsNot)) for c in parent.comparisons):
+            continue
+        if isinstance(parent, cst.Arg) and isinstance(model.tree.parent.get(parent), cst.Call) and \
+                dotted_name(model.tree.parent[parent].func) == "len":
+            continue
+        return True
+    return False
+
+
+def _is_assignment_target(model: SemanticModel, node: cst.CSTNode) -> bool:
+    return any(isinstance(a, cst.AssignTarget) for a in model.tree.ancestors(node))
+
+
+def _list_fix(model: SemanticModel, accumulation: JoinAccumulation, loop: Loop) -> Optional[NodeFix]:
+    """Rewrite to a list in the simple case (see "Fix safety"), else no fix."""
+    if accumulation.prepends or accumulation.qualified not in ASSOCIATIVE_JOINS or \
+            not isinstance(accumulation.target, cst.Name):
+        return None
+    name = accumulation.name
+    site_line = model.tree.parent.get(accumulation.site)
+    if not isinstance(site_line, cst.SimpleStatementLine) or len(site_line.body) != 1:
+        return None
+    initial = _initialisation(model, accumulation, loop)
+    if initial is None:
+        return None
+    init_line, outer = initial
+    init_value = init_line.body[0].value
+    join = model.code(accumulation.join.func)
+    rest = "".join(f", {model.code(a.with_changes(comma=cst.MaybeSentinel.DEFAULT)).strip()}"
+                   for a in accumulation.join.args[1:])
+    if accumulation.guard is not None:
+        if not (isinstance(init_value, cst.Name) and init_value.value == "None") or \
+                not _guard_selects_piece(model, accumulation):
+            return None
+        new_init, after = "[]", f"{name} = {join}({name}{rest}) if {name} else None\n"
+    else:
+        new_init, after = f"[{model.code(init_value)}]", f"{name} = {join}({name}{rest})\n"
+    append = cst.parse_expression(f"{name}.append({model.code(accumulation.piece)})")
+    new_site_line = site_line.with_changes(body=[cst.Expr(append)])
+    new_outer = outer.deep_replace(site_line, new_site_line)
+    return NodeFix(
+        "append to a list and concatenate once after the loop", safe=False,
+        replacements=[
+            Replacement(init_line, init_line.with_changes(
+                body=[init_line.body[0].with_changes(value=cst.parse_expression(new_init))])),
+            Replacement(outer, cst.FlattenSentinel([new_outer, cst.parse_statement(after)])),
+        ],
+    )
+
+
+def _initialisation(model: SemanticModel, accumulation: JoinAccumulation, loop: Loop):
+    """``(init_line, outer)``: the one assignment that starts the accumulator, in the same
+    block as ``outer`` (the loop, or the statement around it), with the name used nowhere between
+    them nor in ``outer`` outside the growing line; else None."""
+    name = accumulation.name
+    bindings = model.scopes.reaching_bindings(name, loop)
+    if len(bindings) != 1 or not isinstance(bindings[0].node, cst.Assign) or len(bindings[0].node.targets) != 1:
+        return None
+    init = bindings[0].node
+    init_line = model.tree.parent.get(init)
+    block = model.tree.parent.get(init_line)
+    if not isinstance(init_line, cst.SimpleStatementLine) or len(init_line.body) != 1 or \
+            not isinstance(block, (cst.IndentedBlock, cst.Module)):
+        return None
+    outer: cst.CSTNode = loop
+    while model.tree.parent.get(outer) is not block:
+        outer = model.tree.parent.get(outer)
+        if outer is None or isinstance(outer, (cst.FunctionDef, cst.ClassDef)):
+            return None
+    body = list(block.body)
+    between = body[body.index(init_line) + 1: body.index(outer)]
+    if any(_mentions(model, statement, name) for statement in between):
+        return None
+    site_line = model.tree.parent[accumulation.site]
+    if any(not model.tree.contains(site_line, node) for node in _mentions(model, outer, name)):
+        return None
+    return init_line, outer
+
+
+def _guard_selects_piece(model: SemanticModel, accumulation: JoinAccumulation) -> bool:
+    """``piece if acc is None else cat([acc, piece])`` (or the ``is not None`` mirror)."""
+    guard = accumulation.guard
+    test = guard.test
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and
+            carried_name(test.left) == accumulation.name and
+            isinstance(test.comparisons[0].comparator, cst.Name) and test.comparisons[0].comparator.value == "None"):
+        return False
+    is_none = isinstance(test.comparisons[0].operator, cst.Is)
+    selected = guard.body if is_none else guard.orelse
+    joined = guard.orelse if is_none else guard.body
+    return joined is accumulation.join and model.code(selected) == model.code(accumulation.piece)

@@ -1,0 +1,98 @@
+"""TML017 unbounded-eval-accumulation.
+
+## What it does
+Flags a Hugging Face `Trainer` (also `Seq2SeqTrainer`, trl trainers, and subclasses defined in
+the file) that evaluates with `compute_metrics=` while its `TrainingArguments` (resolved in the
+same file) set no `eval_accumulation_steps`, and `trainer.predict(...)` on such a trainer.
+Silent when the arguments cannot be resolved in the file (parsed from the command line,
+`**config`), when they set `eval_accumulation_steps`, `prediction_loss_only=True` or
+`batch_eval_metrics=True`, when the Trainer gets `preprocess_logits_for_metrics=` (the documented
+way to shrink what is kept), or when nothing is evaluated (no `eval_dataset`, no `.evaluate()`).
+
+## Why is this bad?
+To call `compute_metrics` once at the end, the evaluation loop gathers the logits and labels of
+every evaluation step and concatenates them *on the accelerator*; only `eval_accumulation_steps`
+makes it move them to the CPU every N steps. Device memory therefore grows with the size of the
+evaluation set — a language model's logits are batch x sequence x vocabulary floats per step —
+and evaluation runs out of memory long after training fit. `Trainer.predict()` always keeps the
+predictions, so it grows the same way.
+
+## Example
+```python
+args = TrainingArguments(output_dir="out", per_device_eval_batch_size=16, eval_strategy="epoch")
+trainer = Trainer(model=model, args=args, train_dataset=train_ds, eval_dataset=val_ds,
+                  compute_metrics=compute_metrics)
+```
+
+## Use instead
+```python
+args = TrainingArguments(output_dir="out", per_device_eval_batch_size=16, eval_strategy="epoch",
+                         eval_accumulation_steps=8)
+```
+or reduce what is kept with `preprocess_logits_for_metrics` (e.g. the argmax of the logits).
+
+## Fix safety
+When the `TrainingArguments(...)` call is in the file, the fix adds `eval_accumulation_steps=8`
+to it: at most 8 steps of outputs stay on the device, and the host-side concatenation (which
+copies everything gathered so far at each transfer) runs 8 times less often than with 1. The
+metrics are the same, but the value trades evaluation speed for memory and is a choice the
+user should review, so the fix is **unsafe**.
+
+## Runtime signature
+Device memory grows with the number of evaluation steps until evaluation ends (or OOMs).
+"""
+from __future__ import annotations
+
+from typing import Iterator, Optional
+
+import libcst as cst
+
+from torchmemlint.rules.base import Finding, NodeFix, Replacement, Rule
+from torchmemlint.rules.edits import add_keyword_argument
+from torchmemlint.semantics import SemanticModel
+from torchmemlint.semantics.hf import TrainerSetup, keyword
+
+EVAL_ACCUMULATION_STEPS = 8
+PREDICT_MESSAGE = ("Trainer.predict() keeps every step's predictions on the device without eval_accumulation_steps; "
+                   "set it in TrainingArguments")
+
+
+class UnboundedEvalAccumulation(Rule):
+    code = "TML017"
+    name = "unbounded-eval-accumulation"
+    message = ("Trainer with compute_metrics concatenates all evaluation logits on the device; set "
+               "eval_accumulation_steps in TrainingArguments")
+    triggers = ("Trainer",)
+
+    def check(self, model: SemanticModel) -> Iterator[Finding]:
+        hf = model.hf
+        for setup in hf.setups():
+            if not hf.keeps_outputs_on_device(setup):
+                continue
+            fix = _add_accumulation_steps(setup)
+            metrics = _keyword_arg(setup.call, "compute_metrics")
+            if metrics is not None:
+                if keyword(setup.call, "preprocess_logits_for_metrics") is None and _evaluates(model, setup):
+                    yield Finding(metrics, fix=fix)
+                continue
+            for predict in hf.method_calls(setup, "predict"):
+                yield Finding(predict, message=PREDICT_MESSAGE, fix=fix)
+
+
+def _keyword_arg(call: cst.Call, name: str) -> Optional[cst.Arg]:
+    if keyword(call, name) is None:
+        return None
+    return next(a for a in call.args if a.keyword is not None and a.keyword.value == name)
+
+
+def _evaluates(model: SemanticModel, setup: TrainerSetup) -> bool:
+    return keyword(setup.call, "eval_dataset") is not None or bool(model.hf.method_calls(setup, "evaluate"))
+
+
+def _add_accumulation_steps(setup: TrainerSetup) -> Optional[NodeFix]:
+    if setup.arguments is None:
+        return None
+    value = cst.Integer(str(EVAL_ACCUMULATION_STEPS))
+    new = add_keyword_argument(setup.arguments, "eval_accumulation_steps", value)
+    return NodeFix(f"set eval_accumulation_steps={EVAL_ACCUMULATION_STEPS}", safe=False,
+                   replacements=[Replacement(setup.arguments, new)])

@@ -1,0 +1,84 @@
+"""TML019 module-stores-activation (off by default).
+
+## What it does
+Flags a graph-attached value — the output of a submodule, a loss, arithmetic on them — stored
+on `self` inside `forward` of an `nn.Module` (`self.features = self.backbone(x)`,
+`self.attn = attn`, `out, (self.h, self.c) = self.lstm(x, (self.h, self.c))`). Detached values,
+Python numbers, shapes and anything computed under `torch.no_grad()` are not flagged.
+
+Off by default: stashing an activation is sometimes the point (feature-matching losses, an
+auxiliary loss read by the training loop), so select it with `--select TML019`.
+
+## Why is this bad?
+The attribute keeps the tensor, and through its `grad_fn` the whole graph of the last forward
+pass, alive after the step ends. Before `backward()` that is every saved activation; after it,
+the graph nodes and the tensor's own storage. The memory is released only when the next
+forward overwrites the attribute, so the next step's peak carries the previous step's graph on
+top of its own. Stored in evaluation code (no backward), it is all the activations.
+
+## Example
+```python
+class Net(nn.Module):
+    def forward(self, x):
+        self.features = self.backbone(x)
+        return self.head(self.features)
+```
+
+## Use instead
+```python
+    def forward(self, x):
+        features = self.backbone(x)
+        self.features = features.detach()  # only if something reads it later
+        return self.head(features)
+```
+
+## Fix safety
+No fix: whether the stored value may be detached depends on who reads it. Code that builds a
+loss from it (feature matching, auxiliary losses, stateful RNNs that backpropagate through the
+stored state) needs the graph, and `.detach()` would silently cut that gradient.
+
+## Runtime signature
+No growth: the previous step's activations (and graph) stay alive between steps, raising the
+peak of the next step.
+"""
+from __future__ import annotations
+
+from typing import Iterator
+
+import libcst as cst
+
+from torchmemlint.rules.base import Finding, Rule
+from torchmemlint.semantics import SemanticModel
+from torchmemlint.semantics.imports import dotted_name
+
+
+class ModuleStoresActivation(Rule):
+    code = "TML019"
+    name = "module-stores-activation"
+    message = "graph-attached value stored on self in forward(): its graph stays alive until the next forward pass"
+    default_enabled = False
+    triggers = ("forward",)
+
+    def check(self, model: SemanticModel) -> Iterator[Finding]:
+        for forward in model.scopes.functions_by_name.get("forward", []):
+            if not model.scopes.is_torch_module_class(model.scopes.class_of(forward)):
+                continue
+            for assign in model.scopes.scope_nodes(forward, cst.Assign):
+                for target, value in _self_targets(assign):
+                    if model.values.is_attached(value, assign):
+                        yield Finding(target)
+
+
+def _self_targets(assign: cst.Assign) -> Iterator[tuple[cst.Attribute, cst.BaseExpression]]:
+    """``(self.<attr>, value it receives)`` for each target of an assignment, unpacking tuples
+    element-wise when the value is a tuple of the same length (else the whole value)."""
+    pending = [(t.target, assign.value) for t in assign.targets]
+    while pending:
+        target, value = pending.pop()
+        if isinstance(target, cst.Attribute) and dotted_name(target.value) == "self":
+            yield target, value
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            values = value.elements if isinstance(value, (cst.Tuple, cst.List)) and \
+                len(value.elements) == len(target.elements) else None
+            for index, element in enumerate(target.elements):
+                pending.append((element.value, values[index].value if values else value))

@@ -1,0 +1,206 @@
+"""Custom ``torch.autograd.Function`` classes: their ``ctx`` methods, what they store on ``ctx``,
+and which of those values are tensors.
+
+Inside ``forward`` there is no graph to follow (it runs under no_grad), so whether a value is a
+tensor is read from the code itself: torch calls and tensor methods return tensors, ``.shape`` /
+``.size()`` / ``.item()`` / literals do not, and a parameter is a tensor when the code uses it as
+one (calls a tensor method on it, reads ``.shape``, saves it, passes it first to a torch
+function, multiplies it with ``@``)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator, Optional
+
+import libcst as cst
+
+from torchmemlint.semantics.imports import ImportTable, dotted_name
+from torchmemlint.semantics.modules import TENSOR_METHODS
+from torchmemlint.semantics.params import SHAPE_FACTORIES
+from torchmemlint.semantics.scopes import Scopes
+from torchmemlint.semantics.tree import Tree
+
+FUNCTION_BASES = frozenset({
+    "torch.autograd.Function", "torch.autograd.function.Function", "torch.autograd.function.InplaceFunction",
+    "torch.autograd.function.once_differentiable",
+})
+CTX_METHODS = ("forward", "setup_context")
+# Tensor attributes that are tensors themselves, and those that are metadata.
+TENSOR_VALUED_ATTRIBUTES = frozenset({"data", "grad", "T", "mT", "H", "real", "imag"})
+METADATA_ATTRIBUTES = frozenset({"shape", "dtype", "device", "is_cuda", "requires_grad", "ndim", "layout",
+                                 "is_sparse", "is_leaf", "grad_fn", "names"})
+# Tensor methods whose result is not a tensor.
+NON_TENSOR_METHODS = frozenset({"size", "dim", "numel", "item", "tolist", "stride", "data_ptr", "element_size",
+                                "nelement", "is_contiguous", "get_device", "storage_offset", "__len__",
+                                "is_floating_point", "type", "untyped_storage"})
+_USED_AS_TENSOR_METHODS = TENSOR_METHODS | NON_TENSOR_METHODS | frozenset({
+    "to", "cuda", "cpu", "float", "half", "double", "long", "int", "bool", "type_as", "new_tensor", "masked_fill_",
+    "add_", "mul_", "copy_", "zero_", "index_select", "scatter", "scatter_add", "sort", "topk", "split",
+    "chunk", "unbind", "argmax", "max", "min", "mean", "std", "var", "cumsum", "flip", "roll",
+})
+# torch functions that do not return tensors.
+NON_TENSOR_TORCH = frozenset({
+    "torch.is_tensor", "torch.is_grad_enabled", "torch.get_default_dtype", "torch.Size", "torch.device",
+    "torch.dtype", "torch.finfo", "torch.iinfo", "torch.numel", "torch.is_floating_point", "torch.typename",
+    "torch.is_complex", "torch.result_type", "torch.promote_types", "torch.is_autocast_enabled",
+    "torch.get_autocast_gpu_dtype", "torch.is_inference_mode_enabled",
+})
+# torch namespaces whose functions take and return streams, process groups, handles.
+NOT_TENSOR_APIS = ("torch.cuda.", "torch.distributed.", "torch.utils.", "torch.backends.", "torch.jit.")
+_SAVING_CTX_METHODS = frozenset({"save_for_backward", "mark_dirty", "mark_non_differentiable", "save_for_forward"})
+
+
+@dataclass(frozen=True)
+class CtxStore:
+    """``<ctx>.<attribute> = value`` in ``method`` (``forward`` or ``setup_context``)."""
+
+    assign: cst.Assign
+    attribute: str
+    value: cst.BaseExpression
+    method: cst.FunctionDef
+    ctx: str
+
+
+class AutogradFunctions:
+    def __init__(self, tree: Tree, imports: ImportTable, scopes: Scopes) -> None:
+        self.tree = tree
+        self.imports = imports
+        self.scopes = scopes
+        self._tensor_names: dict[cst.FunctionDef, set[str]] = {}
+
+    def classes(self) -> list[cst.ClassDef]:
+        return [cls for cls in self.tree.nodes(cst.ClassDef) if self.is_function_class(cls)]
+
+    def is_function_class(self, cls: cst.ClassDef) -> bool:
+        return any(base in FUNCTION_BASES for base in self.scopes.class_bases(cls))
+
+    def method(self, cls: cst.ClassDef, name: str) -> Optional[cst.FunctionDef]:
+        body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
+        return next((s for s in body if isinstance(s, cst.FunctionDef) and s.name.value == name), None)
+
+    def ctx_name(self, method: cst.FunctionDef) -> Optional[str]:
+        params = method.params.params
+        return params[0].name.value if params else None
+
+    def ctx_stores(self, cls: cst.ClassDef) -> Iterator[CtxStore]:
+        """Attribute stores on ``ctx`` in the methods that build it: ``setup_context`` when the
+        class has one (its ``forward`` then takes no ctx), else ``forward``."""
+        name = "setup_context" if self.method(cls, "setup_context") is not None else "forward"
+        method = self.method(cls, name)
+        ctx = self.ctx_name(method) if method is not None else None
+        if method is None or ctx is None:
+            return
+        for assign in self.tree.descendants(method, cst.Assign):
+            if self.scopes.function_of(assign) is not method:
+                continue
+            for target in assign.targets:
+                attribute = target.target
+                if isinstance(attribute, cst.Attribute) and dotted_name(attribute.value) == ctx:
+                    yield CtxStore(assign, attribute.attr.value, assign.value, method, ctx)
+
+    def output_names(self, method: cst.FunctionDef) -> set[str]:
+        """Names holding the Function's outputs (tensors by contract): what ``forward`` returns,
+        alone, in a tuple, or indexed (``return outputs[0]``), and the ``output`` parameter of
+        ``setup_context(ctx, inputs, output)``."""
+        if method.name.value == "setup_context":
+            params = [p.name.value for p in method.params.params]
+            return {params[2]} if len(params) >= 3 else set()
+        names: set[str] = set()
+        for ret in self.scopes.scope_nodes(method, cst.Return):
+            value = ret.value
+            elements = value.elements if isinstance(value, (cst.Tuple, cst.List)) else [value] if value else []
+            for element in elements:
+                node = element.value if isinstance(element, cst.BaseElement) else element
+                if isinstance(node, cst.Subscript):
+                    node = node.value
+                if isinstance(node, cst.Name):
+                    names.add(node.value)
+        return names
+
+    # -- tensors ------------------------------------------------------------------------
+    def is_tensor(self, expr: Optional[cst.BaseExpression], method: cst.FunctionDef, depth: int = 0) -> bool:
+        """Whether ``expr`` in ``method`` is a tensor (or a tuple/list holding one)."""
+        if expr is None or depth > 8:
+            return False
+        depth += 1
+        if isinstance(expr, cst.Name):
+            return self._name_is_tensor(expr.value, method, depth)
+        if isinstance(expr, cst.Attribute):
+            if expr.attr.value in METADATA_ATTRIBUTES:
+                return False
+            return expr.attr.value in TENSOR_VALUED_ATTRIBUTES and self.is_tensor(expr.value, method, depth)
+        if isinstance(expr, cst.Call):
+            return self._call_is_tensor(expr, method, depth)
+        if isinstance(expr, cst.Subscript):
+            return self.is_tensor(expr.value, method, depth)
+        if isinstance(expr, cst.BinaryOperation):
+            return self.is_tensor(expr.left, method, depth) or self.is_tensor(expr.right, method, depth)
+        if isinstance(expr, cst.UnaryOperation):
+            return not isinstance(expr.operator, cst.Not) and self.is_tensor(expr.expression, method, depth)
+        if isinstance(expr, cst.Comparison):  # x > 0 is a bool tensor; ``x is None`` a bool
+            return not any(isinstance(c.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn)) for c in expr.comparisons) \
+                and self.is_tensor(expr.left, method, depth)
+        if isinstance(expr, (cst.Tuple, cst.List)):
+            return any(self.is_tensor(e.value, method, depth) for e in expr.elements)
+        if isinstance(expr, cst.IfExp):
+            return self.is_tensor(expr.body, method, depth) or self.is_tensor(expr.orelse, method, depth)
+        return False
+
+    def _call_is_tensor(self, call: cst.Call, method: cst.FunctionDef, depth: int) -> bool:
+        func = call.func
+        qualified = self.imports.qualify(func)
+        if qualified is not None:
+            return qualified.startswith("torch.") and qualified not in NON_TENSOR_TORCH and \
+                not qualified.startswith(NOT_TENSOR_APIS)
+        if isinstance(func, cst.Attribute):
+            if func.attr.value in NON_TENSOR_METHODS:
+                return False
+            if func.attr.value in TENSOR_METHODS:
+                return True
+            return self.is_tensor(func.value, method, depth)
+        return False
+
+    def _name_is_tensor(self, name: str, method: cst.FunctionDef, depth: int) -> bool:
+        if name in self.used_as_tensor(method) or name in self.output_names(method):
+            return True
+        bindings = self.scopes.bindings(method).get(name, [])
+        return any(b.value is not None and self.is_tensor(b.value, method, depth) for b in bindings)
+
+    def used_as_tensor(self, method: cst.FunctionDef) -> set[str]:
+        """Names ``method`` uses as tensors: annotated ``Tensor``, receivers of tensor methods or
+        attributes, saved with ``ctx.save_for_backward``, first argument of a torch function,
+        operands of ``@``."""
+        cached = self._tensor_names.get(method)
+        if cached is not None:
+            return cached
+        names: set[str] = set()
+        params = method.params
+        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+            annotation = param.annotation
+            if annotation is not None and (dotted_name(annotation.annotation) or "").split(".")[-1] == "Tensor":
+                names.add(param.name.value)
+        for attribute in self.scopes.scope_nodes(method, cst.Attribute):
+            receiver = attribute.value
+            if not isinstance(receiver, cst.Name):
+                continue
+            parent = self.tree.parent.get(attribute)
+            called = isinstance(parent, cst.Call) and parent.func is attribute
+            if attribute.attr.value in METADATA_ATTRIBUTES or attribute.attr.value in TENSOR_VALUED_ATTRIBUTES or \
+                    (called and attribute.attr.value in _USED_AS_TENSOR_METHODS):
+                names.add(receiver.value)
+        ctx = self.ctx_name(method)
+        for call in self.scopes.scope_nodes(method, cst.Call):
+            func = call.func
+            if isinstance(func, cst.Attribute) and func.attr.value in _SAVING_CTX_METHODS and \
+                    dotted_name(func.value) == ctx:
+                names.update(a.value.value for a in call.args if isinstance(a.value, cst.Name))
+            elif call.args and isinstance(call.args[0].value, cst.Name) and call.args[0].keyword is None:
+                qualified = self.imports.qualify(func) or ""
+                if qualified.startswith("torch.") and qualified not in NON_TENSOR_TORCH and \
+                        qualified.split(".")[-1] not in SHAPE_FACTORIES and not qualified.startswith(NOT_TENSOR_APIS):
+                    names.add(call.args[0].value.value)
+        for operation in self.scopes.scope_nodes(method, cst.BinaryOperation):
+            if isinstance(operation.operator, cst.MatrixMultiply):
+                names.update(n.value for n in (operation.left, operation.right) if isinstance(n, cst.Name))
+        names.discard(ctx or "")
+        self._tensor_names[method] = names
+        return names

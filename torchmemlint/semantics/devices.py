@@ -1,0 +1,83 @@
+"""Which expressions surely name a CUDA device, and which calls surely move data onto one.
+
+Stricter than ``Values.is_device_tensor`` (which treats any ``.to(device)`` as a device move): a
+rule that reports *where* CUDA is touched needs proof, e.g. ``"cuda"``, ``torch.device("cuda:0")``,
+``"cuda" if torch.cuda.is_available() else "cpu"``, or a name or ``self`` attribute bound to one."""
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from torchmemlint.semantics.imports import ImportTable, dotted_name
+from torchmemlint.semantics.scopes import Scopes
+from torchmemlint.semantics.tree import Tree
+
+MAX_DEPTH = 8
+
+
+class Devices:
+    def __init__(self, tree: Tree, imports: ImportTable, scopes: Scopes) -> None:
+        self.tree = tree
+        self.imports = imports
+        self.scopes = scopes
+
+    def moves_to_cuda(self, call: cst.Call) -> bool:
+        """``x.cuda()``, ``x.to(<cuda>)``, or a ``torch`` factory with ``device=<cuda>``."""
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "cuda" and \
+                self.imports.qualify(func) is None:  # not ``torch.cuda`` the module
+            return True
+        if isinstance(func, cst.Attribute) and func.attr.value == "to":
+            return any((a.keyword is None or a.keyword.value == "device") and self.is_cuda(a.value, call)
+                       for a in call.args)
+        qualified = self.imports.qualify(func) or ""
+        if qualified.startswith("torch."):
+            return any(a.keyword is not None and a.keyword.value == "device" and self.is_cuda(a.value, call)
+                       for a in call.args)
+        return False
+
+    def is_cuda(self, expr: cst.BaseExpression, at: cst.CSTNode, depth: int = 0) -> bool:
+        if depth > MAX_DEPTH:
+            return False
+        depth += 1
+        if isinstance(expr, cst.SimpleString):
+            value = expr.evaluated_value
+            return isinstance(value, str) and value.startswith("cuda")
+        if isinstance(expr, cst.FormattedString):
+            first = expr.parts[0] if expr.parts else None
+            return isinstance(first, cst.FormattedStringText) and first.value.startswith("cuda")
+        if isinstance(expr, cst.IfExp):  # "cuda" if torch.cuda.is_available() else "cpu"
+            return self.is_cuda(expr.body, at, depth) or self.is_cuda(expr.orelse, at, depth)
+        if isinstance(expr, cst.Call):
+            if self.imports.qualify(expr.func) == "torch.device" and expr.args:
+                return self.is_cuda(expr.args[0].value, at, depth)
+            return False
+        if isinstance(expr, cst.Name):
+            return any(value is not None and self.is_cuda(value, node, depth)
+                       for value, node in self._name_values(expr.value, at))
+        if isinstance(expr, cst.Attribute) and dotted_name(expr.value) == "self":
+            return any(self.is_cuda(value, node, depth) for value, node in self._self_attribute_values(expr, at))
+        return False
+
+    def _name_values(self, name: str, at: cst.CSTNode) -> list[tuple[Optional[cst.BaseExpression], cst.CSTNode]]:
+        """Values bound to ``name`` where ``at`` reads it: in its own function, else at module level."""
+        bindings = self.scopes.reaching_bindings(name, at)
+        if not bindings and self.scopes.function_of(at) is not None:
+            bindings = self.scopes.bindings(self.tree.module).get(name, [])
+        # a parameter's default stands for its value (``def __init__(self, device="cuda")``)
+        return [(b.node.default if isinstance(b.node, cst.Param) else b.value, b.node) for b in bindings]
+
+    def _self_attribute_values(self, attribute: cst.Attribute, at: cst.CSTNode) -> list[tuple[cst.BaseExpression, cst.CSTNode]]:
+        """Values assigned to ``self.<attr>`` anywhere in the class of ``at``."""
+        func = self.scopes.function_of(at)
+        cls = self.scopes.class_of(func) if func is not None else None
+        if cls is None:
+            return []
+        found = []
+        for assign in self.tree.descendants(cls, cst.Assign):
+            for target in assign.targets:
+                if isinstance(target.target, cst.Attribute) and dotted_name(target.target.value) == "self" and \
+                        target.target.attr.value == attribute.attr.value:
+                    found.append((assign.value, assign))
+        return found

@@ -1,0 +1,185 @@
+"""Hook registrations, and whether one piles up: the same persistent module or parameter gets a
+new hook on every iteration and nothing removes it.
+
+*Persistent across an iteration*: rooted at ``self``, at a name bound outside the iteration, or
+at the loop variable of ``for m in model.modules()`` / ``.parameters()`` / ``.children()`` (and the
+``named_*`` forms) over something persistent — the same objects again on every iteration. A
+tensor created in the iteration (``out.register_hook(f)``) dies with it, and so do its hooks.
+*Removed*: the handle is kept (a name, a ``self`` attribute, a container) and a ``.remove()``
+runs in the iteration, in a function it calls, or (for a per-step method) elsewhere in the class;
+or the handle is used as a context manager."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Optional
+
+import libcst as cst
+
+from torchmemlint.semantics.imports import ImportTable, dotted_name
+from torchmemlint.semantics.iterations import Iteration, Iterations
+from torchmemlint.semantics.scopes import Scopes
+from torchmemlint.semantics.tree import Tree
+from torchmemlint.semantics.values import HOOK_REGISTRATIONS
+
+GLOBAL_HOOK_PREFIX = "torch.nn.modules.module.register_module_"
+_MEMBER_ITERATORS = frozenset({
+    "modules", "parameters", "children", "named_modules", "named_parameters", "named_children", "buffers",
+})
+
+
+@dataclass(frozen=True)
+class HookRegistration:
+    call: cst.Call
+    receiver: Optional[cst.BaseExpression]  # None for the global ``register_module_*`` hooks
+    method: str
+
+
+class Hooks:
+    def __init__(self, tree: Tree, imports: ImportTable, scopes: Scopes, iterations: Iterations) -> None:
+        self.tree = tree
+        self.imports = imports
+        self.scopes = scopes
+        self.iterations = iterations
+
+    @cached_property
+    def registrations(self) -> list[HookRegistration]:
+        found = []
+        for call in self.tree.nodes(cst.Call):
+            func = call.func
+            qualified = self.imports.qualify(func) or ""
+            if qualified.startswith(GLOBAL_HOOK_PREFIX):
+                found.append(HookRegistration(call, None, qualified.rsplit(".", 1)[1]))
+            elif isinstance(func, cst.Attribute) and func.attr.value in HOOK_REGISTRATIONS and not qualified:
+                found.append(HookRegistration(call, func.value, func.attr.value))
+        return found
+
+    def piles_up(self, registration: HookRegistration) -> Optional[Iteration]:
+        """The step loop or per-step method across whose iterations ``registration`` adds one
+        more hook to the same object, never removed; None when it does not."""
+        for iteration in self._iterations_around(registration.call):
+            if self._guarded(registration.call, iteration):
+                return None
+            if registration.receiver is not None and not self.persists_across(registration.receiver, iteration):
+                continue
+            if self._removed(registration.call, iteration):
+                return None
+            return iteration
+        return None
+
+    def _iterations_around(self, node: cst.CSTNode) -> list[Iteration]:
+        """Enclosing loops that repeat steps (a backward, an optimizer step, a forward, a
+        loader, or a ``while``), innermost first, then the per-step method."""
+        iterations: list[Iteration] = [
+            loop for loop in self.scopes.loops_around(node)
+            if isinstance(loop, cst.While) or self.iterations.runs_step(loop) or self.iterations.is_batch_loop(loop)
+        ]
+        func = self.scopes.function_of(node)
+        if func is not None and self.scopes.is_per_step_method(func):
+            iterations.append(func)
+        return iterations
+
+    # -- persistence -------------------------------------------------------------------
+    def persists_across(self, expr: cst.BaseExpression, iteration: Iteration, depth: int = 0) -> bool:
+        """``expr`` is the same object on every iteration of ``iteration``."""
+        if depth > 6:
+            return False
+        depth += 1
+        if isinstance(expr, cst.Attribute):
+            return self.persists_across(expr.value, iteration, depth)
+        if isinstance(expr, cst.Subscript):
+            varying = any(self._bound_in(n.value, iteration) for n in self.tree.descendants(expr.slice[0], cst.Name)) \
+                if expr.slice else False
+            return not varying and self.persists_across(expr.value, iteration, depth)
+        if not isinstance(expr, cst.Name):
+            return False
+        if expr.value == "self":
+            return True
+        if isinstance(iteration, cst.FunctionDef):
+            return not self.scopes.bindings(iteration).get(expr.value)  # a global, not a local
+        if isinstance(iteration, cst.For) and expr.value in _target_names(iteration):
+            return False  # the loop's own variable: another object on every iteration
+        if not self._bound_in(expr.value, iteration):
+            return True
+        for binding in self.scopes.reaching_bindings(expr.value, expr):
+            node = binding.node
+            if not self.tree.contains(iteration.body, node):
+                continue
+            if isinstance(node, cst.For):  # ``for m in model.modules():``
+                if not self._iterates_members_of_persistent(node, iteration, depth):
+                    return False
+            elif binding.value is None or not isinstance(binding.value, (cst.Name, cst.Attribute, cst.Subscript)) or \
+                    not self.persists_across(binding.value, iteration, depth):
+                return False
+        return True
+
+    def _iterates_members_of_persistent(self, loop: cst.For, iteration: Iteration, depth: int) -> bool:
+        iterable = loop.iter
+        while isinstance(iterable, cst.Call) and dotted_name(iterable.func) in ("enumerate", "list", "reversed") \
+                and iterable.args:
+            iterable = iterable.args[0].value
+        if not (isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute) and
+                iterable.func.attr.value in _MEMBER_ITERATORS):
+            return False
+        return self.persists_across(iterable.func.value, iteration, depth)
+
+    def _bound_in(self, name: str, iteration: Iteration) -> bool:
+        if isinstance(iteration, cst.FunctionDef):
+            return bool(self.scopes.bindings(iteration).get(name))
+        if isinstance(iteration, cst.For) and name in _target_names(iteration):
+            return True
+        return self.scopes.is_bound_in(name, iteration.body, plain_only=False)
+
+    # -- removal and guards --------------------------------------------------------------
+    def _removed(self, call: cst.Call, iteration: Iteration) -> bool:
+        parent = self.tree.parent.get(call)
+        if isinstance(parent, cst.WithItem):
+            return True
+        if isinstance(parent, cst.Expr):
+            return False  # the handle is thrown away: nothing can remove the hook
+        region: cst.CSTNode = iteration if isinstance(iteration, cst.FunctionDef) else iteration.body
+        if isinstance(iteration, cst.FunctionDef):
+            region = self.scopes.class_of(iteration) or iteration
+        if self._has_remove(region):
+            return True
+        for other in self.tree.descendants(region, cst.Call):  # ``self.remove_hooks()``, ``detach_all(hooks)``
+            name = other.func.attr.value if isinstance(other.func, cst.Attribute) else (
+                other.func.value if isinstance(other.func, cst.Name) else None)
+            if any(self._has_remove(f) for f in self.scopes.functions_by_name.get(name or "", [])):
+                return True
+        return False
+
+    def _has_remove(self, region: cst.CSTNode) -> bool:
+        return any(
+            isinstance(c.func, cst.Attribute) and c.func.attr.value == "remove" and not c.args
+            for c in self.tree.descendants(region, cst.Call)
+        )
+
+    def _guarded(self, call: cst.Call, iteration: Iteration) -> bool:
+        """Registered only once: under ``if handle is None:``, ``if not hooked:``,
+        ``if epoch == 0:``, ``if name not in handles:`` — not under ``if step % 100 == 0:``."""
+        for ancestor in self.tree.ancestors(call):
+            if ancestor is iteration:
+                return False
+            if not (isinstance(ancestor, cst.If) and self.tree.contains(ancestor.body, call)):
+                continue
+            test = ancestor.test
+            if any(isinstance(op.operator, cst.Modulo) for op in self.tree.descendants(test, cst.BinaryOperation)):
+                continue
+            if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+                return True
+            for comparison in self.tree.descendants(test, cst.Comparison):
+                if any(isinstance(c.operator, (cst.Is, cst.IsNot, cst.Equal, cst.In, cst.NotIn)) for c in comparison.comparisons):
+                    return True
+        return False
+
+
+def _target_names(loop: cst.For) -> set[str]:
+    names = set()
+    stack: list[cst.CSTNode] = [loop.target]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Name):
+            names.add(node.value)
+        stack.extend(node.children)
+    return names

@@ -1,0 +1,478 @@
+"""Loop-carried values: a name or ``self`` attribute assigned in an iteration from an expression
+that reads its own previous value — ``h = rnn(x, h)``, ``out, (h, c) = lstm(x, (h, c))``,
+``x_adv = x_adv + eps * x_adv.grad.sign()``, ``ema = d * ema + (1 - d) * loss``,
+``self.running_mean = m * self.running_mean + (1 - m) * batch_mean``, ``W = W - lr * W.grad``.
+
+When the new value keeps the graph of the previous one (RULES.md: only ``.detach()``, ``.item()``,
+``.tolist()``, ``float()``/``int()``, ``.data`` and grad-disabled code break it), every iteration
+links its graph to the previous iteration's: a *graph chain*. ``h = h.detach()``,
+``tuple(t.detach() for t in h)``, ``repackage_hidden(h)``, a fresh value (``h = init_hidden()``)
+or ``h.detach_()`` anywhere in the iteration cut the chain.
+
+Iterations are loop bodies and per-step methods (``forward``, ``training_step`` ...), where only
+``self`` attributes live from one call to the next. A chain matters when it crosses a training
+step (the loop runs a backward pass or an optimizer step, or iterates a loader), not inside one
+step (``for t in range(seq_len): h = cell(x[t], h)`` is backpropagation through time)."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Iterator, Optional, Union
+
+import libcst as cst
+
+from torchmemlint.semantics.grad import GradContexts
+from torchmemlint.semantics.imports import ImportTable, dotted_name
+from torchmemlint.semantics.iterations import Iteration, Iterations, keyword_is_true
+from torchmemlint.semantics.scopes import Scopes
+from torchmemlint.semantics.stores import Stores
+from torchmemlint.semantics.tree import Tree
+from torchmemlint.semantics.values import BREAKING_BUILTINS, GRAPH_BREAKING_METHODS, NON_GRAPH_ATTRIBUTES, Values
+
+JOIN_FUNCTIONS = frozenset({
+    "torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.vstack", "torch.hstack",
+    "torch.dstack", "torch.row_stack", "torch.column_stack",
+})
+# Joins where joining pairwise equals joining all pieces at once (``stack`` adds a dimension).
+ASSOCIATIVE_JOINS = JOIN_FUNCTIONS - {"torch.stack"}
+# Helpers that cut a chain by name (``repackage_hidden`` of the PyTorch examples, ``detach_state``).
+_BREAKING_FUNCTION = re.compile(r"detach|repackage", re.IGNORECASE)
+# Methods that reset recurrent state from outside the step (``model.init_hidden()``, ``reset_states``).
+_RESET_METHOD = re.compile(r"reset|init_hidden|init_state|zero_state|repackage|detach|clear", re.IGNORECASE)
+MAX_DEPTH = 6
+_BRANCHING = (cst.If, cst.Else, cst.For, cst.While, cst.Try, cst.TryStar, cst.ExceptHandler, cst.ExceptStarHandler)
+
+UPDATE = "update"            # arithmetic on the carried value: EMA, running statistics, x_adv, W
+STATE = "state"              # anything else, e.g. recurrent state fed back into a module
+ACCUMULATION = "accumulation"  # ``t += v`` / ``t = t + v`` with an attached ``v``: TML001's case
+JOIN = "join"                # ``acc = torch.cat([acc, x])``: TML008's case
+
+Assignment = Union[cst.Assign, cst.AnnAssign, cst.AugAssign]
+
+
+@dataclass(frozen=True)
+class JoinAccumulation:
+    """``acc = torch.cat([acc, piece], ...)``, or ``acc = piece if acc is None else torch.cat(...)``."""
+
+    site: cst.Assign
+    target: cst.BaseExpression
+    name: str
+    join: cst.Call
+    qualified: str
+    piece: cst.BaseExpression
+    prepends: bool
+    guard: Optional[cst.IfExp]
+
+
+@dataclass(frozen=True)
+class Carry:
+    """At ``site``, ``name`` gets a new value that keeps the graph of its previous one (``reads``
+    are where the previous iteration's value is read), in ``iteration``."""
+
+    name: str
+    site: Assignment
+    iteration: Iteration
+    reads: tuple[cst.BaseExpression, ...]
+    kind: str
+    requires_grad: bool
+
+
+class LoopCarried:
+    def __init__(self, tree: Tree, imports: ImportTable, scopes: Scopes, grad: GradContexts, values: Values,
+                 stores: Stores, iterations: Iterations) -> None:
+        self.tree = tree
+        self.imports = imports
+        self.scopes = scopes
+        self.grad = grad
+        self.values = values
+        self.stores = stores
+        self.iterations = iterations
+
+    # -- join accumulations ------------------------------------------------------------
+    @cached_property
+    def join_accumulations(self) -> list[JoinAccumulation]:
+        found = []
+        for assign in self.tree.nodes(cst.Assign):
+            if len(assign.targets) != 1:
+                continue
+            target = assign.targets[0].target
+            name = carried_name(target)
+            if name is None:
+                continue
+            value, guard = assign.value, None
+            if isinstance(value, cst.IfExp):  # x if acc is None else torch.cat([acc, x])
+                guard = value
+                value = value.orelse if isinstance(value.orelse, cst.Call) else value.body
+            join = self._join_of(value, name)
+            if join is not None:
+                found.append(JoinAccumulation(assign, target, name, value, *join, guard))
+        return found
+
+    def _join_of(self, value: cst.BaseExpression, name: str) -> Optional[tuple[str, cst.BaseExpression, bool]]:
+        if not isinstance(value, cst.Call) or not value.args:
+            return None
+        qualified = self.imports.qualify(value.func)
+        if qualified not in JOIN_FUNCTIONS:
+            return None
+        pieces = value.args[0].value
+        if not isinstance(pieces, (cst.List, cst.Tuple)) or len(pieces.elements) != 2:
+            return None
+        first, second = (e.value for e in pieces.elements)
+        if carried_name(first) == name:
+            return qualified, second, False
+        if carried_name(second) == name:
+            return qualified, first, True
+        return None
+
+    # -- graph chains ------------------------------------------------------------------
+    @cached_property
+    def chains(self) -> list[Carry]:
+        """Carry sites whose new value holds a graph linked to the previous iteration's, in
+        iterations that cross a training step, with nothing in the iteration cutting the chain."""
+        found: list[Carry] = []
+        regions: list[Iteration] = [*self.tree.nodes(cst.For), *self.tree.nodes(cst.While)]
+        regions += [f for f in self.tree.nodes(cst.FunctionDef) if self.scopes.is_per_step_method(f)]
+        for region in regions:
+            if not self._crosses_step(region):
+                continue
+            sites_by_name: dict[str, list[Assignment]] = {}
+            for site in self._assignments(region):
+                for name in self._assigned_names(site):
+                    if isinstance(region, cst.FunctionDef) and not name.startswith("self."):
+                        continue  # a per-step method's locals die with the call
+                    sites_by_name.setdefault(name, []).append(site)
+            for name, sites in sites_by_name.items():
+                if self._cut(name, sites, region):
+                    continue
+                requires_grad = self._requires_grad(name, region)
+                for site in sites:
+                    reads = self._previous_reads(site, name, region)
+                    if reads and self._attached(site, requires_grad):
+                        found.append(Carry(name, site, region, reads, self._kind(site), requires_grad))
+        return found
+
+    def _cut(self, name: str, sites: list[Assignment], region: Iteration) -> bool:
+        """Something in the iteration gives ``name`` a value without the old one's graph: a
+        fresh or detached assignment (not the ``if h is None:`` initialisation), another kind of
+        binding (a loop target, ``with ... as``), ``h.detach_()``, or a reset of the attribute."""
+        for site in sites:
+            if isinstance(site, cst.AugAssign) or self._initialises(site, name):
+                continue
+            if self.grad.is_disabled(site) or not any(
+                    self._graph_reads(site.value, name, region, site, 0, previous_only=False)):
+                return True
+        if any(not isinstance(b, (cst.Assign, cst.AnnAssign, cst.AugAssign)) for b in self._bindings_in(name, region)):
+            return True
+        return self._cut_elsewhere(name, region)
+
+    def _crosses_step(self, region: Iteration) -> bool:
+        if self.iterations.differentiates_through_steps(region):
+            return False
+        if isinstance(region, cst.FunctionDef):
+            return True
+        return self.iterations.runs_step(region) or self.iterations.iterates_loader(region)
+
+    def _assignments(self, region: Iteration) -> list[Assignment]:
+        nodes: list[Assignment] = []
+        for node_type in (cst.Assign, cst.AnnAssign, cst.AugAssign):
+            if isinstance(region, cst.FunctionDef):
+                nodes += self.scopes.scope_nodes(region, node_type)
+            else:
+                nodes += self.scopes.loop_body_nodes(region, node_type)
+        nodes = [n for n in nodes if not isinstance(n, cst.AnnAssign) or n.value is not None]
+        return sorted(nodes, key=self.tree.start.__getitem__)
+
+    @staticmethod
+    def _assigned_names(site: Assignment) -> list[str]:
+        targets = [t.target for t in site.targets] if isinstance(site, cst.Assign) else [site.target]
+        names: list[str] = []
+        while targets:
+            target = targets.pop()
+            if isinstance(target, (cst.Tuple, cst.List)):
+                targets.extend(e.value for e in target.elements)
+            elif isinstance(target, cst.StarredElement):
+                targets.append(target.value)
+            else:
+                name = carried_name(target)
+                if name is not None:
+                    names.append(name)
+        return names
+
+    def _previous_reads(self, site: Assignment, name: str, region: Iteration) -> tuple:
+        """Reads of ``name``'s previous-iteration value whose graph the new value keeps."""
+        if self.grad.is_disabled(site):
+            return ()
+        if isinstance(site, cst.AugAssign):
+            return (site.target,) if self.reaches_previous(site, name, region) else ()
+        return tuple(self._graph_reads(site.value, name, region, site, 0))
+
+    def _graph_reads(self, expr: cst.BaseExpression, name: str, region: cst.CSTNode, site: cst.CSTNode,
+                     depth: int, previous_only: bool = True) -> Iterator[cst.BaseExpression]:
+        """Reads of ``name`` in ``expr`` on a path that keeps the graph (not under ``.detach()``,
+        ``.item()``, ``.data``, ``float()``, a ``repackage_hidden()`` ...) and, with
+        ``previous_only``, that see the previous iteration's value."""
+        if depth > MAX_DEPTH:
+            return
+        if carried_name(expr) == name:
+            if not previous_only or self.reaches_previous(site, name, region):
+                yield expr
+            return
+        if isinstance(expr, cst.Name):  # through a local computed from it in this iteration
+            for binding in self.scopes.reaching_bindings(expr.value, expr):
+                if binding.value is not None and self.tree.contains(region, binding.node) and \
+                        self.tree.before(binding.node, site) and not self.grad.is_disabled(binding.node):
+                    yield from self._graph_reads(binding.value, name, region, binding.node, depth + 1, previous_only)
+            return
+        if isinstance(expr, cst.Attribute):
+            if expr.attr.value not in NON_GRAPH_ATTRIBUTES:
+                yield from self._graph_reads(expr.value, name, region, site, depth, previous_only)
+            return
+        if isinstance(expr, cst.Call):
+            if self._breaks_graph(expr):
+                return
+            if isinstance(expr.func, cst.Attribute):
+                yield from self._graph_reads(expr.func.value, name, region, site, depth, previous_only)
+            for arg in expr.args:
+                yield from self._graph_reads(arg.value, name, region, site, depth, previous_only)
+            return
+        if isinstance(expr, cst.BinaryOperation):
+            yield from self._graph_reads(expr.left, name, region, site, depth, previous_only)
+            yield from self._graph_reads(expr.right, name, region, site, depth, previous_only)
+        elif isinstance(expr, cst.UnaryOperation) and not isinstance(expr.operator, cst.Not):
+            yield from self._graph_reads(expr.expression, name, region, site, depth, previous_only)
+        elif isinstance(expr, cst.Subscript):
+            yield from self._graph_reads(expr.value, name, region, site, depth, previous_only)
+        elif isinstance(expr, (cst.Tuple, cst.List)):
+            for element in expr.elements:
+                yield from self._graph_reads(element.value, name, region, site, depth, previous_only)
+        elif isinstance(expr, cst.IfExp):  # a bare ``name`` branch only selects the old value
+            for branch in (expr.body, expr.orelse):
+                if carried_name(branch) != name:
+                    yield from self._graph_reads(branch, name, region, site, depth, previous_only)
+        elif isinstance(expr, (cst.GeneratorExp, cst.ListComp)):
+            # ``tuple(t.detach() for t in h)`` breaks; ``[w - lr * g for w, g in zip(ws, gs)]`` keeps
+            comp = expr.for_in
+            element_keeps = not isinstance(comp.target, cst.Name) or any(
+                self._graph_reads(expr.elt, comp.target.value, expr, expr.elt, depth + 1, previous_only=False))
+            if element_keeps:
+                yield from self._graph_reads(comp.iter, name, region, site, depth, previous_only)
+        elif isinstance(expr, (cst.NamedExpr, cst.StarredElement)):
+            yield from self._graph_reads(expr.value, name, region, site, depth, previous_only)
+
+    def _breaks_graph(self, call: cst.Call) -> bool:
+        func = call.func
+        if self.imports.qualify(func) == "torch.autograd.grad":  # gradients hold no graph without create_graph
+            return not keyword_is_true(call, "create_graph")
+        if isinstance(func, cst.Attribute):
+            if func.attr.value in GRAPH_BREAKING_METHODS:
+                return True
+            if dotted_name(func.value) == "self" and _BREAKING_FUNCTION.search(func.attr.value):
+                return True
+            return False
+        if isinstance(func, cst.Name):
+            if func.value in BREAKING_BUILTINS or func.value in ("min", "max") or _BREAKING_FUNCTION.search(func.value):
+                return True
+            return any(self._detaches(target) for target in self.scopes.functions_by_name.get(func.value, []))
+        return False
+
+    def _detaches(self, func: cst.FunctionDef) -> bool:
+        """A helper of this file that detaches what it is given (a local ``repackage_hidden``)."""
+        return any(
+            isinstance(c.func, cst.Attribute) and c.func.attr.value in ("detach", "detach_")
+            for c in self.tree.descendants(func, cst.Call)
+        )
+
+    def reaches_previous(self, site: cst.CSTNode, name: str, region: Iteration) -> bool:
+        """No binding of ``name`` earlier in the same iteration surely runs before ``site``."""
+        if isinstance(region, (cst.For, cst.While)) and name in _target_names(region):
+            return False
+        for other in self._bindings_in(name, region):
+            if other is site or self.tree.contains(other, site) or not self.tree.before(other, site):
+                continue
+            if self._surely_runs_before(other, site):
+                return False
+        return True
+
+    def _surely_runs_before(self, earlier: cst.CSTNode, later: cst.CSTNode) -> bool:
+        """``earlier`` (before ``later`` in the source) runs whenever ``later`` does: no
+        if/else, loop or try branch holds it without holding ``later``."""
+        for ancestor in self.tree.ancestors(earlier):
+            if isinstance(ancestor, _BRANCHING):
+                return False  # a branch of its own, or the if/else holding both in different arms
+            if self.tree.contains(ancestor, later):
+                return True
+        return True
+
+    def _bindings_in(self, name: str, region: Iteration) -> list[cst.CSTNode]:
+        body = region if isinstance(region, cst.FunctionDef) else region.body
+        if name.startswith("self."):
+            return [a for a in self._assignments(region) if name in self._assigned_names(a)]
+        scope = self.scopes.scope_of(region) if not isinstance(region, cst.FunctionDef) else region
+        return [b.node for b in self.scopes.bindings(scope).get(name, []) if self.tree.contains(body, b.node)]
+
+    def _initialises(self, site: Assignment, name: str) -> bool:
+        """``if h is None: h = init()`` gives the first value, it does not cut the chain."""
+        for ancestor in self.tree.ancestors(site):
+            if isinstance(ancestor, cst.If):
+                test = ancestor.test
+                if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+                    return carried_name(test.expression) == name
+                if isinstance(test, cst.Comparison) and carried_name(test.left) == name and \
+                        isinstance(test.comparisons[0].operator, cst.Is) and \
+                        isinstance(test.comparisons[0].comparator, cst.Name) and \
+                        test.comparisons[0].comparator.value == "None":
+                    return True
+                return False
+            if isinstance(ancestor, (cst.For, cst.While, cst.FunctionDef)):
+                return False
+        return False
+
+    def _cut_elsewhere(self, name: str, region: Iteration) -> bool:
+        """``h.detach_()`` in the iteration; for a ``self`` attribute, a reset elsewhere in the
+        class or file (``model.hidden = model.init_hidden()``, a ``reset_states`` method)."""
+        body = region if isinstance(region, cst.FunctionDef) else region.body
+        for call in self.tree.descendants(body, cst.Call):
+            func = call.func
+            if isinstance(func, cst.Attribute) and func.attr.value == "detach_":
+                detached = func.value
+                while isinstance(detached, cst.Subscript):  # ``hidden[0].detach_()``
+                    detached = detached.value
+                if carried_name(detached) == name:
+                    return True
+        if not name.startswith("self."):
+            return False
+        attribute = name.split(".", 1)[1]
+        func = region if isinstance(region, cst.FunctionDef) else self.scopes.function_of(region)
+        cls = self.scopes.class_of(func) if func is not None else None
+        if cls is not None and any(
+            _RESET_METHOD.search(f.name.value) for f in self.tree.descendants(cls, cst.FunctionDef)
+        ):
+            return True
+        for assign in self.tree.nodes(cst.Assign):
+            if self.tree.contains(body, assign) or (self.scopes.function_of(assign) is not None and
+                                                    self.scopes.function_of(assign).name.value == "__init__"):
+                continue
+            for target in assign.targets:
+                if isinstance(target.target, cst.Attribute) and target.target.attr.value == attribute:
+                    return True
+        return False
+
+    def _requires_grad(self, name: str, region: Iteration) -> bool:
+        """Evidence that the carried tensor itself requires grad: ``x.requires_grad_()``,
+        ``requires_grad=True``, ``nn.Parameter(...)``, a read of ``x.grad``, or
+        ``torch.autograd.grad(loss, x)``."""
+        scope = region if isinstance(region, cst.FunctionDef) else self.scopes.scope_of(region)
+        for call in self.scopes.scope_nodes(scope, cst.Call):
+            func = call.func
+            if isinstance(func, cst.Attribute) and func.attr.value == "requires_grad_" and \
+                    carried_name(func.value) == name:
+                return True
+            if self.imports.qualify(func) == "torch.autograd.grad" and len(call.args) > 1 and any(
+                    carried_name(n) == name for n in _names_and_attributes(call.args[1].value)):
+                return True
+        for attribute in self.scopes.scope_nodes(scope, cst.Attribute):
+            if carried_name(attribute.value) != name:
+                continue
+            parent = self.tree.parent.get(attribute)
+            assigned = isinstance(parent, cst.AssignTarget)
+            if attribute.attr.value == "grad" and not assigned:  # reading ``x.grad``
+                return True
+            if attribute.attr.value == "requires_grad" and assigned and \
+                    _is_true(self.tree.parent[parent].value):  # ``x.requires_grad = True``
+                return True
+        if "." not in name:
+            for binding in self.scopes.bindings(scope).get(name, []):
+                value = binding.value
+                if value is None:
+                    continue
+                for call in self.tree.descendants(value, cst.Call):
+                    if any(a.keyword is not None and a.keyword.value == "requires_grad" and
+                           isinstance(a.value, cst.Name) and a.value.value == "True" for a in call.args):
+                        return True
+                    if (self.imports.qualify(call.func) or "") == "torch.nn.Parameter":
+                        return True
+                    if isinstance(call.func, cst.Attribute) and call.func.attr.value == "requires_grad_":
+                        return True
+        return False
+
+    def _attached(self, site: Assignment, requires_grad: bool) -> bool:
+        if requires_grad:
+            return True
+        if isinstance(site, cst.AugAssign):
+            return self.values.is_attached(site.value, site)
+        return self.values.is_attached(site.value, site) or self._reads_forward_input(site.value, site)
+
+    def _reads_forward_input(self, expr: cst.BaseExpression, at: cst.CSTNode, depth: int = 0) -> bool:
+        """In ``forward`` of an ``nn.Module``, the inputs are activations that hold a graph in
+        training: ``mean = x.mean(0)`` feeding ``self.running_mean`` keeps it."""
+        func = self.scopes.function_of(at)
+        if func is None or func.name.value != "forward" or not self.scopes.is_per_step_method(func):
+            return False
+        inputs = {p.name.value for p in func.params.params[1:]}
+        if depth > MAX_DEPTH:
+            return False
+        for node in self.tree.descendants(expr, cst.Name):
+            if self._inside_breaking_call(node, expr):
+                continue
+            for binding in self.scopes.reaching_bindings(node.value, node):
+                if isinstance(binding.node, cst.Param) and node.value in inputs:
+                    return True
+                if binding.value is not None and self._reads_forward_input(binding.value, binding.node, depth + 1):
+                    return True
+        return False
+
+    def _inside_breaking_call(self, node: cst.CSTNode, root: cst.CSTNode) -> bool:
+        for ancestor in self.tree.ancestors(node):
+            if isinstance(ancestor, cst.Call) and self._breaks_graph(ancestor):
+                return True
+            if isinstance(ancestor, cst.Attribute) and ancestor.attr.value in NON_GRAPH_ATTRIBUTES:
+                return True
+            if ancestor is root:
+                return False
+        return False
+
+    @cached_property
+    def _accumulations(self) -> dict[cst.CSTNode, cst.BaseExpression]:
+        return {a.node: a.value for a in self.stores.accumulations()}
+
+    def _kind(self, site: Assignment) -> str:
+        if isinstance(site, cst.AugAssign):
+            return ACCUMULATION
+        if any(j.site is site for j in self.join_accumulations):
+            return JOIN
+        added = self._accumulations.get(site)
+        if added is not None and self.values.is_attached(added, site):
+            return ACCUMULATION
+        value = site.value
+        return UPDATE if isinstance(value, (cst.BinaryOperation, cst.UnaryOperation)) else STATE
+
+
+def _is_true(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "True"
+
+
+def carried_name(expr: cst.BaseExpression) -> Optional[str]:
+    """``h`` for a name, ``self.h`` for an attribute of ``self``; None otherwise."""
+    if isinstance(expr, cst.Name):
+        return expr.value
+    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
+        return f"self.{expr.attr.value}"
+    return None
+
+
+def _target_names(loop: Union[cst.For, cst.While]) -> set[str]:
+    if not isinstance(loop, cst.For):
+        return set()
+    return {n.value for n in _names_and_attributes(loop.target) if isinstance(n, cst.Name)}
+
+
+def _names_and_attributes(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
+    found: list[cst.BaseExpression] = []
+    stack: list[cst.CSTNode] = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.Name, cst.Attribute)):
+            found.append(node)
+        stack.extend(node.children)
+    return found

@@ -1,0 +1,289 @@
+"""Verifying findings: for each one, replay the original around it and the twin (the same file
+with only that finding's fix), then judge and explain."""
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Optional, Sequence
+
+import libcst as cst
+
+from torchmemlint import api, engine
+from torchmemlint.diagnostics import Diagnostic, FileError
+from torchmemlint.files import read_source
+from torchmemlint.fix import apply_fixes
+from torchmemlint.rules import RULES_BY_CODE
+from torchmemlint.verify.instrument import InstrumentError, IterationScope, find_iteration_scope, instrument
+from torchmemlint.verify.runner import Limits, ReplayServer, RunOutcome, RunRequest
+from torchmemlint.verify.verdict import (
+    CONFIRMED_GROWTH, INCONCLUSIVE, PROJECTED_STEPS, Judgement, judge, meter_of, paired_growth, retained_per_iteration,
+    series,
+)
+
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Settings:
+    iterations: int = 8  # measured iterations, after the warm-up
+    warmup: int = 2
+    script_args: tuple[str, ...] = ()
+    limits: Limits = Limits()
+
+    @property
+    def cap(self) -> int:
+        return self.warmup + self.iterations
+
+
+@dataclass
+class RunSummary:
+    """One replay, as reported: status, iterations completed, and the per-iteration numbers of
+    the meter the verdict used (index k = end of iteration k, 0 = entry into the loop)."""
+
+    status: str
+    iterations: int
+    wall_s: float
+    live_bytes: list[int]
+    peak_bytes: list[int]
+    error: str = ""
+
+    def to_json(self) -> dict:
+        return {"status": self.status, "iterations": self.iterations, "wall_s": round(self.wall_s, 3),
+                "live_bytes": self.live_bytes, "peak_bytes": self.peak_bytes, "error": self.error}
+
+
+@dataclass
+class VerifyResult:
+    """The verdict on one finding (``docs/verification.md`` documents every field)."""
+
+    diagnostic: Diagnostic
+    verdict: str
+    explanation: str
+    meter: str = "live-storage"
+    device: str = ""
+    scope: Optional[IterationScope] = None
+    judgement: Optional[Judgement] = None
+    original: Optional[RunSummary] = None
+    twin: Optional[RunSummary] = None
+    retained_by: list[dict] = field(default_factory=list)
+    created_at: list[dict] = field(default_factory=list)
+    live_storage: dict = field(default_factory=dict)  # CUDA runs: the live-storage meter's figures
+    retained_bytes_per_iteration: Optional[int] = None  # the original's survivors
+
+    def to_json(self) -> dict:
+        d = self.diagnostic
+        j = self.judgement or Judgement(self.verdict, self.explanation)
+        return {
+            "path": d.path, "line": d.line, "column": d.column + 1, "code": d.code, "name": d.name,
+            "message": d.message, "verdict": self.verdict,
+            "bytes_per_iteration": j.bytes_per_iteration, "peak_excess_bytes": j.peak_excess_bytes,
+            "projected_bytes": j.projected_bytes, "projected_iterations": PROJECTED_STEPS,
+            "original_bytes_per_iteration": j.original_bytes_per_iteration,
+            "twin_bytes_per_iteration": j.twin_bytes_per_iteration,
+            "heap_bytes_per_iteration": j.heap_bytes_per_iteration, "growth_meter": j.growth_meter,
+            "allocated_excess_bytes": j.allocated_excess_bytes,
+            "iterations": len(j.measured), "measured_iterations": j.measured,
+            "meter": self.meter, "device": self.device, "explanation": self.explanation,
+            "scope": ({"kind": self.scope.kind, "line": self.scope.line, "name": self.scope.name}
+                      if self.scope else None),
+            "fix": ({"description": d.fix.description, "safe": d.fix.safe} if d.fix else None),
+            "original": self.original.to_json() if self.original else None,
+            "twin": self.twin.to_json() if self.twin else None,
+            "retained_bytes_per_iteration": self.retained_bytes_per_iteration,
+            "retained_by": self.retained_by, "created_at": self.created_at, "live_storage": self.live_storage,
+        }
+
+
+@dataclass(frozen=True)
+class FileFindings:
+    """One file's text (as LibCST decoded it: the text the fixes' positions refer to) and the
+    findings to verify in it."""
+
+    path: str
+    text: str
+    diagnostics: Sequence[Diagnostic]
+
+    @classmethod
+    def from_source(cls, path: str, source: bytes, diagnostics: Sequence[Diagnostic]) -> "FileFindings":
+        return cls(path, cst.parse_module(source).code, diagnostics)
+
+
+def verify_paths(paths: Sequence[str], settings: Settings, progress: Optional[Progress] = None,
+                 server: Optional[ReplayServer] = None, **selection) -> tuple[list[VerifyResult], list[FileError]]:
+    """Check the files under ``paths`` (``selection`` as for ``api.plan``: select, ignore,
+    config ...) and verify every finding. Files that cannot be checked come back as errors."""
+    files: list[FileFindings] = []
+    errors: list[FileError] = []
+    for task in api.plan(paths, **selection):
+        source = read_source(task.path, task.max_file_size)
+        if isinstance(source, FileError):
+            errors.append(source)
+            continue
+        diagnostics, file_errors = engine.check_source(source, task.path, [RULES_BY_CODE[c] for c in task.rule_codes])
+        errors.extend(file_errors)
+        if diagnostics:
+            files.append(FileFindings.from_source(task.path, source, diagnostics))
+    return verify_findings(files, settings, progress, server), errors
+
+
+def verify_findings(files: Iterable[FileFindings], settings: Settings, progress: Optional[Progress] = None,
+                    server: Optional[ReplayServer] = None) -> list[VerifyResult]:
+    """Replay every finding of ``files``. Without a running ``server``, one is started if
+    anything replays, and stopped at the end."""
+    say = progress or (lambda message: None)
+    planned = [(file, diagnostic) for file in files for diagnostic in file.diagnostics]
+    results: list[VerifyResult] = []
+    own_server = server is None
+    # Findings in the same scope of the same file share the original's replay.
+    originals: dict[tuple[str, IterationScope], RunOutcome] = {}
+    try:
+        for number, (file, diagnostic) in enumerate(planned, 1):
+            where = f"[{number}/{len(planned)}] {diagnostic.path}:{diagnostic.line} {diagnostic.code}"
+            try:
+                scope = find_iteration_scope(file.text, diagnostic.line)
+                original_source = instrument(file.text, scope)
+            except InstrumentError as error:
+                results.append(VerifyResult(diagnostic, INCONCLUSIVE, f"not replayed: {error}"))
+                say(f"{where}: not replayed ({error})")
+                continue
+            if server is None:
+                say("starting the replay server (imports torch)")
+                server = ReplayServer().__enter__()
+            filename = os.path.abspath(file.path)
+            key = (filename, scope)
+            if key not in originals:
+                say(f"{where}: replaying the original")
+                originals[key] = server.run(_request(original_source, filename, settings), settings.limits)
+            twin: Optional[RunOutcome] = None
+            twin_error = ""
+            if diagnostic.fix is not None and _comparable(originals[key]):
+                try:
+                    twin_source = instrument(apply_fixes(file.text, [diagnostic.fix]), scope)
+                except InstrumentError as error:
+                    twin_error = f"the fixed code cannot be replayed: {error}"
+                else:
+                    say(f"{where}: replaying the twin (with the fix)")
+                    twin = server.run(_request(twin_source, filename, settings, explain=False), settings.limits)
+            result = build_result(diagnostic, scope, originals[key], twin, twin_error, file.text, settings)
+            say(f"{where}: {result.verdict}")
+            results.append(result)
+    finally:
+        if own_server and server is not None:
+            server.__exit__(None, None, None)
+    return results
+
+
+def _comparable(original: RunOutcome) -> bool:
+    """Whether the original measured anything a twin could be compared with (an out-of-memory
+    end counts: the twin shows whether the fix avoids it)."""
+    return len(original.boundaries) > 1 and original.status in ("capped", "finished", "oom")
+
+
+def _request(source: str, filename: str, settings: Settings, explain: bool = True) -> RunRequest:
+    return RunRequest(source, filename, settings.script_args, settings.cap, settings.warmup, explain)
+
+
+def _summary(outcome: RunOutcome, meter: str) -> RunSummary:
+    numbers = series(outcome, meter)
+    error = outcome.end.get("error", {})
+    message = f"{error.get('type')}: {error.get('message')}" if error else ""
+    if outcome.status in ("crashed", "error") and outcome.stderr_tail and not message:
+        message = outcome.stderr_tail.strip().splitlines()[-1]
+    return RunSummary(outcome.status, outcome.iterations, outcome.wall_s, numbers.live, numbers.peak, message)
+
+
+def build_result(diagnostic: Diagnostic, scope: IterationScope, original: RunOutcome, twin: Optional[RunOutcome],
+                 twin_error: str, text: str, settings: Settings) -> VerifyResult:
+    """The verdict on one finding from its replays, with the figures and the explanation."""
+    meter = meter_of(original)
+    device = original.start.get("device_name", "")
+    if twin_error:
+        judgement = Judgement(INCONCLUSIVE, twin_error)
+    else:
+        judgement = judge(original, twin, settings.warmup, settings.limits.timeout_s)
+    storage_device = "cuda" if meter == "cuda" else "cpu"
+    created_at = _created_at(original, storage_device, text)
+    result = VerifyResult(
+        diagnostic, judgement.verdict, "", meter, device, scope, judgement,
+        _summary(original, meter), _summary(twin, meter) if twin else None,
+        original.end.get("retained_by", []), created_at,
+    )
+    if original.end.get("survivors") is not None:
+        result.retained_bytes_per_iteration = retained_per_iteration(original, storage_device)
+    if meter == "cuda" and judgement.measured and twin is not None and twin.boundaries:
+        result.live_storage = _live_storage_figures(original, twin, judgement.measured)
+    result.explanation = _explain(result, settings)
+    return result
+
+
+def _live_storage_figures(original: RunOutcome, twin: RunOutcome, measured: list[int]) -> dict:
+    """On CUDA, the live-storage meter's view of the same replays, raw and rounded to the
+    allocator's 512-byte blocks (which is what ``memory_allocated`` counts)."""
+    return {label: paired_growth(series(original, "live-storage", "cuda", rounded),
+                                 series(twin, "live-storage", "cuda", rounded), measured)
+            for label, rounded in (("bytes_per_iteration", False), ("rounded_bytes_per_iteration", True))}
+
+
+def _created_at(outcome: RunOutcome, device: str, text: str) -> list[dict]:
+    """Where the survivors were created: per line, storages and bytes per iteration."""
+    by_line: dict[int, list[int]] = defaultdict(lambda: [0, 0])
+    for group in outcome.end.get("survivors", ()):
+        if group["device"] == device:
+            by_line[group["line"]][0] += group["storages"]
+            by_line[group["line"]][1] += group["bytes"]
+    lines = text.splitlines()
+    count = max(len(outcome.end.get("survivor_iterations", ())), 1)
+    return [{"line": line, "code": lines[line - 1].strip() if 0 < line <= len(lines) else "",
+             "storages_per_iteration": storages / count, "bytes_per_iteration": nbytes // count}
+            for line, (storages, nbytes) in sorted(by_line.items(), key=lambda item: -item[1][1])]
+
+
+def _explain(result: VerifyResult, settings: Settings) -> str:
+    j = result.judgement
+    assert j is not None
+    parts = [j.reason[:1].upper() + j.reason[1:] + "."]
+    if j.verdict == CONFIRMED_GROWTH and j.projected_bytes:
+        parts.append(f"About {_size(j.projected_bytes)} over {PROJECTED_STEPS:,} iterations.")
+    if (j.verdict != CONFIRMED_GROWTH and j.original_bytes_per_iteration
+            and j.original_bytes_per_iteration == j.twin_bytes_per_iteration):
+        parts.append(f"Both the original and the fixed twin keep {j.original_bytes_per_iteration:,} B per "
+                     "iteration: the fix does not change what is kept.")
+    if j.allocated_excess_bytes and j.allocated_excess_bytes > 0:
+        parts.append(f"Each iteration allocates {j.allocated_excess_bytes:,} B more than with the fix (copying).")
+    if not _reached_scope(result):
+        parts.append(f"(The replayed scope: {_describe(result.scope)}; code the script never runs, such as a "
+                     "function it does not call, cannot be replayed.)")
+    if result.retained_by and j.verdict == CONFIRMED_GROWTH:
+        top = result.retained_by[0]
+        parts.append(f"Kept alive by `{top['name']}` ({top['storages']} storages, {top['bytes']:,} B created in "
+                     f"measured iterations; e.g. `{top['example']}`).")
+    if result.created_at and j.verdict == CONFIRMED_GROWTH:
+        where = result.created_at[0]
+        parts.append(f"Created at line {where['line']} (`{where['code']}`), {where['bytes_per_iteration']:,} B "
+                     "per iteration.")
+    if result.live_storage:
+        parts.append(f"Live-storage meter: {result.live_storage['bytes_per_iteration']} B per iteration "
+                     f"({result.live_storage['rounded_bytes_per_iteration']} B in 512-B blocks).")
+    return " ".join(parts)
+
+
+def _reached_scope(result: VerifyResult) -> bool:
+    """False when the original ended or timed out without entering the replayed scope."""
+    return result.original is None or result.original.status not in ("finished", "timeout") or bool(
+        result.original.live_bytes)
+
+
+def _describe(scope: Optional[IterationScope]) -> str:
+    if scope is None:
+        return "none"
+    if scope.kind == "function":
+        return f"each call of `{scope.name}()` (line {scope.line})"
+    return f"the `{scope.kind}` loop at line {scope.line}"
+
+
+def _size(nbytes: int) -> str:
+    for unit, scale in (("TB", 10**12), ("GB", 10**9), ("MB", 10**6), ("kB", 10**3)):
+        if abs(nbytes) >= scale:
+            return f"{nbytes / scale:.1f} {unit}"
+    return f"{nbytes} B"
