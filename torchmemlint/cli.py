@@ -204,6 +204,8 @@ SCRIPT_ARGUMENTS_SEPARATOR = "--"
     argument("--seed", type=int, default=0, help="seed of random, numpy and torch in every replay (default: 0)"),
     argument("--format", choices=("text", "json"), default="text", help="output format (default: text)"),
     argument("--plot", metavar="PNG", help="also draw live memory per iteration, original against fixed twin"),
+    argument("--twin", metavar="FIXED.py",
+             help="a fixed copy of the (one) script: the twin of the findings that have no fix of their own"),
 )
 def verify(args: argparse.Namespace) -> int:
     from torchmemlint.verify import Limits, ReplayError, Settings, verify_paths
@@ -213,7 +215,7 @@ def verify(args: argparse.Namespace) -> int:
     settings = Settings(args.iterations, args.warmup, tuple(args.script_args), limits)
     progress = ProgressLine(sys.stderr)
     try:
-        results, errors = verify_paths(args.paths, settings, progress, **selection_options(args))
+        results, errors = verify_paths(args.paths, settings, progress, twin=args.twin, **selection_options(args))
     except ReplayError as error:
         raise UsageError(f"cannot replay: {error}") from None
     finally:

@@ -17,7 +17,7 @@ JSON_KEYS = {
     "heap_bytes_per_iteration", "growth_meter", "allocated_excess_bytes", "iterations", "measured_iterations",
     "meter", "device",
     "explanation", "scope", "fix", "original", "twin", "retained_bytes_per_iteration", "retained_by",
-    "created_at", "live_storage",
+    "created_at", "live_storage", "twin_origin", "live_excess_bytes",
 }
 
 
@@ -66,6 +66,12 @@ def test_verify_passes_arguments_after_the_separator_to_the_script(tmp_path: Pat
     assert finding["verdict"] == "confirmed-growth"
     assert finding["bytes_per_iteration"] == 4 * 8  # the saved ReLU output; the fix keeps the output
     assert completed.returncode == 1
+
+
+def test_a_hand_written_twin_is_for_one_script() -> None:
+    completed = run_cli("verify", str(FIXTURE.parent), "--twin", str(FIXTURE))
+    assert completed.returncode == 2
+    assert "--twin is a fixed copy of one script" in completed.stderr
 
 
 def test_bad_sizes_are_usage_errors() -> None:

@@ -20,9 +20,9 @@ GiB = 2**30
 
 def verify_one(server, tmp_path: Path, source: str, marker: str, replacement: Optional[str] = None,
                limits: Limits = Limits(device="cpu", timeout_s=60, memory_limit=GiB),
-               script_args: tuple[str, ...] = ()) -> VerifyResult:
+               script_args: tuple[str, ...] = (), twin_text: Optional[str] = None) -> VerifyResult:
     """Verify a finding on the line holding ``marker``; its fix replaces ``marker`` with
-    ``replacement``."""
+    ``replacement``; ``twin_text``: a hand-written twin instead."""
     source = textwrap.dedent(source)
     path = tmp_path / "script.py"
     path.write_text(source)
@@ -33,7 +33,7 @@ def verify_one(server, tmp_path: Path, source: str, marker: str, replacement: Op
         fix = Fix("by hand", False, (Edit(line, column, line, column + len(marker), replacement),))
     finding = Diagnostic(str(path), line, column, "TML001", "kept", fix=fix)
     settings = Settings(limits=limits, script_args=script_args)
-    [result] = verify_findings([FileFindings(str(path), source, [finding])], settings, server=server)
+    [result] = verify_findings([FileFindings(str(path), source, [finding], twin_text)], settings, server=server)
     return result
 
 
@@ -170,3 +170,41 @@ def test_the_child_environment(replay_server, tmp_path: Path) -> None:
     assert environment["random"] == random.random()
     assert environment["variables"] == {"TORCH_COMPILE_DISABLE": "1", "WANDB_MODE": "offline", "HF_HUB_OFFLINE": "1"}
     assert result.original.status == "finished" and result.original.iterations == 3
+
+
+def test_a_hand_written_twin_stands_in_for_a_missing_fix(replay_server, tmp_path: Path) -> None:
+    """A concatenation accumulator: the same live memory as the list of chunks, but each step
+    copies the whole accumulator, which shows in the peak and in the bytes allocated."""
+    original = """\
+        import torch
+        chunks = torch.empty(0, 256)
+        for step in range(100):
+            chunks = torch.cat([chunks, torch.ones(1, 256)])
+        """
+    twin = """\
+        import torch
+        chunks = []
+        for step in range(100):
+            chunks.append(torch.ones(1, 256))
+        """
+    result = verify_one(replay_server, tmp_path, original, "torch.cat", twin_text=textwrap.dedent(twin))
+    assert result.twin_origin == "file"
+    assert result.verdict == "confirmed-peak-excess"
+    row = 256 * 4
+    assert result.judgement.bytes_per_iteration == 0  # both keep one 256-float row per iteration
+    # At iteration k's peak the original holds the old accumulator (k - 1 rows), the new row and
+    # the new accumulator (k rows); the twin, its list of k rows: k rows more. It also allocated
+    # the k-row accumulator. The window is iterations 3..10, whose median k is 6.5.
+    assert result.judgement.peak_excess_bytes == int(6.5 * row)
+    assert result.judgement.allocated_excess_bytes == int(6.5 * row)
+
+
+def test_without_a_twin_the_growth_is_reported_as_inconclusive(replay_server, tmp_path: Path) -> None:
+    result = verify_one(replay_server, tmp_path, """\
+        import torch
+        kept = []
+        for step in range(100):
+            kept.append(torch.zeros(8))
+        """, "kept.append")
+    assert result.twin is None and result.verdict == "inconclusive"
+    assert result.judgement.original_bytes_per_iteration == 8 * 4

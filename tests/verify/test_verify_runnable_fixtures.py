@@ -3,6 +3,9 @@ the CPU with the live-storage meter, whose byte counts are exact. Every expected
 derived from the fixture's shapes: batches of B = 16, an MLP 32 -> 64 -> 10 unless said
 otherwise, float32 (4 B) values and int64 (8 B) labels.
 
+The twin of a finding is made from its own fix; a finding without a fix is compared with the
+fixture's hand-written twin, ``NAME.correct.py`` (the whole script done right).
+
 All fixtures are verified together, in one replay server, once per test session."""
 from __future__ import annotations
 
@@ -30,13 +33,18 @@ class Expected:
     original_bytes_per_iteration: Optional[int] = None
     twin_bytes_per_iteration: Optional[int] = None
     peak_excess_bytes: Optional[int] = None
+    live_excess_bytes: Optional[int] = None  # held more between iterations, without growing
+    allocated_excess_bytes: Optional[int] = None
     retained_by: Optional[str] = None  # the script-level name credited with the survivors
+    twin_origin: str = "fix"
 
 
 # What a grad-enabled forward of the MLP saves for backward: its input (for the first weight's
 # gradient) and the ReLU output (ReLU's own result, also the second layer's input).
 MLP_SAVED = F32 * (B * 32 + B * 64)
 LOGITS = F32 * B * 10
+
+PARAMETERS = F32 * (32 * 64 + 64 + 64 * 10 + 10)  # the MLP's parameters, and so its .grad buffers
 
 EXPECTED = {
     # The graph of each kept output keeps MLP_SAVED; the twins (`.detach()`, or no_grad around
@@ -53,46 +61,117 @@ EXPECTED = {
         CONFIRMED_GROWTH, MLP_SAVED + LOGITS + I64 * B + F32, twin_bytes_per_iteration=0, retained_by="val_loss"),
     ("tml001_eval_accumulates_loss.py", "TML003"): Expected(
         CONFIRMED_GROWTH, MLP_SAVED + LOGITS + I64 * B + F32, twin_bytes_per_iteration=0, retained_by="val_loss"),
-    # After backward only the loss's own storage stays: 4 B for cross_entropy, the whole B x 10
-    # buffer of squared errors for mse_loss (its 0-dim result is a view of it). `.detach()` keeps
-    # the same storage, so the fix changes nothing measurable.
+    # After backward only the loss's own storage stays: 4 B for cross_entropy, which `.item()`
+    # drops; for mse_loss the whole B x 10 buffer of squared errors (its 0-dim result is a view of
+    # it), which the `.detach()` fix keeps too: the fix changes nothing measurable there.
     ("tml001_train_keeps_loss.py", "TML001"): Expected(
-        NOT_REPRODUCED, 0, original_bytes_per_iteration=F32, twin_bytes_per_iteration=F32, peak_excess_bytes=0),
+        CONFIRMED_GROWTH, F32, original_bytes_per_iteration=F32, twin_bytes_per_iteration=0, retained_by="losses"),
     ("tml001_train_keeps_mse_loss.py", "TML001"): Expected(
         NOT_REPRODUCED, 0, original_bytes_per_iteration=LOGITS, twin_bytes_per_iteration=LOGITS, peak_excess_bytes=0),
-    # No growth. With the reset (set_to_none) the twin's backward finds no .grad buffers: at its
-    # peak (the first layer's weight gradient) only the second layer's gradients exist, while
-    # the original holds all of them: the first layer's weight and bias gradients more.
+    # No growth: gradients accumulate in place. The fix resets them (set_to_none) just before
+    # backward. The original's peak is in backward, on top of the .grad buffers both hold between
+    # steps: the first layer's weight and bias gradients being computed, the gradient flowing
+    # into the ReLU (B x 64) and the loss's seed (one float). The twin has freed its buffers by
+    # then, so its peak is the forward pass's two B x 64 activations.
     ("tml002_missing_zero_grad.py", "TML002"): Expected(
-        CONFIRMED_PEAK_EXCESS, 0, peak_excess_bytes=F32 * (32 * 64 + 64)),
+        CONFIRMED_PEAK_EXCESS, 0, peak_excess_bytes=F32 * (32 * 64 + 64 + B * 64 + 1) - F32 * 2 * B * 64,
+        live_excess_bytes=0),
     # MLP 32 -> 256 -> 256 -> 10. At the original's peak (its second ReLU) the previous batch's
-    # graph still holds its two saved 16 x 256 ReLU outputs (`logits` is rebound only after the
-    # forward), plus this batch's input and first ReLU output, saved: 2,048 + 3 x 16,384 B above
-    # the twin's peak (two 16 x 256 buffers at a time, nothing saved).
+    # graph still holds its two saved B x 256 ReLU outputs (`logits` is rebound only after the
+    # forward), plus this batch's input and first ReLU output, saved: B x 32 + 3 x B x 256 floats
+    # above the twin's peak (two B x 256 buffers at a time, nothing saved). Between iterations the
+    # original holds the previous graph's two ReLU outputs.
     ("tml003_eval_without_no_grad.py", "TML003"): Expected(
-        CONFIRMED_PEAK_EXCESS, 0, peak_excess_bytes=F32 * (B * 32 + 3 * B * 256)),
+        CONFIRMED_PEAK_EXCESS, 0, peak_excess_bytes=F32 * (B * 32 + 3 * B * 256), live_excess_bytes=F32 * 2 * B * 256),
     # On the CPU, `.cpu()` returns the same tensor: both keep B x 10 logits per iteration. The
     # cost is device memory, which only a CUDA run shows.
     ("tml004_predictions_on_device.py", "TML004"): Expected(
         NOT_REPRODUCED, 0, original_bytes_per_iteration=LOGITS, twin_bytes_per_iteration=LOGITS, peak_excess_bytes=0),
+    # RNNCell(32, 64) on a stream, no backward: each step's graph keeps its input (for the input
+    # weights' gradient) and its tanh output, and links to the previous step's. Both keep the
+    # B int64 labels.
+    ("tml005_rnn_state.py", "TML005"): Expected(
+        CONFIRMED_GROWTH, F32 * (B * 32 + B * 64), original_bytes_per_iteration=F32 * (B * 32 + B * 64) + I64 * B,
+        twin_bytes_per_iteration=I64 * B, retained_by="h"),
+    # retain_graph=True and the loss kept: each step's whole graph stays (as for the validation
+    # total above) plus the loss's own float. The hand-written twin keeps Python numbers; the
+    # TML001 fix alone (`.item()`) frees the graph just as well, retained or not.
+    ("tml006_retain_graph.py", "TML006"): Expected(
+        CONFIRMED_GROWTH, MLP_SAVED + LOGITS + I64 * B + 2 * F32, twin_bytes_per_iteration=0,
+        retained_by="history", twin_origin="file"),
+    ("tml006_retain_graph.py", "TML001"): Expected(
+        CONFIRMED_GROWTH, MLP_SAVED + LOGITS + I64 * B + 2 * F32, twin_bytes_per_iteration=0, retained_by="history"),
+    # Every old hook's list receives every new ReLU output (B x 64); the twin's one list is
+    # emptied each step. The survivors are found through the module's hooks and their closures.
+    ("tml007_hook_in_loop.py", "TML007"): Expected(
+        CONFIRMED_GROWTH, F32 * B * 64, twin_bytes_per_iteration=0, retained_by="model", twin_origin="file"),
+    # Linear(32, 256) embeddings under no_grad. Both keep B x 256 floats per iteration; at
+    # iteration k the original also holds the old accumulator (k - 1 rows of batches) beside the
+    # new one (k) and allocates the new one: k x B x 256 floats more than the twin's list, at the
+    # median k of the window 3..10, 6.5.
+    ("tml008_concat_accumulator.py", "TML008"): Expected(
+        CONFIRMED_PEAK_EXCESS, 0, original_bytes_per_iteration=F32 * B * 256, twin_bytes_per_iteration=F32 * B * 256,
+        peak_excess_bytes=int(6.5 * F32 * B * 256), allocated_excess_bytes=int(6.5 * F32 * B * 256)),
+    # empty_cache() frees no live memory (and does nothing on the CPU).
+    ("tml009_empty_cache_in_loop.py", "TML009"): Expected(NOT_REPRODUCED, 0, peak_excess_bytes=0),
+    # The cache keeps each batch (its key) and the standardized result, B x 32 floats each.
+    ("tml012_cached_tensor_function.py", "TML012"): Expected(
+        CONFIRMED_GROWTH, F32 * 2 * B * 32, twin_bytes_per_iteration=0, twin_origin="file"),
+    # Without a reset the gradients accumulate with their graphs, which keep what the double
+    # backward needs: the input, labels, tanh and log_softmax outputs of the forward, and the
+    # gradients that flowed into the logits, the log_softmax and the tanh output. The TML002 fix
+    # (a reset before backward) and the hand-written twin both drop them.
+    ("tml013_create_graph.py", "TML002"): Expected(
+        CONFIRMED_GROWTH, F32 * (B * 32 + B * 64 + B * 10) + I64 * B + F32 * (2 * B * 10 + B * 64),
+        twin_bytes_per_iteration=0, retained_by="model"),
+    ("tml013_create_graph.py", "TML013"): Expected(
+        CONFIRMED_GROWTH, F32 * (B * 32 + B * 64 + B * 10) + I64 * B + F32 * (2 * B * 10 + B * 64),
+        twin_bytes_per_iteration=0, retained_by="model", twin_origin="file"),
+    # The bare torch.no_grad() changes nothing: the same evaluation as tml003's, the same excess.
+    ("tml014_no_grad_without_with.py", "TML014"): Expected(
+        CONFIRMED_PEAK_EXCESS, 0, peak_excess_bytes=F32 * (B * 32 + 3 * B * 256), live_excess_bytes=F32 * 2 * B * 256),
+    ("tml014_no_grad_without_with.py", "TML003"): Expected(
+        CONFIRMED_PEAK_EXCESS, 0, peak_excess_bytes=F32 * (B * 32 + 3 * B * 256), live_excess_bytes=F32 * 2 * B * 256),
+    # The "frozen" backbone (Linear(32, 256)) gets .grad buffers, kept between steps.
+    ("tml016_module_requires_grad.py", "TML016"): Expected(
+        CONFIRMED_PEAK_EXCESS, 0, live_excess_bytes=F32 * (32 * 256 + 256)),
+    # The reference cycle output -> ctx -> output keeps each B x 64 tanh output until Python's
+    # cycle collector runs (a few times in the replay; the median iteration keeps one).
+    ("tml018_ctx_tensor.py", "TML018"): Expected(CONFIRMED_GROWTH, F32 * B * 64, twin_bytes_per_iteration=0),
+    # forward() keeps its B x 64 hidden activation until the next call replaces it. Each call is
+    # an iteration here (the finding is in forward, outside any loop).
+    ("tml019_module_stores_activation.py", "TML019"): Expected(
+        CONFIRMED_PEAK_EXCESS, 0, peak_excess_bytes=F32 * B * 64, live_excess_bytes=F32 * B * 64,
+        twin_origin="file"),
+    # backward() also computes (and allocates) every parameter's gradient, and keeps .grad
+    # buffers; backward(inputs=[x]) computes only the input's.
+    ("tml020_backward_for_input_gradient.py", "TML020"): Expected(
+        CONFIRMED_PEAK_EXCESS, 0, live_excess_bytes=PARAMETERS, allocated_excess_bytes=PARAMETERS),
 }
+# TML015's manual update in place on a leaf is an error at the first step: there is nothing to
+# measure, and the verdict says why.
+ERRORS = {("tml015_param_update_outside_no_grad.py", "TML015"): "raised RuntimeError at line 16: a leaf Variable"}
 
 
 @pytest.fixture(scope="session")
 def verified(replay_server) -> dict[tuple[str, str], VerifyResult]:
     files = []
     for path in sorted(RUNNABLE.glob("*.py")):
+        if path.name.endswith(".correct.py"):
+            continue
         source = path.read_bytes()
         diagnostics, errors = check_source(source, str(path), ALL_RULES)
         assert not errors
-        files.append(FileFindings.from_source(str(path), source, diagnostics))
+        twin = path.with_name(path.stem + ".correct.py")
+        files.append(FileFindings.from_source(str(path), source, diagnostics,
+                                              twin.read_bytes() if twin.exists() else None))
     settings = Settings(limits=Limits(device="cpu", timeout_s=120, memory_limit=2**30))
     results = verify_findings(files, settings, server=replay_server)
     return {(Path(r.diagnostic.path).name, r.diagnostic.code): r for r in results}
 
 
 def test_every_finding_of_every_runnable_fixture_has_an_expectation(verified) -> None:
-    assert set(verified) == set(EXPECTED)
+    assert set(verified) == set(EXPECTED) | set(ERRORS)
 
 
 @pytest.mark.parametrize("key", sorted(EXPECTED), ids=lambda key: f"{key[0]}:{key[1]}")
@@ -102,11 +181,21 @@ def test_runnable_fixture(verified, key: tuple[str, str]) -> None:
     assert result.verdict == expected.verdict, result.explanation
     assert (result.meter, result.device) == ("live-storage", "cpu")
     assert result.original.status == result.twin.status == "capped"
+    assert result.twin_origin == expected.twin_origin
     assert judgement.measured == list(range(3, 11))
     assert judgement.bytes_per_iteration == expected.bytes_per_iteration
-    for name in ("original_bytes_per_iteration", "twin_bytes_per_iteration", "peak_excess_bytes"):
+    for name in ("original_bytes_per_iteration", "twin_bytes_per_iteration", "peak_excess_bytes", "live_excess_bytes",
+                 "allocated_excess_bytes"):
         if getattr(expected, name) is not None:
             assert getattr(judgement, name) == getattr(expected, name), name
     if expected.retained_by:
         assert result.retained_by[0]["name"] == expected.retained_by
         assert f"Kept alive by `{expected.retained_by}`" in result.explanation
+
+
+@pytest.mark.parametrize("key", sorted(ERRORS), ids=lambda key: f"{key[0]}:{key[1]}")
+def test_runnable_fixture_that_fails(verified, key: tuple[str, str]) -> None:
+    result = verified[key]
+    assert result.verdict == "inconclusive"
+    assert ERRORS[key] in result.explanation
+    assert result.twin is None  # nothing to compare with

@@ -59,6 +59,11 @@ def _children(obj: Any, path: str) -> Iterator[tuple[Any, str]]:
                 yield cell.cell_contents, f"{path}.<closure {name}>"
             except ValueError:  # empty cell
                 pass
+        names = obj.__code__.co_varnames[:obj.__code__.co_argcount]
+        for name, default in zip(names[len(names) - len(obj.__defaults__ or ()):], obj.__defaults__ or ()):
+            yield default, f"{path}.<default {name}>"
+        for name, default in (obj.__kwdefaults__ or {}).items():
+            yield default, f"{path}.<default {name}>"
         return
     if isinstance(obj, types.MethodType):
         yield obj.__self__, f"{path}.__self__"

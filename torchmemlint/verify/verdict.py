@@ -11,7 +11,7 @@ meter is exact, so on the CPU they are exact byte counts.
 - ``confirmed-peak-excess``: no growth, but the original's per-iteration peak is higher.
 - ``not-reproduced``: both completed the window and neither differs.
 - ``inconclusive``: the scope was not reached, a replay failed or timed out, the two took
-  different paths, or too few iterations ran.
+  different paths, too few iterations ran, or there is no twin (no fix, no hand-written copy).
 """
 from __future__ import annotations
 
@@ -94,6 +94,7 @@ class Judgement:
     peak_excess_bytes: Optional[int] = None
     heap_bytes_per_iteration: Optional[int] = None
     allocated_excess_bytes: Optional[int] = None
+    live_excess_bytes: Optional[int] = None
     original_bytes_per_iteration: Optional[int] = None
     twin_bytes_per_iteration: Optional[int] = None
     growth_meter: Optional[str] = None
@@ -163,6 +164,7 @@ def judge(original: RunOutcome, twin: Optional[RunOutcome], warmup: int, timeout
     judgement = Judgement(
         NOT_REPRODUCED, "", bytes_per_iteration=growth, peak_excess_bytes=peak, heap_bytes_per_iteration=heap,
         allocated_excess_bytes=_median([ours.allocated[k] - theirs.allocated[k] for k in measured]),
+        live_excess_bytes=_median([ours.live[k] - theirs.live[k] for k in measured]),
         original_bytes_per_iteration=_median([ours.growth(k) for k in measured]),
         twin_bytes_per_iteration=_median([theirs.growth(k) for k in measured]), measured=measured)
     if growth > 0:
@@ -182,7 +184,8 @@ def judge(original: RunOutcome, twin: Optional[RunOutcome], warmup: int, timeout
 
 
 def _judge_alone(original: RunOutcome, meter: str, warmup: int) -> Judgement:
-    """No fix, so no twin: only the original's own growth can be judged."""
+    """No fix and no hand-written twin: nothing to pair with. The original's own growth is
+    reported, but it cannot be told from growth the script intends (collecting predictions)."""
     last = original.iterations
     measured = list(range(warmup + 1, last + 1))
     if len(measured) < MIN_MEASURED:
@@ -190,14 +193,9 @@ def _judge_alone(original: RunOutcome, meter: str, warmup: int) -> Judgement:
                                        "measured iterations are needed")
     ours = series(original, meter)
     growth = _median([ours.growth(k) for k in measured])
-    judgement = Judgement(INCONCLUSIVE, "", bytes_per_iteration=growth, original_bytes_per_iteration=growth,
-                          measured=measured)
-    if growth > 0:
-        judgement.verdict, judgement.growth_meter = CONFIRMED_GROWTH, meter
-        judgement.reason = f"live memory grows by {growth:,} B per iteration (no fix to compare with)"
-    else:
-        judgement.reason = "the original does not grow; without a fix there is no twin to compare its peak with"
-    return judgement
+    return Judgement(INCONCLUSIVE, f"the finding has no fix to compare with (the original alone grows by {growth:,} B "
+                                   "per iteration); `--twin FIXED.py` compares with a fixed copy of the script",
+                     original_bytes_per_iteration=growth, measured=measured)
 
 
 def _judge_out_of_memory(original: RunOutcome, twin: Optional[RunOutcome], meter: str, warmup: int,

@@ -10,6 +10,7 @@ from typing import Callable, Iterable, Optional, Sequence
 import libcst as cst
 
 from torchmemlint import api, engine
+from torchmemlint.config import UsageError
 from torchmemlint.diagnostics import Diagnostic, FileError
 from torchmemlint.files import read_source
 from torchmemlint.fix import apply_fixes
@@ -17,8 +18,8 @@ from torchmemlint.rules import RULES_BY_CODE
 from torchmemlint.verify.instrument import InstrumentError, IterationScope, find_iteration_scope, instrument
 from torchmemlint.verify.runner import Limits, ReplayServer, RunOutcome, RunRequest
 from torchmemlint.verify.verdict import (
-    CONFIRMED_GROWTH, INCONCLUSIVE, PROJECTED_STEPS, Judgement, judge, meter_of, paired_growth, retained_per_iteration,
-    series,
+    CONFIRMED_GROWTH, CONFIRMED_PEAK_EXCESS, INCONCLUSIVE, PROJECTED_STEPS, Judgement, judge, meter_of, paired_growth,
+    retained_per_iteration, series,
 )
 
 Progress = Callable[[str], None]
@@ -70,6 +71,7 @@ class VerifyResult:
     created_at: list[dict] = field(default_factory=list)
     live_storage: dict = field(default_factory=dict)  # CUDA runs: the live-storage meter's figures
     retained_bytes_per_iteration: Optional[int] = None  # the original's survivors
+    twin_origin: str = ""  # "fix" (the finding's own), "file" (written by hand), "" (no twin)
 
     def to_json(self) -> dict:
         d = self.diagnostic
@@ -88,6 +90,8 @@ class VerifyResult:
             "scope": ({"kind": self.scope.kind, "line": self.scope.line, "name": self.scope.name}
                       if self.scope else None),
             "fix": ({"description": d.fix.description, "safe": d.fix.safe} if d.fix else None),
+            "twin_origin": self.twin_origin or None,
+            "live_excess_bytes": j.live_excess_bytes,
             "original": self.original.to_json() if self.original else None,
             "twin": self.twin.to_json() if self.twin else None,
             "retained_bytes_per_iteration": self.retained_bytes_per_iteration,
@@ -98,24 +102,48 @@ class VerifyResult:
 @dataclass(frozen=True)
 class FileFindings:
     """One file's text (as LibCST decoded it: the text the fixes' positions refer to) and the
-    findings to verify in it."""
+    findings to verify in it. ``twin_text``: a fixed version of the file written by hand, the
+    twin of the findings that have no fix of their own."""
 
     path: str
     text: str
     diagnostics: Sequence[Diagnostic]
+    twin_text: Optional[str] = None
 
     @classmethod
-    def from_source(cls, path: str, source: bytes, diagnostics: Sequence[Diagnostic]) -> "FileFindings":
-        return cls(path, cst.parse_module(source).code, diagnostics)
+    def from_source(cls, path: str, source: bytes, diagnostics: Sequence[Diagnostic],
+                    twin_source: Optional[bytes] = None) -> "FileFindings":
+        twin_text = cst.parse_module(twin_source).code if twin_source is not None else None
+        return cls(path, cst.parse_module(source).code, diagnostics, twin_text)
+
+    def twin_of(self, diagnostic: Diagnostic) -> tuple[Optional[str], str]:
+        """The twin's text and where it comes from ("fix", "file"), or (None, "")."""
+        if diagnostic.fix is not None:
+            fixed, _ = apply_fixes(self.text, [diagnostic.fix])
+            return fixed, "fix"
+        if self.twin_text is not None:
+            return self.twin_text, "file"
+        return None, ""
 
 
 def verify_paths(paths: Sequence[str], settings: Settings, progress: Optional[Progress] = None,
-                 server: Optional[ReplayServer] = None, **selection) -> tuple[list[VerifyResult], list[FileError]]:
+                 server: Optional[ReplayServer] = None, twin: Optional[str] = None,
+                 **selection) -> tuple[list[VerifyResult], list[FileError]]:
     """Check the files under ``paths`` (``selection`` as for ``api.plan``: select, ignore,
-    config ...) and verify every finding. Files that cannot be checked come back as errors."""
+    config ...) and verify every finding. Files that cannot be checked come back as errors.
+    ``twin``: a fixed copy of the one script checked, for the findings without a fix."""
     files: list[FileFindings] = []
     errors: list[FileError] = []
-    for task in api.plan(paths, **selection):
+    tasks = list(api.plan(paths, **selection))
+    twin_source: Optional[bytes] = None
+    if twin is not None:
+        if len(tasks) != 1:
+            raise UsageError(f"--twin is a fixed copy of one script, but {len(tasks)} files are to be checked")
+        read = read_source(twin, tasks[0].max_file_size)
+        if isinstance(read, FileError):
+            raise UsageError(f"--twin {twin}: {read.message}")
+        twin_source = read
+    for task in tasks:
         source = read_source(task.path, task.max_file_size)
         if isinstance(source, FileError):
             errors.append(source)
@@ -123,7 +151,10 @@ def verify_paths(paths: Sequence[str], settings: Settings, progress: Optional[Pr
         diagnostics, file_errors = engine.check_source(source, task.path, [RULES_BY_CODE[c] for c in task.rule_codes])
         errors.extend(file_errors)
         if diagnostics:
-            files.append(FileFindings.from_source(task.path, source, diagnostics))
+            try:
+                files.append(FileFindings.from_source(task.path, source, diagnostics, twin_source))
+            except cst.ParserSyntaxError as error:
+                raise UsageError(f"--twin {twin}: syntax error: {error.message}") from None
     return verify_findings(files, settings, progress, server), errors
 
 
@@ -157,15 +188,17 @@ def verify_findings(files: Iterable[FileFindings], settings: Settings, progress:
                 originals[key] = server.run(_request(original_source, filename, settings), settings.limits)
             twin: Optional[RunOutcome] = None
             twin_error = ""
-            if diagnostic.fix is not None and _comparable(originals[key]):
+            twin_text, twin_origin = file.twin_of(diagnostic)
+            if twin_text is not None and _comparable(originals[key]):
                 try:
-                    twin_source = instrument(apply_fixes(file.text, [diagnostic.fix]), scope)
+                    twin_source = instrument(twin_text, scope)
                 except InstrumentError as error:
                     twin_error = f"the fixed code cannot be replayed: {error}"
                 else:
-                    say(f"{where}: replaying the twin (with the fix)")
+                    say(f"{where}: replaying the twin (with the {twin_origin})")
                     twin = server.run(_request(twin_source, filename, settings, explain=False), settings.limits)
             result = build_result(diagnostic, scope, originals[key], twin, twin_error, file.text, settings)
+            result.twin_origin = twin_origin
             say(f"{where}: {result.verdict}")
             results.append(result)
     finally:
@@ -249,8 +282,11 @@ def _explain(result: VerifyResult, settings: Settings) -> str:
             and j.original_bytes_per_iteration == j.twin_bytes_per_iteration):
         parts.append(f"Both the original and the fixed twin keep {j.original_bytes_per_iteration:,} B per "
                      "iteration: the fix does not change what is kept.")
+    if j.verdict == CONFIRMED_PEAK_EXCESS and j.live_excess_bytes and j.live_excess_bytes > 0:
+        parts.append(f"Between iterations it holds {j.live_excess_bytes:,} B more than with the fix, "
+                     "without growing.")
     if j.allocated_excess_bytes and j.allocated_excess_bytes > 0:
-        parts.append(f"Each iteration allocates {j.allocated_excess_bytes:,} B more than with the fix (copying).")
+        parts.append(f"Each iteration allocates {j.allocated_excess_bytes:,} B more than with the fix.")
     if not _reached_scope(result):
         parts.append(f"(The replayed scope: {_describe(result.scope)}; code the script never runs, such as a "
                      "function it does not call, cannot be replayed.)")
