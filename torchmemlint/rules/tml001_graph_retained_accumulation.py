@@ -72,7 +72,7 @@ class GraphRetainedAccumulation(Rule):
 
     def check(self, model: SemanticModel) -> Iterator[Finding]:
         for store in model.hidden_stores.with_visible(model.stores.stores()):
-            if store.overwrites_fixed_slot:
+            if model.stores.never_grows(store):
                 continue
             if self._retains(model, store.node, store.container, store.value) and \
                     not _kept_for_backward(model, store.node, store.container):

@@ -109,15 +109,21 @@ class HiddenStores:
 
     def _method_of_receiver(self, receiver: cst.BaseExpression, method_name: str,
                             at: cst.CSTNode) -> Optional[cst.FunctionDef]:
-        """The method ``method_name`` of the file's class that ``receiver`` was built from."""
+        """The method ``method_name`` of the file's class that ``receiver`` was built from.
+        A class that runs a backward itself (a REINFORCE policy's ``put_data`` / ``train_net``,
+        a PPO rollout buffer) keeps its data to differentiate it: intended, not followed."""
         for cls_name in self._classes_built_into(receiver, at):
             cls = self.scopes.classes_by_name.get(cls_name)
-            if cls is None:
+            if cls is None or self._trains_itself(cls):
                 continue
             for func in self.tree.descendants(cls, cst.FunctionDef):
                 if func.name.value == method_name and self.scopes.class_of(func) is cls:
                     return func
         return None
+
+    def _trains_itself(self, cls: cst.ClassDef) -> bool:
+        return any(isinstance(c.func, cst.Attribute) and c.func.attr.value in ("backward", "manual_backward")
+                   for c in self.tree.descendants(cls, cst.Call))
 
     def _classes_built_into(self, receiver: cst.BaseExpression, at: cst.CSTNode) -> list[str]:
         if isinstance(receiver, cst.Name):
