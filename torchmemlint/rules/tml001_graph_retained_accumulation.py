@@ -3,8 +3,11 @@
 ## What it does
 Flags a graph-attached value (a loss, a model output, anything computed from them with grad
 enabled) that is stored into a container that outlives the iteration (`losses.append(loss)`,
-`self.history["loss"].append(loss)`, `metrics[k] = loss`) or accumulated into a name that
-outlives it (`total_loss += loss`, `total = total + loss`).
+`self.history["loss"].append(loss)`, `metrics[step] = loss`) or accumulated into a name that
+outlives it (`total_loss += loss`, `total = total + loss`), also through a helper object of the
+same file whose method keeps its argument (`meter.update(loss)` where `update` does
+`self.sum += val * n`). A fixed key (`last["loss"] = loss`) keeps only the newest value and
+stays silent.
 
 ## Why is this bad?
 A tensor with a `grad_fn` keeps its autograd graph alive. Stored across iterations, every step
@@ -68,8 +71,8 @@ class GraphRetainedAccumulation(Rule):
     triggers = ("append", "extend", "insert", "+=", "-=", "*=", "=", ".add(", "push", "put")
 
     def check(self, model: SemanticModel) -> Iterator[Finding]:
-        for store in model.stores.stores():
-            if store.overwrites_fixed_slot:
+        for store in model.hidden_stores.with_visible(model.stores.stores()):
+            if model.stores.never_grows(store):
                 continue
             if self._retains(model, store.node, store.container, store.value) and \
                     not _kept_for_backward(model, store.node, store.container):
