@@ -45,6 +45,7 @@ def serve() -> None:
             _say({"pid": pid, "signal": os.WTERMSIG(status)})
         else:
             _say({"pid": pid, "exit": os.WEXITSTATUS(status)})
+    os._exit(0)  # the parent closed stdin: done; tearing torch down would only take seconds
 
 
 if __name__ == "__main__":
