@@ -103,7 +103,7 @@ def test_fix_keeps_every_other_byte(source):
     result = fix_source(source, "train.py", ALL_RULES, unsafe=True)
     assert not result.error
     assert [d.code for d in result.applied] == ["TML001"]
-    assert result.source == source.replace(b"losses.append(loss)", b"losses.append(loss.item())")
+    assert result.source == source.replace(b"losses.append(loss)", b"losses.append(loss.detach())")
 
 
 def test_safe_fixes_leave_unsafe_ones_alone():

@@ -28,7 +28,7 @@ for x, y in loader:
 print(f"{total_loss:.3f}")
 """
 SAFE_FIXED = SCRIPT.replace("total_loss += loss ", "total_loss += loss.item() ")
-ZERO_GRAD_ADDED = ("    opt.step()\n", "    opt.step()\n    opt.zero_grad(set_to_none=True)\n")
+ZERO_GRAD_ADDED = ("    loss.backward()\n", "    opt.zero_grad(set_to_none=True)\n    loss.backward()\n")
 ALL_FIXED = SAFE_FIXED.replace("outputs.append(out)", "outputs.append(out.detach().cpu())").replace(*ZERO_GRAD_ADDED)
 
 
@@ -180,8 +180,8 @@ def test_check_json_shows_each_fix(project):
         "edits": [{"line": 10, "column": 19, "end_line": 10, "end_column": 23, "content": "loss.item()"}]}
     assert fixes[(11, "TML001")]["safe"] is False
     assert fixes[(8, "TML002")]["safe"] is False
-    [edit] = fixes[(8, "TML002")]["edits"]  # inserted after ``opt.step()`` (line 9)
-    assert (edit["line"], edit["end_line"]) == (10, 10) and "opt.zero_grad(set_to_none=True)" in edit["content"]
+    [edit] = fixes[(8, "TML002")]["edits"]  # inserted before ``loss.backward()``
+    assert (edit["line"], edit["end_line"]) == (8, 8) and "opt.zero_grad(set_to_none=True)" in edit["content"]
 
 
 def test_fixing_never_imports_torch(project):

@@ -33,15 +33,15 @@ Intended gradient accumulation stays silent: `total = total + loss` followed by
 `total.backward()`, or a summed loss that is returned to the caller.
 
 ## Fix safety
-`.item()` for a scalar loss accumulated into a name that starts as a Python number (and is never
-used as a tensor) is **safe**: the sum is the same number. A scalar loss stored in a list gets
-`.item()` too, but **unsafe**: the list then holds floats, not tensors. Everywhere else (values
-not known to be scalars, containers later passed to `torch.stack`/`torch.cat`) the fix appends
-`.detach()` (the value stays a tensor on its device), which is **unsafe**: code that later
-backpropagates through the stored values would change.
-A value is known to be a scalar when it is `.backward()`-ed without a gradient argument, a full
+`.item()` for a scalar loss accumulated into a name that starts as a Python number is **safe**
+when the total is only ever used as a number afterwards (formatted, compared, `float()`), and
+**unsafe** when it escapes (returned, printed as is, stored): it becomes a Python float. A value
+is known to be a scalar when it is `.backward()`-ed without a gradient argument, a full
 reduction (`x.mean()`), a loss function without `reduction="none"`, or arithmetic of those with
-Python numbers (`loss * x.size(0)`).
+Python numbers (`loss * x.size(0)`); anything else could make `.item()` raise.
+Everywhere else — values stored in containers, values not known to be scalars — the fix appends
+`.detach()`: the container still holds tensors (code that calls `.item()` on them or stacks them
+keeps working), but code that backpropagates through them would change, so it is **unsafe**.
 
 ## Runtime signature
 Live memory grows every iteration (`torchmemlint verify` reports `confirmed-growth`).
@@ -58,7 +58,7 @@ from torchmemlint.rules.edits import call_method, used_only_as_number
 from torchmemlint.semantics import SemanticModel
 from torchmemlint.semantics.imports import dotted_name
 from torchmemlint.semantics.scopes import terminal_name
-from torchmemlint.semantics.stores import Accumulation, Store
+from torchmemlint.semantics.stores import Accumulation
 
 
 class GraphRetainedAccumulation(Rule):
@@ -73,7 +73,7 @@ class GraphRetainedAccumulation(Rule):
                 continue
             if self._retains(model, store.node, store.container, store.value) and \
                     not _kept_for_backward(model, store.node, store.container):
-                yield Finding(store.value, fix=_store_fix(model, store))
+                yield Finding(store.value, fix=_detach_fix(store.value))
         for accumulation in model.stores.accumulations():
             if self._retains(model, accumulation.node, accumulation.target, accumulation.value) and \
                     not _kept_for_backward(model, accumulation.node, accumulation.target, accumulation.value):
@@ -138,28 +138,6 @@ def _detach_fix(value: cst.BaseExpression) -> NodeFix:
 def _item_fix(value: cst.BaseExpression, safe: bool) -> NodeFix:
     return NodeFix("keep the Python number (`.item()`)", safe=safe,
                    replacements=[Replacement(value, call_method(value, "item"))])
-
-
-def _store_fix(model: SemanticModel, store: Store) -> NodeFix:
-    """``.item()`` for a scalar loss kept in a list of logged values, ``.detach()`` where the
-    container is later combined as tensors (``torch.stack(losses)``). Both change what the
-    container holds, so both are unsafe."""
-    if _is_scalar(model, store.value, store.node) and not _given_to_torch(model, store):
-        return _item_fix(store.value, safe=False)
-    return _detach_fix(store.value)
-
-
-def _given_to_torch(model: SemanticModel, store: Store) -> bool:
-    """The container (by its spelling: ``self.losses`` is often stacked in another method) is an
-    argument of a ``torch.*`` call anywhere in the module."""
-    spelled = dotted_name(store.container)
-    if spelled is None:
-        return True  # cannot tell what happens to it: keep tensors
-    for call in model.tree.nodes(cst.Call):
-        qualified = model.imports.qualify(call.func) or ""
-        if qualified.startswith("torch.") and any(dotted_name(a.value) == spelled for a in call.args):
-            return True
-    return False
 
 
 def _accumulation_fix(model: SemanticModel, accumulation: Accumulation) -> NodeFix:

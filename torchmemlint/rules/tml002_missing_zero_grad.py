@@ -54,6 +54,7 @@ from typing import Iterator, Optional, Union
 import libcst as cst
 
 from torchmemlint.rules.base import Finding, NodeFix, Replacement, Rule
+from torchmemlint.rules.edits import split_leading_lines
 from torchmemlint.semantics import SemanticModel
 from torchmemlint.semantics.imports import dotted_name
 from torchmemlint.semantics.scopes import Loop
@@ -282,9 +283,12 @@ def _insert_zero_grad(model: SemanticModel, unreset: list[tuple[cst.Call, str]],
         first = [_reset_statement(o) for o in before.get(anchor, [])]
         last = [_reset_statement(o) for o in after.get(anchor, [])]
         kept = anchor
-        if first:  # blank lines and comments above the anchor stay above the inserted reset
-            first[0] = first[0].with_changes(leading_lines=anchor.leading_lines)
-            kept = anchor.with_changes(leading_lines=[])
+        if first:
+            # Blank lines above the anchor go above the inserted reset; the comment lines right
+            # above it describe it (``# backprop``) and stay with it.
+            separation, attached = split_leading_lines(anchor.leading_lines)
+            first[0] = first[0].with_changes(leading_lines=separation)
+            kept = anchor.with_changes(leading_lines=attached)
         replacements.append(Replacement(anchor, cst.FlattenSentinel([*first, kept, *last])))
     return NodeFix("reset the optimizer's gradients every step", safe=False, replacements=replacements)
 

@@ -153,7 +153,6 @@ def _marks_requires_grad(model: SemanticModel, carry: Carry) -> bool:
 def _state_kind(model: SemanticModel, carry: Carry) -> Optional[str]:
     """The type of the state at the start of the iteration, from its initialisation."""
     if carry.name.startswith("self."):
-        attribute = carry.name.split(".", 1)[1]
         func = carry.iteration if isinstance(carry.iteration, cst.FunctionDef) else model.scopes.function_of(carry.iteration)
         cls = model.scopes.class_of(func) if func is not None else None
         if cls is None:

@@ -72,7 +72,8 @@ class ParamUpdateOutsideNoGrad(Rule):
     code = "TML015"
     name = "param-update-outside-no-grad"
     message = "manual parameter update outside `torch.no_grad()`"
-    triggers = (".grad", "_(", "-=", "+=", "*=", "/=")
+    triggers = (".grad", "-=", "+=", "*=", "/=", "%=", "**=", "//=", "@=",
+                *sorted(f".{method}(" for method in IN_PLACE_UPDATES))
 
     def check(self, model: SemanticModel) -> Iterator[Finding]:
         for update, target in _in_place_updates(model):

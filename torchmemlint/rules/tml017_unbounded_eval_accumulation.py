@@ -7,7 +7,10 @@ same file) set no `eval_accumulation_steps`, and `trainer.predict(...)` on such 
 Silent when the arguments cannot be resolved in the file (parsed from the command line,
 `**config`), when they set `eval_accumulation_steps`, `prediction_loss_only=True` or
 `batch_eval_metrics=True`, when the Trainer gets `preprocess_logits_for_metrics=` (the documented
-way to shrink what is kept), or when nothing is evaluated (no `eval_dataset`, no `.evaluate()`).
+way to shrink what is kept), when nothing is evaluated (no `eval_dataset`, no `.evaluate()`), or
+when the model is built in the file with a per-example head (`...ForSequenceClassification`,
+`...ForImageClassification`, `...ForMultipleChoice`, also wrapped as `get_peft_model(model, ...)`):
+a few numbers per example do not threaten device memory.
 
 ## Why is this bad?
 To call `compute_metrics` once at the end, the evaluation loop gathers the logits and labels of
@@ -67,7 +70,7 @@ class UnboundedEvalAccumulation(Rule):
     def check(self, model: SemanticModel) -> Iterator[Finding]:
         hf = model.hf
         for setup in hf.setups():
-            if not hf.keeps_outputs_on_device(setup):
+            if not hf.keeps_outputs_on_device(setup) or hf.has_small_outputs(setup):
                 continue
             fix = _add_accumulation_steps(setup)
             metrics = _keyword_arg(setup.call, "compute_metrics")

@@ -44,8 +44,10 @@ NON_TENSOR_TORCH = frozenset({
     "torch.is_complex", "torch.result_type", "torch.promote_types", "torch.is_autocast_enabled",
     "torch.get_autocast_gpu_dtype", "torch.is_inference_mode_enabled",
 })
-# torch namespaces whose functions take and return streams, process groups, handles.
-NOT_TENSOR_APIS = ("torch.cuda.", "torch.distributed.", "torch.utils.", "torch.backends.", "torch.jit.")
+# torch namespaces whose public functions compute tensors (not ``torch.cuda`` streams,
+# ``torch.nn.modules.utils._pair`` tuples, ``torch.distributed`` handles).
+TENSOR_APIS = frozenset({"torch", "torch.nn.functional", "torch.linalg", "torch.fft", "torch.special",
+                         "torch.sparse", "torch.nested", "torch.autograd"})
 _SAVING_CTX_METHODS = frozenset({"save_for_backward", "mark_dirty", "mark_non_differentiable", "save_for_forward"})
 
 
@@ -149,8 +151,7 @@ class AutogradFunctions:
         func = call.func
         qualified = self.imports.qualify(func)
         if qualified is not None:
-            return qualified.startswith("torch.") and qualified not in NON_TENSOR_TORCH and \
-                not qualified.startswith(NOT_TENSOR_APIS)
+            return is_tensor_function(qualified)
         if isinstance(func, cst.Attribute):
             if func.attr.value in NON_TENSOR_METHODS:
                 return False
@@ -195,8 +196,7 @@ class AutogradFunctions:
                 names.update(a.value.value for a in call.args if isinstance(a.value, cst.Name))
             elif call.args and isinstance(call.args[0].value, cst.Name) and call.args[0].keyword is None:
                 qualified = self.imports.qualify(func) or ""
-                if qualified.startswith("torch.") and qualified not in NON_TENSOR_TORCH and \
-                        qualified.split(".")[-1] not in SHAPE_FACTORIES and not qualified.startswith(NOT_TENSOR_APIS):
+                if is_tensor_function(qualified) and qualified.split(".")[-1] not in SHAPE_FACTORIES:
                     names.add(call.args[0].value.value)
         for operation in self.scopes.scope_nodes(method, cst.BinaryOperation):
             if isinstance(operation.operator, cst.MatrixMultiply):
@@ -204,3 +204,9 @@ class AutogradFunctions:
         names.discard(ctx or "")
         self._tensor_names[method] = names
         return names
+
+
+def is_tensor_function(qualified: str) -> bool:
+    """A public torch function that returns tensors: ``torch.mm``, ``F.relu``, ``torch.linalg.qr``."""
+    namespace, _, name = qualified.rpartition(".")
+    return namespace in TENSOR_APIS and not name.startswith("_") and qualified not in NON_TENSOR_TORCH

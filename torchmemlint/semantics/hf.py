@@ -7,6 +7,7 @@ logits of every evaluation step and concatenates them *on the accelerator*; only
 and ``batch_eval_metrics=True`` keep nothing)."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Iterator, Optional
 
@@ -22,6 +23,9 @@ TRAINER_LIBRARIES = ("transformers.", "trl.")
 KEEPING_TRL_TRAINERS = frozenset({"SFTTrainer"})
 # TrainingArguments and its subclasses (Seq2SeqTrainingArguments, trl's SFTConfig, DPOConfig ...).
 ARGUMENT_CLASS_SUFFIXES = ("TrainingArguments", "Config")
+# Heads whose outputs are a few numbers per example (not per token): keeping them all is small.
+SMALL_OUTPUT_HEAD = re.compile(r"For(?:Sequence|Image|Audio|Video)Classification$|ForMultipleChoice$")
+MAX_MODEL_DEPTH = 6
 # Settings under which evaluation keeps nothing (or not on the device).
 BOUNDING_SETTINGS = ("eval_accumulation_steps", "prediction_loss_only", "batch_eval_metrics")
 
@@ -100,6 +104,32 @@ class HFTrainers:
             isinstance(t.target, cst.Attribute) and t.target.attr.value in BOUNDING_SETTINGS
             for assign in self.tree.nodes(cst.Assign) for t in assign.targets
         )
+
+    def has_small_outputs(self, setup: TrainerSetup) -> bool:
+        """The Trainer's model is built in the file with a per-example head
+        (``AutoModelForSequenceClassification.from_pretrained(...)``, possibly wrapped as
+        ``get_peft_model(model, config)``), so what evaluation keeps does not scale with
+        sequence length."""
+        model = keyword(setup.call, "model")
+        if model is None:
+            positional = [a for a in setup.call.args if a.keyword is None]
+            model = positional[0].value if positional else None
+        return self._small_head(model, setup.call, MAX_MODEL_DEPTH)
+
+    def _small_head(self, expr: Optional[cst.BaseExpression], at: cst.CSTNode, depth: int) -> bool:
+        if expr is None or depth == 0:
+            return False
+        if isinstance(expr, cst.Name):
+            bindings = self.scopes.bindings_of(expr.value, at)
+            return bool(bindings) and all(self._small_head(b.value, b.node, depth - 1) for b in bindings)
+        if not isinstance(expr, cst.Call):
+            return False
+        func = expr.func
+        owner = func.value if isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained" else func
+        if SMALL_OUTPUT_HEAD.search(dotted_name(owner) or ""):
+            return True
+        positional = [a for a in expr.args if a.keyword is None]  # a wrapper: get_peft_model(model, cfg)
+        return bool(positional) and self._small_head(positional[0].value, at, depth - 1)
 
     def method_calls(self, setup: TrainerSetup, method: str) -> list[cst.Call]:
         """``<trainer>.<method>(...)`` calls on the name the setup is bound to."""

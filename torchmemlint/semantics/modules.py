@@ -16,6 +16,8 @@ from torchmemlint.semantics.tree import Tree
 
 # torch.nn classes that are tensors, not modules.
 _TENSOR_CLASSES = frozenset({"Parameter", "UninitializedParameter", "UninitializedBuffer", "Buffer"})
+# Module containers whose elements are tensors (``self.scales[name]`` is a Parameter).
+PARAMETER_CONTAINERS = frozenset({"torch.nn.ParameterList", "torch.nn.ParameterDict"})
 # Capitalised callables that build tensors.
 TENSOR_CONSTRUCTORS = frozenset({
     "torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.autograd.Variable", "torch.Tensor",
@@ -103,7 +105,8 @@ class Modules:
     # -- attributes of a class -----------------------------------------------------------
     def attribute_kinds(self, cls: cst.ClassDef) -> dict[str, str]:
         """``self.<name>`` attributes a class (or a base class of this file) assigns, as
-        ``"module"`` or ``"tensor"`` where the assigned value says which."""
+        ``"module"``, ``"parameters"`` (a ParameterList/ParameterDict: a module whose elements
+        are tensors) or ``"tensor"`` where the assigned value says which."""
         cached = self._attribute_kinds.get(cls)
         if cached is not None:
             return cached
@@ -132,9 +135,11 @@ class Modules:
         return kinds
 
     def _kind_of(self, value: cst.BaseExpression) -> Optional[str]:
+        inner = self._strip_self_returning(value)
+        if isinstance(inner, cst.Call) and self.imports.qualify(inner.func) in PARAMETER_CONTAINERS:
+            return "parameters"
         if self.is_constructor(value):
             return "module"
-        inner = self._strip_self_returning(value)
         if isinstance(inner, cst.Call):
             qualified = self.imports.qualify(inner.func) or ""
             if qualified in TENSOR_CONSTRUCTORS or qualified.startswith("torch.") and not \
@@ -163,10 +168,21 @@ class Modules:
                 cls = self.scopes.class_of(method) if method is not None else None
                 kind = self.attribute_kinds(cls).get(expr.attr.value) if cls is not None else None
                 if kind is not None:
-                    return kind == "module"
+                    return kind in ("module", "parameters")
             return bool(MODULE_NAME.search(expr.attr.value))
         if isinstance(expr, cst.Subscript):  # only container modules can be indexed: model.layers[0]
-            return self.is_module(expr.value, at)
+            return self.is_module(expr.value, at) and not self._holds_parameters(expr.value, at)
+        return False
+
+    def _holds_parameters(self, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
+        """``self.scales`` built as ``nn.ParameterDict(...)``: its elements are tensors."""
+        if isinstance(expr, cst.Attribute) and dotted_name(expr.value) == "self":
+            method = self.scopes.function_of(at)
+            cls = self.scopes.class_of(method) if method is not None else None
+            return cls is not None and self.attribute_kinds(cls).get(expr.attr.value) == "parameters"
+        if isinstance(expr, cst.Name):
+            return any(b.value is not None and self._kind_of(b.value) == "parameters"
+                       for b in self.scopes.bindings_of(expr.value, at))
         return False
 
     def _name_is_module(self, name: str, at: cst.CSTNode) -> bool:
@@ -177,7 +193,7 @@ class Modules:
                 kinds.add("module" if self._iterates_modules(binding.node, name) else None)
             elif binding.value is not None:
                 kinds.add(self._value_kind(binding.value, binding.node))
-        if "module" in kinds:
+        if "module" in kinds or "parameters" in kinds:
             return True
         if "tensor" in kinds or (bindings and isinstance(bindings[0].node, cst.For) and None in kinds):
             return False

@@ -15,7 +15,7 @@ from typing import Iterable, Optional
 import libcst as cst
 
 from torchmemlint.semantics.imports import ImportTable, dotted_name
-from torchmemlint.semantics.modules import Modules
+from torchmemlint.semantics.modules import TENSOR_CONSTRUCTORS, Modules
 from torchmemlint.semantics.scopes import Scopes
 from torchmemlint.semantics.tree import Tree
 
@@ -95,8 +95,9 @@ class Parameters:
                 return None
             return PARAMETER if self._factory(func.value) == "shape" else INPUT
         if _keyword_is(value, "requires_grad", "True"):
-            if qualified in VARIABLE:
-                return INPUT
+            if qualified in VARIABLE:  # Variable(torch.randn(3), requires_grad=True) is a weight
+                wrapped = value.args[0].value if value.args and value.args[0].keyword is None else None
+                return PARAMETER if wrapped is not None and self._factory(wrapped) == "shape" else INPUT
             return PARAMETER if self._factory(value) == "shape" else INPUT
         return None
 
@@ -110,7 +111,7 @@ class Parameters:
             return None
         qualified = self.imports.qualify(expr.func) or ""
         last = qualified.split(".")[-1]
-        if qualified.startswith("torch.") and last in SHAPE_FACTORIES:
+        if qualified.startswith("torch.") and (last in SHAPE_FACTORIES or qualified in TENSOR_CONSTRUCTORS):
             return "shape"
         if qualified.startswith("torch.") and last in _LIKE_FACTORIES:
             return "like"

@@ -59,7 +59,8 @@ class Stores:
     def stores(self) -> Iterator[Store]:
         for call in self.tree.nodes(cst.Call):
             func = call.func
-            if isinstance(func, cst.Attribute) and func.attr.value in STORING_METHODS and call.args:
+            if isinstance(func, cst.Attribute) and func.attr.value in STORING_METHODS and call.args and \
+                    self.imports.qualify(func) is None:  # torch.add(a, b), np.append(a, b): functions, not stores
                 value = call.args[-1].value if func.attr.value == "insert" else call.args[0].value
                 yield Store(call, func.value, value)
         for assign in self.tree.nodes(cst.Assign):
