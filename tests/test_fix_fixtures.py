@@ -25,7 +25,8 @@ from test_fixtures import expected_diagnostics
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 EXPECT = re.compile(r"#\s*expect:\s*TML\d{3}")  # a fixture that expects a finding
 INVALID_FIXTURES = sorted(p for p in FIXTURES.rglob("*.py") if EXPECT.search(p.read_text(encoding="utf-8")))
-RUNNABLE_FIXTURES = sorted((FIXTURES / "runnable").glob("*.py")) if (FIXTURES / "runnable").is_dir() else []
+# ``name.correct.py`` files are hand-written twins of rules that have no automatic fix.
+RUNNABLE_FIXTURES = sorted(p for p in (FIXTURES / "runnable").glob("*.py") if not p.name.endswith(".correct.py"))
 # Numbers standing alone: not the 0 of ``grad_fn=<DivBackward0>``, which only the original prints.
 NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?(?![\w.])")
 
@@ -71,7 +72,9 @@ def runnable_outputs(tmp_path_factory) -> dict[Path, tuple[dict, dict]]:
     pairs = {}
     for path in RUNNABLE_FIXTURES:
         result = fix_source(path.read_bytes(), str(path), ALL_RULES, unsafe=True)
-        assert not result.error and result.source != path.read_bytes(), path
+        assert not result.error, path
+        if result.source == path.read_bytes():
+            continue  # no automatic fix for its rule
         fixed = fixed_folder / path.name
         fixed.write_bytes(result.source)
         pairs[path] = fixed
@@ -86,9 +89,15 @@ def runnable_outputs(tmp_path_factory) -> dict[Path, tuple[dict, dict]]:
 
 @pytest.mark.parametrize("path", RUNNABLE_FIXTURES, ids=lambda p: p.name)
 def test_fixed_runnable_fixture_prints_the_same_numbers(path: Path, runnable_outputs) -> None:
+    if path not in runnable_outputs:
+        pytest.skip("its rule has no automatic fix (the verifier uses the hand-written .correct.py twin)")
     original, fixed = runnable_outputs[path]
-    assert original["ok"], original["error"]
     assert fixed["ok"], fixed["error"]
+    if not original["ok"]:
+        # The antipattern is an error at run time (TML015's in-place update of a leaf that
+        # requires grad): the fixed script must run, there is nothing to compare.
+        assert "RuntimeError" in original["error"], original["error"]
+        return
     original_numbers = [float(n) for n in NUMBER.findall(original["stdout"])]
     fixed_numbers = [float(n) for n in NUMBER.findall(fixed["stdout"])]
     # A script that prints nothing (TML002's, whose fix changes the updates on purpose) must
