@@ -7,10 +7,12 @@ of work (read, then ``engine.check_source``); ``fix_paths``/``fix_file`` likewis
 """
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Iterator, Optional, Sequence, Union
 
-from torchmemlint import engine, fix
+from torchmemlint.cache import ResultCache
 from torchmemlint.config import RuleSelection, SettingsResolver
 from torchmemlint.diagnostics import Diagnostic, FileError
 from torchmemlint.files import Excluder, discover, read_source, write_atomic
@@ -39,12 +41,22 @@ class FileResult:
                       key=lambda f: (f.line, f.column, isinstance(f, Diagnostic), f.code))
 
 
-def check_file(task: FileTask) -> FileResult:
+def check_file(task: FileTask, cache: Optional[ResultCache] = None) -> FileResult:
     source = read_source(task.path, task.max_file_size)
     if isinstance(source, FileError):
         return FileResult(task.path, errors=[source])
+    key = None
+    if cache is not None:
+        key = cache.key(task, source)
+        cached = cache.get(key)
+        if cached is not None:
+            return FileResult(task.path, *cached)
+    from torchmemlint import engine  # LibCST and the rules' machinery load only on a cache miss
+
     rules = [RULES_BY_CODE[code] for code in task.rule_codes]
     diagnostics, errors = engine.check_source(source, task.path, rules)
+    if key is not None:
+        cache.put(key, diagnostics, errors)
     return FileResult(task.path, diagnostics, errors)
 
 
@@ -75,11 +87,57 @@ def plan(
                        settings.max_file_size)
 
 
-def check_paths(paths: Sequence[str], **options) -> Iterator[FileResult]:
+def check_paths(paths: Sequence[str], *, jobs: int = 1, cache: Optional[ResultCache] = None,
+                **options) -> Iterator[FileResult]:
     """Check every file under ``paths`` (options as for ``plan``), yielding one result per file
-    as soon as it is checked; only one file's tree is alive at a time."""
-    for task in plan(paths, **options):
-        yield check_file(task)
+    in ``plan``'s order as soon as it and those before it are checked; see ``check_tasks``."""
+    return check_tasks(list(plan(paths, **options)), jobs=jobs, cache=cache)
+
+
+def check_tasks(tasks: Sequence[FileTask], *, jobs: int = 1,
+                cache: Optional[ResultCache] = None) -> Iterator[FileResult]:
+    """Results of ``tasks`` in their order, from ``jobs`` worker processes (1: in this process).
+
+    Results stream: each is yielded once it and every earlier one are done, and only one file's
+    tree per worker is alive at a time. With a cache, unchanged files are answered from it
+    without starting workers or loading LibCST."""
+    pending: list[tuple[int, FileTask]] = []
+    results: list[Optional[FileResult]] = []
+    for task in tasks:
+        result = _cached(task, cache) if cache is not None else None
+        if result is None:
+            pending.append((len(results), task))
+        results.append(result)
+    checked = _run(pending, jobs, cache)
+    for index, result in enumerate(results):
+        if result is None:
+            result = next(checked)
+        results[index] = None  # keep nothing already yielded
+        yield result
+
+
+def _cached(task: FileTask, cache: ResultCache) -> Optional[FileResult]:
+    source = read_source(task.path, task.max_file_size)
+    if isinstance(source, FileError):
+        return None  # the worker reports it
+    entry = cache.get(cache.key(task, source))
+    return FileResult(task.path, *entry) if entry is not None else None
+
+
+def _run(pending: list[tuple[int, FileTask]], jobs: int, cache: Optional[ResultCache]) -> Iterator[FileResult]:
+    tasks = [task for _, task in pending]
+    if jobs <= 1 or len(tasks) <= 1:
+        yield from (check_file(task, cache) for task in tasks)
+        return
+    import multiprocessing
+
+    # Forked workers start with this process's modules already imported.
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() and sys.platform != "darwin" else None
+    context = multiprocessing.get_context(method)
+    workers = min(jobs, len(tasks))
+    with context.Pool(workers) as pool:
+        # Small chunks keep the workers evenly loaded (file costs differ a hundredfold).
+        yield from pool.imap(partial(check_file, cache=cache), tasks, chunksize=max(1, min(8, len(tasks) // (workers * 16))))
 
 
 @dataclass
@@ -106,6 +164,8 @@ def fix_file(task: FileTask, unsafe: bool = False, write: bool = True) -> FileFi
     source = read_source(task.path, task.max_file_size)
     if isinstance(source, FileError):
         return FileFix(task.path, b"", b"", "utf-8", [], FileResult(task.path, errors=[source]))
+    from torchmemlint import fix  # LibCST loads only when something is to be fixed
+
     rules = [RULES_BY_CODE[code] for code in task.rule_codes]
     result = fix.fix_source(source, task.path, rules, unsafe)
     outcome = FileFix(task.path, source, result.source, result.encoding, result.applied,

@@ -8,21 +8,56 @@ Exit statuses: 0 nothing found, 1 findings (file errors included), 2 usage or in
 from __future__ import annotations
 
 import argparse
+import importlib
+import importlib.util
 import os
 import re
 import sys
+import types
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
-from torchmemlint import __version__, api
-from torchmemlint.api import FileResult
-from torchmemlint.config import UsageError
-from torchmemlint.fix import unified_diff
-from torchmemlint.report import REPORTERS, reporter_for
-from torchmemlint.report.base import Tally, rule_docs
-from torchmemlint.report.fixes import FixTally, format_applied_fixes, format_fix_summary
-from torchmemlint.report.text import format_statistics, format_summary
-from torchmemlint.rules import ALL_RULES
+
+class _LazyModule(types.ModuleType):
+    """Stands in for a module until one of its attributes is used, then imports it for real
+    and becomes a view of it (``import name as alias`` elsewhere keeps working unchanged)."""
+
+    def __getattr__(self, attribute: str) -> Any:
+        if sys.modules.get(self.__name__) is self:
+            del sys.modules[self.__name__]
+        module = importlib.import_module(self.__name__)
+        self.__dict__.update(module.__dict__)
+        return getattr(module, attribute)
+
+
+def _import_lazily(name: str) -> None:
+    """Make ``import name`` instant; the module loads on first use of one of its attributes.
+
+    LibCST takes longer to import than a whole warm-cache run, and files the pre-screen turns
+    away never need it; the rules import it at the top but use it only when they run."""
+    if name in sys.modules:
+        return
+    spec = importlib.util.find_spec(name)
+    if spec is None:
+        return
+    module = _LazyModule(name)
+    module.__spec__ = spec  # what the import system reads of a module already in sys.modules
+    sys.modules[name] = module
+
+
+_import_lazily("libcst")
+
+from torchmemlint import __version__, api  # noqa: E402  (after LibCST is made lazy)
+from torchmemlint.api import FileResult  # noqa: E402
+from torchmemlint.cache import ResultCache  # noqa: E402
+from torchmemlint.config import UsageError  # noqa: E402
+from torchmemlint.fix import unified_diff  # noqa: E402
+from torchmemlint.report import REPORTERS, reporter_for  # noqa: E402
+from torchmemlint.report.base import Tally, rule_docs  # noqa: E402
+from torchmemlint.report.fixes import FixTally, format_applied_fixes, format_fix_summary  # noqa: E402
+from torchmemlint.report.text import format_statistics, format_summary  # noqa: E402
+from torchmemlint.rules import ALL_RULES  # noqa: E402
 
 EXIT_CLEAN = 0
 EXIT_FINDINGS = 1
@@ -57,6 +92,24 @@ def subcommand(name: str, help: str, *arguments: Argument):
         SUBCOMMANDS.append(Subcommand(name, help, arguments, run))
         return run
     return register
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}")
+    return value
+
+
+def _cpu_count() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
 
 
 def _code_list(text: str) -> list[str]:
@@ -95,11 +148,22 @@ def selection_options(args: argparse.Namespace) -> dict[str, Any]:
              help="output format (default: text)"),
     argument("--exit-zero", action="store_true", help="exit with status 0 even when there are findings"),
     argument("--statistics", action="store_true", help="count the findings per rule code"),
+    argument("-j", "--jobs", type=_positive_int, default=None, metavar="N",
+             help="worker processes (default: one per CPU core; 1 checks in this process)"),
+    argument("--no-cache", action="store_true",
+             help="neither read nor write the result cache (.torchmemlint_cache/ in the project root)"),
+    argument("--cache-dir", metavar="PATH",
+             help="keep the result cache here instead of .torchmemlint_cache/ in the project root "
+                  "(the nearest folder above the working directory with pyproject.toml or .git)"),
 )
 def check(args: argparse.Namespace) -> int:
     reporter = reporter_for(args.format, sys.stdout)
     tally = Tally()
-    for result in api.check_paths(args.paths, **selection_options(args)):
+    cache = None
+    if not args.no_cache:
+        cache = ResultCache(Path(args.cache_dir)) if args.cache_dir else ResultCache.for_project()
+    jobs = args.jobs or _cpu_count()
+    for result in api.check_paths(args.paths, jobs=jobs, cache=cache, **selection_options(args)):
         tally.add(result)
         reporter.add(result)
     reporter.finish()

@@ -6,11 +6,11 @@ import re
 from typing import Optional, Sequence
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
 
 from torchmemlint.diagnostics import Diagnostic, Edit, FileError, Fix
 from torchmemlint.rules.base import Finding, NodeFix, Rule
 from torchmemlint.semantics import SemanticModel
+from torchmemlint.semantics.prescreen import scan
 
 # flake8's own pattern, so that ``# noqa`` means the same here and under flake8.
 # (flake8.defaults.NOQA_INLINE_REGEXP: "#noqa" without the space is not a noqa comment there.)
@@ -31,10 +31,21 @@ def parse(source: bytes, path: str) -> tuple[Optional[cst.Module], Optional[File
 
 
 def check_source(
-    source: bytes, path: str, rules: Sequence[Rule], apply_noqa: bool = True
+    source: bytes, path: str, rules: Sequence[Rule], apply_noqa: bool = True, prescreen: bool = True
 ) -> tuple[list[Diagnostic], list[FileError]]:
-    """Diagnostics of ``rules`` on one file's bytes, sorted; never raises for bad input."""
-    active = [r for r in rules if not r.triggers or any(t.encode() in source for t in r.triggers)]
+    """Diagnostics of ``rules`` on one file's bytes, sorted; never raises for bad input.
+
+    Every file is first parsed with Python's ``ast`` (syntax errors are reported from there);
+    LibCST parses it only when some rule could match (``Rule.could_match`` on the pre-screen's
+    facts). ``prescreen=False`` asks only the rules' text triggers instead: the reference the
+    pre-screen is tested against."""
+    facts = scan(source, path)
+    if isinstance(facts, FileError):
+        return [], [facts]
+    if prescreen:
+        active = [rule for rule in rules if rule.could_match(facts)]
+    else:
+        active = [rule for rule in rules if rule.triggered(source)]
     if not active:
         return [], []
     module, error = parse(source, path)
@@ -59,6 +70,8 @@ def check_source(
 def _positioned(module: cst.Module, path: str, findings: list[tuple[Rule, Finding]]) -> list[Diagnostic]:
     # Positions cost a full code-generation pass, so they are computed only for files with
     # findings, on the same tree (no copy) so the rules' nodes are the keys.
+    from libcst.metadata import MetadataWrapper, PositionProvider  # (imported when first needed)
+
     positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
     diagnostics = []
     for rule, finding in findings:
@@ -77,15 +90,6 @@ def _positioned(module: cst.Module, path: str, findings: list[tuple[Rule, Findin
     return diagnostics
 
 
-class _Replacer(cst.CSTTransformer):
-    def __init__(self, fix: NodeFix) -> None:
-        super().__init__()
-        self.replacements = {id(r.old): r.new for r in fix.replacements}
-
-    def on_leave(self, original_node, updated_node):
-        return self.replacements.get(id(original_node), updated_node)
-
-
 def _text_fix(module: cst.Module, fix: NodeFix, positions) -> Optional[Fix]:
     """The node replacements as text edits. An expression replaced by an expression, both on
     one line, is its own span re-spelled; anything else (statements, whose lines need
@@ -100,7 +104,7 @@ def _text_fix(module: cst.Module, fix: NodeFix, positions) -> Optional[Fix]:
                               module.code_for_node(replacement.new)))
         return Fix(fix.description, fix.safe, tuple(edits))
     before = module.code
-    after = module.visit(_Replacer(fix)).code
+    after = module.visit(_replacer(fix)).code
     if before == after:
         return None
     prefix = 0
@@ -114,6 +118,18 @@ def _text_fix(module: cst.Module, fix: NodeFix, positions) -> Optional[Fix]:
     end_line, end_col = _line_col(before, len(before) - suffix)
     edit = Edit(start_line, start_col, end_line, end_col, after[prefix:len(after) - suffix])
     return Fix(fix.description, fix.safe, (edit,))
+
+
+def _replacer(fix: NodeFix) -> cst.CSTTransformer:
+    """A transformer that puts each replacement in place of its node. (Defined when first
+    needed: a class deriving from LibCST's at module level would load LibCST on import.)"""
+    replacements = {id(r.old): r.new for r in fix.replacements}
+
+    class Replacer(cst.CSTTransformer):
+        def on_leave(self, original_node, updated_node):
+            return replacements.get(id(original_node), updated_node)
+
+    return Replacer()
 
 
 def _line_col(text: str, offset: int) -> tuple[int, int]:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator, Optional, Protocol, Sequence, Union
 
 from torchmemlint.diagnostics import FileError
-from torchmemlint.patterns import PathPattern, last_match, parse_gitignore
+from torchmemlint.patterns import PathPattern, last_match, parse_gitignore, relative_posix
 
 PYTHON_SUFFIX = ".py"
 DEFAULT_MAX_FILE_SIZE = 10 * 1024 * 1024
@@ -51,7 +51,8 @@ class Excluder:
     def is_excluded(self, path: Path, is_dir: bool) -> bool:
         """``path`` is absolute; only the path itself is tested, not its parents."""
         settings = self._settings_for(path.parent)
-        if any(pattern.matches_path(path, settings.root, is_dir) for pattern in settings.exclude):
+        relative, name = relative_posix(path, settings.root), path.name
+        if any(pattern.matches_relative(relative, name, is_dir) for pattern in settings.exclude):
             return True
         if is_dir and os.path.isfile(path / "pyvenv.cfg"):
             return True  # a virtual environment, whatever its name
@@ -71,11 +72,19 @@ class Excluder:
         if top is None:
             return False  # as in git, .gitignore files outside a repository mean nothing
         ignored = False
-        folders = [path.parent, *(p for p in path.parent.parents if top == p or top in p.parents)]
-        for folder in reversed(folders):  # deeper .gitignore files override higher ones
-            match = last_match(self._gitignore(folder), path.relative_to(folder).as_posix(), is_dir)
-            if match is not None:
-                ignored = not match.negated
+        inside = relative_posix(path, top)
+        if inside is None:
+            return False
+        # From the top's .gitignore down to the file's folder: deeper ones override higher ones.
+        names = inside.split("/")
+        folder = top
+        for depth in range(len(names)):
+            patterns = self._gitignore(folder)
+            if patterns:
+                match = last_match(patterns, "/".join(names[depth:]), is_dir)
+                if match is not None:
+                    ignored = not match.negated
+            folder = folder / names[depth]
         return ignored
 
     def _git_top(self, folder: Path) -> Optional[Path]:

@@ -11,6 +11,7 @@ One syntax for everything that matches paths — ``exclude``/``extend-exclude``,
 """
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,11 +55,28 @@ class PathPattern:
     def matches_path(self, path: Path, root: Path, is_dir: bool) -> bool:
         """Match an absolute path against a pattern relative to ``root``. Outside ``root`` only
         unanchored patterns can match, against the path's name."""
-        try:
-            relative = path.relative_to(root).as_posix()
-        except ValueError:
-            return not self.anchored and self.matches(path.name, is_dir)
+        return self.matches_relative(relative_posix(path, root), path.name, is_dir)
+
+    def matches_relative(self, relative: Optional[str], name: str, is_dir: bool) -> bool:
+        """``matches_path`` with the path already made relative (None: outside the root)."""
+        if relative is None:
+            return not self.anchored and self.matches(name, is_dir)
         return self.matches(relative, is_dir)
+
+
+def relative_posix(path: Path, root: Path) -> Optional[str]:
+    """``path.relative_to(root).as_posix()`` for absolute, normalised paths, or None when
+    ``path`` is not inside ``root``; by string operations (pathlib's cost a hundredfold more,
+    and discovery asks for every file and folder)."""
+    text, prefix = str(path), str(root)
+    if text == prefix:
+        return "."
+    if not prefix.endswith(os.sep):
+        prefix += os.sep
+    if not text.startswith(prefix):
+        return None
+    relative = text[len(prefix):]
+    return relative.replace(os.sep, "/") if os.sep != "/" else relative
 
 
 def parse_gitignore(text: str) -> list[PathPattern]:

@@ -8,6 +8,7 @@ import libcst as cst
 
 if TYPE_CHECKING:
     from torchmemlint.semantics import SemanticModel
+    from torchmemlint.semantics.prescreen import FileFacts
 
 
 @dataclass
@@ -50,3 +51,14 @@ class Rule:
 
     def check(self, model: "SemanticModel") -> Iterator[Finding]:
         raise NotImplementedError
+
+    def triggered(self, source: bytes) -> bool:
+        """Whether one of ``triggers`` is in the file's text (always, without triggers)."""
+        return not self.triggers or any(trigger.encode() in source for trigger in self.triggers)
+
+    def could_match(self, facts: "FileFacts") -> bool:
+        """Whether ``check`` could report anything in a file with these pre-screen facts. It
+        must never say no where ``check`` finds something (a test compares every fixture and
+        the installed torch package with and without the pre-screen); the default is the text
+        test of ``triggers``. A rule that narrows it keeps ``super().could_match(facts) and``."""
+        return self.triggered(facts.source)

@@ -60,6 +60,7 @@ from torchmemlint.rules.base import Finding, NodeFix, Replacement, Rule
 from torchmemlint.rules.edits import call_method, used_only_as_number
 from torchmemlint.semantics import SemanticModel
 from torchmemlint.semantics.imports import dotted_name
+from torchmemlint.semantics.prescreen import FileFacts
 from torchmemlint.semantics.scopes import terminal_name
 from torchmemlint.semantics.stores import Accumulation
 
@@ -69,6 +70,13 @@ class GraphRetainedAccumulation(Rule):
     name = "graph-retained-accumulation"
     message = "graph-attached value kept across iterations; store `.item()` or `.detach()` instead"
     triggers = ("append", "extend", "insert", "+=", "-=", "*=", "=", ".add(", "push", "put")
+
+    def could_match(self, facts: FileFacts) -> bool:
+        # ``_retains`` needs a store or accumulation in a step loop or a per-step method.
+        return super().could_match(facts) and any(
+            site.kind in ("call", "subscript", "list", "accumulation") and site.could_be_in_step_iteration
+            for site in facts.sites
+        )
 
     def check(self, model: SemanticModel) -> Iterator[Finding]:
         for store in model.hidden_stores.with_visible(model.stores.stores()):

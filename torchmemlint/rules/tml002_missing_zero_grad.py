@@ -57,9 +57,10 @@ from torchmemlint.rules.base import Finding, NodeFix, Replacement, Rule
 from torchmemlint.rules.edits import split_leading_lines
 from torchmemlint.semantics import SemanticModel
 from torchmemlint.semantics.imports import dotted_name
+from torchmemlint.semantics.prescreen import FileFacts
 from torchmemlint.semantics.scopes import Loop
 
-Region = Union[Loop, cst.FunctionDef]
+Region = Union[Loop, "cst.FunctionDef"]
 _RESET_METHODS = frozenset({"zero_grad", "clear_grad", "zero_grad_"})
 # ``dist_autograd.backward(context_id, ...)`` keeps gradients in the context, not in ``.grad``.
 _CONTEXT_BACKWARDS = frozenset({"torch.distributed.autograd.backward"})
@@ -70,6 +71,12 @@ class MissingZeroGrad(Rule):
     name = "missing-zero-grad"
     message = "loop calls backward() and optimizer.step() but never resets gradients; they accumulate across steps"
     triggers = ("backward",)
+
+    def could_match(self, facts: FileFacts) -> bool:
+        # A region with both a backward call and an optimizer step.
+        return super().could_match(facts) and "step" in facts.method_calls and (
+            "backward" in facts.method_calls or "manual_backward" in facts.method_calls
+        )
 
     def check(self, model: SemanticModel) -> Iterator[Finding]:
         regions: list[Region] = [*model.tree.nodes(cst.For), *model.tree.nodes(cst.While), *model.tree.nodes(cst.FunctionDef)]

@@ -48,6 +48,7 @@ import libcst as cst
 from torchmemlint.rules.base import Finding, NodeFix, Replacement, Rule
 from torchmemlint.rules.edits import torch_spelling, with_torch_import
 from torchmemlint.semantics import SemanticModel
+from torchmemlint.semantics.prescreen import FileFacts
 from torchmemlint.semantics.scopes import Loop, Scope, is_step_call, iterable_identifiers
 
 _EVAL_FUNCTION = re.compile(
@@ -65,6 +66,15 @@ class EvalWithoutNoGrad(Rule):
     name = "eval-without-no-grad"
     message = "forward pass in evaluation code without torch.no_grad()/inference_mode(); activations are kept for a backward that never comes"
     triggers = ("eval", "val", "test", "predict", "infer")
+
+    def could_match(self, facts: FileFacts) -> bool:
+        # An evaluation context (``_evaluation_context``): a loop over evaluation data, a
+        # function named like evaluation that loops, or a model switched to eval mode.
+        return super().could_match(facts) and (
+            "eval" in facts.method_calls or facts.calls_train_false
+            or any(_EVAL_FUNCTION.search(name) for name in facts.functions_with_loops)
+            or any(_EVAL_ITERABLE.search(word) for name in facts.for_header_identifiers for word in _components(name))
+        )
 
     def check(self, model: SemanticModel) -> Iterator[Finding]:
         reported: set[cst.CSTNode] = set()

@@ -46,6 +46,7 @@ import libcst as cst
 from torchmemlint.rules.base import Finding, NodeFix, Replacement, Rule
 from torchmemlint.rules.edits import call_method
 from torchmemlint.semantics import SemanticModel
+from torchmemlint.semantics.prescreen import FileFacts
 
 
 class DeviceTensorInGrowingContainer(Rule):
@@ -53,6 +54,12 @@ class DeviceTensorInGrowingContainer(Rule):
     name = "device-tensor-in-growing-container"
     message = "device tensor kept in a container that grows every iteration; store `.cpu()` (or `.item()`) instead"
     triggers = ("append", "extend", "insert", "+=", "push", "put")
+
+    def could_match(self, facts: FileFacts) -> bool:
+        # An ``append``-like call or ``c += [v]`` in a step loop or a per-step method.
+        return super().could_match(facts) and any(
+            site.kind in ("call", "list") and site.could_be_in_step_iteration for site in facts.sites
+        )
 
     def check(self, model: SemanticModel) -> Iterator[Finding]:
         for store in model.hidden_stores.with_visible(model.stores.stores(), appended_only=True):

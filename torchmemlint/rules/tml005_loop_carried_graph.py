@@ -69,7 +69,9 @@ from torchmemlint.rules.base import Finding, NodeFix, Replacement, Rule
 from torchmemlint.rules.edits import call_method
 from torchmemlint.semantics import SemanticModel
 from torchmemlint.semantics.imports import dotted_name
+from torchmemlint.semantics.iterations import LOADER_ITERABLE
 from torchmemlint.semantics.loop_carried import STATE, UPDATE, Carry, carried_name
+from torchmemlint.semantics.prescreen import FileFacts
 from torchmemlint.semantics.tensors import TENSOR, TUPLE_OF_TENSORS
 
 
@@ -78,6 +80,18 @@ class LoopCarriedGraph(Rule):
     name = "loop-carried-graph"
     message = "value carried into the next iteration keeps its autograd graph: each step's graph links to the previous one"
     triggers = ("=",)
+
+    def could_match(self, facts: FileFacts) -> bool:
+        # ``LoopCarried.chains``: an assignment in a loop that crosses a step (runs a backward or
+        # an optimizer step, or iterates a loader), or to ``self.x`` in a per-step method.
+        if not super().could_match(facts):
+            return False
+        aliased_autograd = "grad" in facts.imported_names or "backward" in facts.imported_names
+        return facts.step_method_assigns_self or any(
+            loop.has_assignment and (loop.has_step_call or (aliased_autograd and loop.has_name_call)
+                                     or LOADER_ITERABLE.search(loop.header_text))
+            for loop in facts.loops
+        )
 
     def check(self, model: SemanticModel) -> Iterator[Finding]:
         by_site: dict[cst.CSTNode, list[Carry]] = {}

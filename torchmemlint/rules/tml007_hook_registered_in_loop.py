@@ -51,6 +51,9 @@ from typing import Iterator
 
 from torchmemlint.rules.base import Finding, Rule
 from torchmemlint.semantics import SemanticModel
+from torchmemlint.semantics.hooks import GLOBAL_HOOK_PREFIX
+from torchmemlint.semantics.prescreen import FileFacts
+from torchmemlint.semantics.values import HOOK_REGISTRATIONS
 
 
 class HookRegisteredInLoop(Rule):
@@ -58,6 +61,14 @@ class HookRegisteredInLoop(Rule):
     name = "hook-registered-in-loop"
     message = "hook registered on a persistent module every iteration and never removed: hooks and their closures pile up"
     triggers = ("register_",)
+
+    def could_match(self, facts: FileFacts) -> bool:
+        # ``Hooks.registrations`` in a loop or a per-step method (``Hooks._iterations_around``).
+        return super().could_match(facts) and any(
+            site.kind == "hook" and (site.callee.rsplit(".", 1)[-1] in HOOK_REGISTRATIONS
+                                     or (facts.qualify(site.callee) or "").startswith(GLOBAL_HOOK_PREFIX))
+            for site in facts.sites
+        )
 
     def check(self, model: SemanticModel) -> Iterator[Finding]:
         for registration in model.hooks.registrations:

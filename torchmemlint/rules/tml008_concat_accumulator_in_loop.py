@@ -56,6 +56,7 @@ from torchmemlint.rules.base import Finding, NodeFix, Replacement, Rule
 from torchmemlint.semantics import SemanticModel
 from torchmemlint.semantics.imports import dotted_name
 from torchmemlint.semantics.loop_carried import ASSOCIATIVE_JOINS, JoinAccumulation, carried_name
+from torchmemlint.semantics.prescreen import FileFacts
 from torchmemlint.semantics.scopes import Loop
 
 # Reads that inspect an accumulator without using its contents.
@@ -67,6 +68,15 @@ class ConcatAccumulatorInLoop(Rule):
     name = "concat-accumulator-in-loop"
     message = "tensor grown by concatenation in a loop: every iteration copies the whole accumulator (quadratic time, twice its size at peak); append to a list and concatenate once after the loop"
     triggers = ("cat", "stack", "concat")
+
+    def could_match(self, facts: FileFacts) -> bool:
+        # A join into its own target (``acc = torch.cat([acc, x])``) whose iteration scope is a
+        # step loop, or a per-step method when the target is an attribute of ``self``.
+        return super().could_match(facts) and any(
+            site.kind == "join" and (site.loops[-1].could_be_step_loop if site.loops
+                                     else site.in_step_method and site.to_self)
+            for site in facts.sites
+        )
 
     def check(self, model: SemanticModel) -> Iterator[Finding]:
         for accumulation in model.loop_carried.join_accumulations:

@@ -53,6 +53,8 @@ import libcst as cst
 
 from torchmemlint.rules.base import Finding, Rule
 from torchmemlint.semantics import SemanticModel
+from torchmemlint.semantics.datasets import UNRESOLVED_DATASET_BASES, WORKER_METHODS
+from torchmemlint.semantics.prescreen import FileFacts
 
 
 class CudaInDataloaderWorker(Rule):
@@ -60,6 +62,20 @@ class CudaInDataloaderWorker(Rule):
     name = "cuda-in-dataloader-worker"
     message = "CUDA in DataLoader worker code: with num_workers>0 it fails in forked workers or creates a CUDA context per worker; move batches to the GPU in the training loop"
     triggers = ("cuda",)
+
+    def could_match(self, facts: FileFacts) -> bool:
+        # ``Datasets.worker_functions``: a Dataset class's worker methods, or a collate function
+        # (named ``collat*``, or passed as ``collate_fn=``).
+        if not super().could_match(facts):
+            return False
+        local_classes = {cls.name for cls in facts.classes}
+        return b"collate_fn" in facts.source or any("collat" in name.lower() for name in facts.function_names) or any(
+            "collat" in cls.name.lower() or (cls.methods & set(WORKER_METHODS) and (
+                {"__getitem__", "__len__"} <= cls.methods or any(
+                    base in UNRESOLVED_DATASET_BASES or base in local_classes
+                    or (facts.qualify(base) or base).endswith("Dataset") for base in cls.bases)))
+            for cls in facts.classes
+        )
 
     def check(self, model: SemanticModel) -> Iterator[Finding]:
         workers = model.datasets.worker_functions

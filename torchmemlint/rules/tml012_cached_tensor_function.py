@@ -56,6 +56,7 @@ import libcst as cst
 
 from torchmemlint.rules.base import Finding, Rule
 from torchmemlint.semantics import SemanticModel
+from torchmemlint.semantics.prescreen import FileFacts
 
 _CACHING_DECORATORS = frozenset({"functools.lru_cache", "functools.cache"})
 
@@ -65,6 +66,10 @@ class CachedTensorFunction(Rule):
     name = "cached-tensor-function"
     message = "lru_cache/cache keeps every tensor it returns or receives alive for the life of the process"
     triggers = ("cache",)
+
+    def could_match(self, facts: FileFacts) -> bool:
+        # A function decorated with an imported caching decorator.
+        return super().could_match(facts) and any(facts.qualify(d) in _CACHING_DECORATORS for d in facts.decorators)
 
     def check(self, model: SemanticModel) -> Iterator[Finding]:
         for func in model.tree.nodes(cst.FunctionDef):

@@ -50,6 +50,7 @@ import libcst as cst
 from torchmemlint.rules.base import Finding, NodeFix, Replacement, Rule
 from torchmemlint.rules.edits import wrap_in_with
 from torchmemlint.semantics import SemanticModel
+from torchmemlint.semantics.prescreen import FileFacts
 from torchmemlint.semantics.grad import DISABLING, ENABLING, SET_GRAD_ENABLED
 
 GRAD_MODE_CLASSES = DISABLING | ENABLING
@@ -60,6 +61,12 @@ class NoGradWithoutWith(Rule):
     name = "no-grad-without-with"
     message = "grad-mode context manager created but never entered; use it in a `with` statement"
     triggers = ("no_grad", "inference_mode", "enable_grad")
+
+    def could_match(self, facts: FileFacts) -> bool:
+        # A grad-mode class as an expression statement, or in a ``with`` without a call.
+        return super().could_match(facts) and any(
+            facts.qualify(spelled) in GRAD_MODE_CLASSES for spelled in (*facts.statement_expressions, *facts.bare_with_items)
+        )
 
     def check(self, model: SemanticModel) -> Iterator[Finding]:
         for expr_statement in model.tree.nodes(cst.Expr):

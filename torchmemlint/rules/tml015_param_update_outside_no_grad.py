@@ -61,6 +61,7 @@ from torchmemlint.rules.edits import torch_callable, wrap_in_with
 from torchmemlint.semantics import SemanticModel
 from torchmemlint.semantics.imports import dotted_name
 from torchmemlint.semantics.params import IN_PLACE_UPDATES, PARAMETER, dotted_chain_methods, iterates_parameters
+from torchmemlint.semantics.prescreen import FileFacts
 
 IN_PLACE_MESSAGE = ("in-place update of a leaf that requires grad outside `torch.no_grad()` raises RuntimeError; "
                     "wrap the update in `with torch.no_grad():`")
@@ -74,6 +75,13 @@ class ParamUpdateOutsideNoGrad(Rule):
     message = "manual parameter update outside `torch.no_grad()`"
     triggers = (".grad", "-=", "+=", "*=", "/=", "%=", "**=", "//=", "@=",
                 *sorted(f".{method}(" for method in IN_PLACE_UPDATES))
+
+    def could_match(self, facts: FileFacts) -> bool:
+        # Both findings need a gradient read (``.grad``, ``torch.autograd.grad``), unless the
+        # update is in an optimizer's ``step`` method.
+        return super().could_match(facts) and (
+            "grad" in facts.attributes or "grad" in facts.imported_names or "step" in facts.methods
+        )
 
     def check(self, model: SemanticModel) -> Iterator[Finding]:
         for update, target in _in_place_updates(model):

@@ -45,6 +45,7 @@ import libcst as cst
 
 from torchmemlint.rules.base import Finding, NodeFix, Replacement, Rule
 from torchmemlint.semantics import SemanticModel
+from torchmemlint.semantics.prescreen import FileFacts
 from torchmemlint.semantics.imports import dotted_name
 
 
@@ -53,6 +54,9 @@ class ModuleRequiresGradAttribute(Rule):
     name = "module-requires-grad-attribute"
     message = "`requires_grad` assigned on an nn.Module is a plain attribute: nothing is frozen; use `.requires_grad_(False)`"
     triggers = ("requires_grad",)
+
+    def could_match(self, facts: FileFacts) -> bool:
+        return super().could_match(facts) and facts.assigns_foreign_requires_grad
 
     def check(self, model: SemanticModel) -> Iterator[Finding]:
         for assign in model.tree.nodes(cst.Assign):

@@ -66,7 +66,8 @@ import libcst as cst
 
 from torchmemlint.rules.base import Finding, NodeFix, Replacement, Rule
 from torchmemlint.semantics import SemanticModel
-from torchmemlint.semantics.autograd import CtxStore
+from torchmemlint.semantics.prescreen import FileFacts
+from torchmemlint.semantics.autograd import FUNCTION_BASES, CtxStore
 from torchmemlint.semantics.imports import dotted_name
 
 OUTPUT_MESSAGE = ("forward output stored on ctx: output -> grad_fn -> ctx -> output is a reference cycle freed only "
@@ -79,6 +80,16 @@ class AutogradFunctionCtxTensor(Rule):
     message = ("tensor stored as a ctx attribute in autograd.Function.forward; use ctx.save_for_backward "
                "(freed after backward, checked for in-place changes)")
     triggers = ("Function",)
+
+    def could_match(self, facts: FileFacts) -> bool:
+        # ``ctx.x = ...`` in ``forward``/``setup_context`` of a class that may derive from
+        # ``torch.autograd.Function`` (directly, or through a class of this file).
+        local_classes = {cls.name for cls in facts.classes}
+        return super().could_match(facts) and any(
+            cls.stores_on_ctx and any(base in local_classes or (facts.qualify(base) or base) in FUNCTION_BASES
+                                      for base in cls.bases)
+            for cls in facts.classes
+        )
 
     def check(self, model: SemanticModel) -> Iterator[Finding]:
         autograd = model.autograd

@@ -18,9 +18,9 @@ from torchmemlint.semantics.scopes import Scopes
 from torchmemlint.semantics.tree import Tree
 
 DATALOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader", "DataLoader"})
-_WORKER_METHODS = ("__getitem__", "__getitems__", "__iter__")
-_UNRESOLVED_DATASET_BASES = frozenset({"Dataset", "IterableDataset", "data.Dataset", "data.IterableDataset"})
-WorkerFunction = Union[cst.FunctionDef, cst.Lambda]
+WORKER_METHODS = ("__getitem__", "__getitems__", "__iter__")
+UNRESOLVED_DATASET_BASES = frozenset({"Dataset", "IterableDataset", "data.Dataset", "data.IterableDataset"})
+WorkerFunction = Union["cst.FunctionDef", "cst.Lambda"]  # strings: see scopes.Loop
 
 
 class Datasets:
@@ -36,7 +36,7 @@ class Datasets:
 
     def is_dataset_class(self, cls: cst.ClassDef) -> bool:
         for base in self.scopes.class_bases(cls):
-            if base in _UNRESOLVED_DATASET_BASES:
+            if base in UNRESOLVED_DATASET_BASES:
                 return True
             if base.startswith("torch.utils.data.") and base.endswith("Dataset"):
                 return True
@@ -52,7 +52,7 @@ class Datasets:
             if not self.is_dataset_class(cls):
                 continue
             for method in self._methods(cls):
-                if method.name.value in _WORKER_METHODS:
+                if method.name.value in WORKER_METHODS:
                     self._add_with_callees(found, cls, method, f"{cls.name.value}.{method.name.value}")
         for function in self._collate_functions():
             if function not in found:

@@ -16,8 +16,9 @@ from torchmemlint.semantics.scopes import Loop, Scopes, is_step_call, terminal_n
 from torchmemlint.semantics.tree import Tree
 from torchmemlint.semantics.values import Values, is_model_name
 
-_LOADER_ITERABLE = re.compile(r"loader|batches|dataset|\bdl\b|_dl\b", re.IGNORECASE)
-Iteration = Union[Loop, cst.FunctionDef]
+# An iterable that yields batches (also read by TML005's pre-screen predicate).
+LOADER_ITERABLE = re.compile(r"loader|batches|dataset|\bdl\b|_dl\b", re.IGNORECASE)
+Iteration = Union[Loop, "cst.FunctionDef"]  # a string: see scopes.Loop
 
 
 class Iterations:
@@ -50,7 +51,7 @@ class Iterations:
 
     @staticmethod
     def iterates_loader(loop: Loop) -> bool:
-        return isinstance(loop, cst.For) and bool(_LOADER_ITERABLE.search(cst.Module([]).code_for_node(loop.iter)))
+        return isinstance(loop, cst.For) and bool(LOADER_ITERABLE.search(cst.Module([]).code_for_node(loop.iter)))
 
     def is_batch_loop(self, loop: Loop) -> bool:
         if self.iterates_loader(loop):

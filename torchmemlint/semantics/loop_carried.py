@@ -41,14 +41,13 @@ _BREAKING_FUNCTION = re.compile(r"detach|repackage", re.IGNORECASE)
 # Methods that reset recurrent state from outside the step (``model.init_hidden()``, ``reset_states``).
 _RESET_METHOD = re.compile(r"reset|init_hidden|init_state|zero_state|repackage|detach|clear", re.IGNORECASE)
 MAX_DEPTH = 6
-_BRANCHING = (cst.If, cst.Else, cst.For, cst.While, cst.Try, cst.TryStar, cst.ExceptHandler, cst.ExceptStarHandler)
 
 UPDATE = "update"            # arithmetic on the carried value: EMA, running statistics, x_adv, W
 STATE = "state"              # anything else, e.g. recurrent state fed back into a module
 ACCUMULATION = "accumulation"  # ``t += v`` / ``t = t + v`` with an attached ``v``: TML001's case
 JOIN = "join"                # ``acc = torch.cat([acc, x])``: TML008's case
 
-Assignment = Union[cst.Assign, cst.AnnAssign, cst.AugAssign]
+Assignment = Union["cst.Assign", "cst.AnnAssign", "cst.AugAssign"]  # strings: see scopes.Loop
 
 
 @dataclass(frozen=True)
@@ -298,7 +297,8 @@ class LoopCarried:
         """``earlier`` (before ``later`` in the source) runs whenever ``later`` does: no
         if/else, loop or try branch holds it without holding ``later``."""
         for ancestor in self.tree.ancestors(earlier):
-            if isinstance(ancestor, _BRANCHING):
+            if isinstance(ancestor, (cst.If, cst.Else, cst.For, cst.While, cst.Try, cst.TryStar, cst.ExceptHandler,
+                                     cst.ExceptStarHandler)):
                 return False  # a branch of its own, or the if/else holding both in different arms
             if self.tree.contains(ancestor, later):
                 return True

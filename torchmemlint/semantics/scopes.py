@@ -13,18 +13,14 @@ import libcst as cst
 
 from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.tree import Tree
+from torchmemlint.semantics.vocabulary import (
+    ITERATION_BUILTINS, PER_STEP_METHODS, is_step_identifier, is_step_target, makes_training_step, steps_environment,
+)
 
-Loop = Union[cst.For, cst.While]
-Scope = Union[cst.Module, cst.FunctionDef]
+# Spelled as strings so that importing this module does not load LibCST (see cli.py).
+Loop = Union["cst.For", "cst.While"]
+Scope = Union["cst.Module", "cst.FunctionDef"]
 
-# Methods a framework calls once per training/evaluation step.
-PER_STEP_METHODS = frozenset({
-    "training_step", "validation_step", "test_step", "predict_step", "train_step", "eval_step",
-    "val_step", "training_step_end", "validation_step_end", "test_step_end", "compute_loss",
-    "prediction_step", "on_train_batch_end", "on_validation_batch_end", "on_test_batch_end",
-    "on_predict_batch_end", "on_train_batch_start", "on_validation_batch_start",
-    "on_before_backward", "on_after_backward",
-})
 # Per-step methods that Lightning already runs under torch.no_grad() (or inference_mode).
 LIGHTNING_NO_GRAD_METHODS = frozenset({
     "validation_step", "test_step", "predict_step", "validation_step_end", "test_step_end",
@@ -34,16 +30,6 @@ LIGHTNING_NO_GRAD_METHODS = frozenset({
 MODULE_BASES = ("torch.nn.Module", "torch.nn.modules.module.Module")
 LIGHTNING_BASE = "LightningModule"
 
-# Words of an iterable's identifiers that mark a loop running one step per iteration.
-_STEP_WORDS = frozenset({
-    "loader", "loaders", "dataloader", "batches", "dataset", "datasets", "ds", "epoch", "epochs",
-    "step", "steps", "iter", "iters", "iteration", "iterations", "episode", "episodes", "rollout",
-    "rollouts", "bptt", "corpus",
-})
-# Words of a loop variable that name one step (the iterable may be a bare ``range(100)``).
-_STEP_TARGET_WORDS = frozenset({"epoch", "step", "episode", "iteration", "batch", "minibatch"})
-_ITERATION_BUILTINS = frozenset({"iter", "enumerate", "zip", "range", "reversed", "sorted", "list", "tuple",
-                                  "tqdm", "trange", "islice", "itertools", "len", "self"})
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -195,15 +181,11 @@ class Scopes:
         if self._step_follows(loop):
             return False  # micro-batches, domains or heads of ONE step, differentiated after the loop
         header = loop.iter if isinstance(loop, cst.For) else loop.test
-        for identifier in iterable_identifiers(header):
-            words = identifier.lower().split("_")
-            if identifier == "data" or identifier.lower().endswith(("loader", "dataset")) or \
-                    any(w.rstrip("0123456789") in _STEP_WORDS for w in words):
-                return True
+        if any(is_step_identifier(identifier) for identifier in iterable_identifiers(header)):
+            return True
         if isinstance(loop, cst.For):  # ``for epoch in range(100)``, ``for i, batch in enumerate(...)``
-            for target in self.tree.descendants(loop.target, cst.Name):
-                if any(w in _STEP_TARGET_WORDS for w in target.value.lower().split("_")):
-                    return True
+            if any(is_step_target(target.value) for target in self.tree.descendants(loop.target, cst.Name)):
+                return True
         if isinstance(loop, cst.While) and isinstance(loop.test, cst.Name) and loop.test.value == "True" and \
                 not any(self.is_step_loop(outer) for outer in self.loops_around(loop)):
             return True  # ``while True:`` training loops run until a break (inside a loop over
@@ -348,22 +330,15 @@ class Scopes:
 
 
 def is_step_call(call: cst.Call) -> bool:
+    """A backward pass or an optimizer's (or gradient scaler's) step."""
     func = call.func
-    if isinstance(func, cst.Attribute):
-        attr = func.attr.value
-        if attr in ("backward", "manual_backward"):
-            return True
-        if attr == "step":
-            receiver = dotted_name(func.value) or ""
-            return "optim" in receiver.lower() or receiver.split(".")[-1] in ("opt", "scaler")
-    return False
+    return isinstance(func, cst.Attribute) and makes_training_step(func.attr.value, dotted_name(func.value))
 
 
 def _steps_environment(call: cst.Call) -> bool:
     """``env.step(action)``: a reinforcement-learning loop runs one environment step per iteration."""
     func = call.func
-    return isinstance(func, cst.Attribute) and func.attr.value == "step" and \
-        "env" in (terminal_name(func.value) or "").lower()
+    return isinstance(func, cst.Attribute) and steps_environment(func.attr.value, terminal_name(func.value))
 
 
 def terminal_name(node: cst.BaseExpression) -> Optional[str]:
@@ -381,5 +356,5 @@ def iterable_identifiers(expr: cst.BaseExpression) -> list[str]:
     code = cst.Module([]).code_for_node(expr)
     return [
         name for name in _IDENTIFIER.findall(re.sub(r"(['\"]).*?\1", "", code))
-        if name not in _ITERATION_BUILTINS
+        if name not in ITERATION_BUILTINS
     ]

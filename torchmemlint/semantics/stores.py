@@ -10,9 +10,8 @@ import libcst as cst
 from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.scopes import Loop, Scopes
 from torchmemlint.semantics.tree import Tree
+from torchmemlint.semantics.vocabulary import STORING_METHODS
 
-# Not ``put``: queues are drained by their consumer.
-STORING_METHODS = frozenset({"append", "extend", "insert", "add", "appendleft", "push"})
 _BOUNDED_FACTORIES = frozenset({"collections.deque", "deque"})
 
 

@@ -12,7 +12,7 @@ from typing import Iterator, Optional, TypeVar
 
 import libcst as cst
 
-N = TypeVar("N", bound=cst.CSTNode)
+N = TypeVar("N", bound="cst.CSTNode")  # a string: importing this module does not load LibCST
 
 # Fields that hold only whitespace, comments and punctuation.
 _SKIPPED_FIELDS = frozenset({

@@ -1,0 +1,134 @@
+"""The pre-screen never changes results: every fixture, the installed torch package and a few
+tricky sources give the same diagnostics and errors with ``Rule.could_match`` as with the
+rules' text triggers alone; syntax errors come from CPython's parser, for every file."""
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from torchmemlint.engine import check_source
+from torchmemlint.rules import ALL_RULES
+from torchmemlint.semantics.prescreen import FileFacts, scan
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+TORCH_SUBPACKAGES = ("nn", "optim", "utils", "ao")
+
+
+def _torch_dir() -> Path | None:
+    spec = importlib.util.find_spec("torch")  # found, not imported
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def _assert_same_with_and_without_prescreen(paths: list[Path]) -> int:
+    """Checks every file both ways; returns how many diagnostics they agreed on."""
+    agreed = 0
+    for path in paths:
+        source = path.read_bytes()
+        screened = check_source(source, str(path), ALL_RULES)
+        reference = check_source(source, str(path), ALL_RULES, prescreen=False)
+        assert screened == reference, path
+        agreed += len(reference[0])
+    return agreed
+
+
+def test_fixtures_same_with_and_without_prescreen() -> None:
+    assert _assert_same_with_and_without_prescreen(sorted(FIXTURES.rglob("*.py"))) > 0
+
+
+@pytest.mark.parametrize("subpackage", TORCH_SUBPACKAGES)
+def test_installed_torch_same_with_and_without_prescreen(subpackage: str) -> None:
+    torch_dir = _torch_dir()
+    if torch_dir is None:
+        pytest.skip("torch is not installed")
+    _assert_same_with_and_without_prescreen(sorted((torch_dir / subpackage).rglob("*.py")))
+
+
+TRAIN_WITHOUT_TORCH_IMPORT = """\
+def train(model, loader, opt):
+    losses = []
+    for x, y in loader:
+        opt.zero_grad()
+        loss = model(x).sum()
+        loss.backward()
+        opt.step()
+        losses.append(loss)
+    return [l.item() for l in losses]
+"""
+# What LibCST sees of a loop's iterable includes comments inside it ("loader" marks a step loop).
+COMMENT_IN_ITERABLE = """\
+def run(model, a, b):
+    outputs = []
+    for x in zip(a,  # from the train loader
+                 b):
+        outputs.append(model(x))
+    return len(outputs)
+"""
+ONE_LINE_LOOP = """\
+def run(model, loader, total=0):
+    for x in loader: total += model(x)
+    print(total)
+"""
+STEP_METHOD = """\
+import torch.nn as nn
+class Net(nn.Module):
+    def forward(self, x):
+        self.seen.append(self.encoder(x))
+        return x
+"""
+EVAL_AFTER_TRAIN_FALSE = """\
+def evaluate_all(net, batches):
+    net.train(mode=False)
+    return [net(b) for b in batches]
+"""
+
+
+@pytest.mark.parametrize("source, codes", [
+    (TRAIN_WITHOUT_TORCH_IMPORT, {"TML001"}),
+    (COMMENT_IN_ITERABLE, {"TML001"}),
+    (ONE_LINE_LOOP, {"TML001"}),
+    (STEP_METHOD, {"TML001"}),
+    (EVAL_AFTER_TRAIN_FALSE, {"TML003"}),
+], ids=["no-torch-import", "comment-in-iterable", "one-line-loop", "per-step-method", "train-false"])
+def test_tricky_sources_found_with_and_without_prescreen(source: str, codes: set[str]) -> None:
+    screened = check_source(source.encode(), "train.py", ALL_RULES)
+    reference = check_source(source.encode(), "train.py", ALL_RULES, prescreen=False)
+    assert screened == reference
+    assert {d.code for d in screened[0]} == codes
+
+
+def test_file_nothing_could_match_in_is_not_parsed_by_libcst(monkeypatch) -> None:
+    from torchmemlint import engine
+
+    monkeypatch.setattr(engine, "parse", lambda *args: pytest.fail("LibCST parse of a file no rule could match"))
+    assert check_source(b"import os\n\nprint(os.getcwd())\n", "tool.py", ALL_RULES) == ([], [])
+
+
+def test_syntax_error_is_reported_from_ast_even_without_trigger_words() -> None:
+    diagnostics, errors = check_source(b"x = (1,\ny = 2\n", "broken.py", ALL_RULES)
+    assert diagnostics == []
+    assert len(errors) == 1
+    assert errors[0].message.startswith("syntax error: ")
+    assert "never closed" in errors[0].message  # CPython's own wording
+    assert (errors[0].line, errors[0].column) == (1, 4)
+
+
+@pytest.mark.parametrize("source, message", [
+    ("name = 'caf\xe9'\n".encode("latin-1"), "cannot decode file"),
+    (b"# -*- coding: no-such-codec -*-\nx = 1\n", "unknown encoding"),
+    (b"x = 1\0\n", "syntax error"),
+    (b"if x:\n\tpass\n        pass\n", "syntax error: inconsistent use of tabs"),
+])
+def test_bad_files_are_file_errors(source: bytes, message: str) -> None:
+    facts = scan(source, "bad.py")
+    assert not isinstance(facts, FileFacts)
+    assert message in facts.message and facts.path == "bad.py"
+
+
+def test_cookie_and_bom_decode_as_declared() -> None:
+    latin1 = "# -*- coding: latin-1 -*-\nname = 'caf\xe9'\n".encode("latin-1")
+    assert isinstance(scan(latin1, "a.py"), FileFacts)
+    assert isinstance(scan(b"\xef\xbb\xbfx = 1\n", "b.py"), FileFacts)

@@ -1,0 +1,59 @@
+"""Names and words the semantic layer recognises, kept free of LibCST so that the pre-screen
+(``prescreen.py``, on Python's ``ast``) and the semantic model (on LibCST) share one definition."""
+from __future__ import annotations
+
+from typing import Optional
+
+# Methods a framework calls once per training/evaluation step.
+PER_STEP_METHODS = frozenset({
+    "training_step", "validation_step", "test_step", "predict_step", "train_step", "eval_step",
+    "val_step", "training_step_end", "validation_step_end", "test_step_end", "compute_loss",
+    "prediction_step", "on_train_batch_end", "on_validation_batch_end", "on_test_batch_end",
+    "on_predict_batch_end", "on_train_batch_start", "on_validation_batch_start",
+    "on_before_backward", "on_after_backward",
+})
+# Container methods that keep their argument (not ``put``: queues are drained by their consumer).
+STORING_METHODS = frozenset({"append", "extend", "insert", "add", "appendleft", "push"})
+
+# Words of an iterable's identifiers that mark a loop running one step per iteration.
+STEP_WORDS = frozenset({
+    "loader", "loaders", "dataloader", "batches", "dataset", "datasets", "ds", "epoch", "epochs",
+    "step", "steps", "iter", "iters", "iteration", "iterations", "episode", "episodes", "rollout",
+    "rollouts", "bptt", "corpus",
+})
+# Words of a loop variable that name one step (the iterable may be a bare ``range(100)``).
+STEP_TARGET_WORDS = frozenset({"epoch", "step", "episode", "iteration", "batch", "minibatch"})
+# Identifiers of an iterable that say nothing about what it iterates over.
+ITERATION_BUILTINS = frozenset({"iter", "enumerate", "zip", "range", "reversed", "sorted", "list", "tuple",
+                                "tqdm", "trange", "islice", "itertools", "len", "self"})
+
+
+def is_step_identifier(identifier: str) -> bool:
+    """An identifier in a loop's iterable that marks one training/evaluation step per iteration
+    (``train_loader``, ``epochs``, ``data``, ``rollouts``)."""
+    lowered = identifier.lower()
+    return identifier == "data" or lowered.endswith(("loader", "dataset")) or any(
+        word.rstrip("0123456789") in STEP_WORDS for word in lowered.split("_")
+    )
+
+
+def is_step_target(identifier: str) -> bool:
+    """A loop variable named for one step (``epoch``, ``batch_idx``)."""
+    return any(word in STEP_TARGET_WORDS for word in identifier.lower().split("_"))
+
+
+def makes_training_step(method: str, receiver: Optional[str]) -> bool:
+    """``<receiver>.<method>(...)`` makes a training step: a backward pass, or an optimizer's or
+    gradient scaler's step (``receiver`` spelled as a dotted name, None when it is not one)."""
+    if method in ("backward", "manual_backward"):
+        return True
+    if method == "step":
+        receiver = receiver or ""
+        return "optim" in receiver.lower() or receiver.split(".")[-1] in ("opt", "scaler")
+    return False
+
+
+def steps_environment(method: str, receiver_name: Optional[str]) -> bool:
+    """``env.step(action)``: one reinforcement-learning environment step (``receiver_name``: the
+    receiver's last identifier)."""
+    return method == "step" and "env" in (receiver_name or "").lower()
