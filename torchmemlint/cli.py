@@ -52,7 +52,6 @@ from torchmemlint import __version__, api  # noqa: E402  (after LibCST is made l
 from torchmemlint.api import FileResult  # noqa: E402
 from torchmemlint.cache import ResultCache  # noqa: E402
 from torchmemlint.config import UsageError  # noqa: E402
-from torchmemlint.fix import unified_diff  # noqa: E402
 from torchmemlint.report import REPORTERS, reporter_for  # noqa: E402
 from torchmemlint.report.base import Tally, rule_docs  # noqa: E402
 from torchmemlint.report.fixes import FixTally, format_applied_fixes, format_fix_summary  # noqa: E402
@@ -191,6 +190,8 @@ def check(args: argparse.Namespace) -> int:
     argument("--show-fixes", action="store_true", help="list the fixes applied, per file and rule"),
 )
 def fix(args: argparse.Namespace) -> int:
+    from torchmemlint.fix import unified_diff  # the engine loads only when something is fixed
+
     # The remaining findings (or, with --diff, the patch) go to stdout; the summary to stderr.
     reporter = reporter_for("text", sys.stdout)
     tally = FixTally()

@@ -94,14 +94,14 @@ EXPECTED = {
         CONFIRMED_GROWTH, F32 * (B * 32 + B * 64), original_bytes_per_iteration=F32 * (B * 32 + B * 64) + I64 * B,
         twin_bytes_per_iteration=I64 * B, retained_by="h"),
     # retain_graph=True and the loss kept: each step's whole graph stays (as for the validation
-    # total above) plus the loss's own float. The hand-written twin keeps Python numbers; the
-    # TML001 fix alone (`.detach()`) frees the graph just as well, retained or not, but keeps
-    # the loss's float.
+    # total above) plus the loss's own float. The hand-written twin keeps Python numbers, and so
+    # does the TML001 fix alone (`.item()`: the history is only counted), which frees the graph
+    # just as well, retained or not.
     ("tml006_retain_graph.py", "TML006"): Expected(
         CONFIRMED_GROWTH, MLP_SAVED + LOGITS + I64 * B + 2 * F32, twin_bytes_per_iteration=0,
         retained_by="history", twin_origin="file"),
     ("tml006_retain_graph.py", "TML001"): Expected(
-        CONFIRMED_GROWTH, MLP_SAVED + LOGITS + I64 * B + F32, twin_bytes_per_iteration=F32, retained_by="history"),
+        CONFIRMED_GROWTH, MLP_SAVED + LOGITS + I64 * B + 2 * F32, twin_bytes_per_iteration=0, retained_by="history"),
     # Every old hook's list receives every new ReLU output (B x 64); the twin's one list is
     # emptied each step. The survivors are found through the module's hooks and their closures.
     ("tml007_hook_in_loop.py", "TML007"): Expected(

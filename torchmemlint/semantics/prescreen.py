@@ -197,6 +197,7 @@ class _Walker:
         pop, push = stack.pop, stack.append
         children = _children
         class_of: dict[int, ClassFacts] = {}  # id of a function defined directly in a class body
+        method_stores: list[tuple[str, Site]] = []
         while stack:
             node, loops, enclosing, scope = pop()
             kind = type(node)
@@ -207,6 +208,10 @@ class _Walker:
                 if type(func) is ast.Attribute:
                     name = func.attr
                     method_calls.add(name)
+                    if name not in STORING_METHODS and (node.args or node.keywords):
+                        # ``meter.update(loss)``: a hidden store if this file's class keeps the
+                        # argument (HiddenStores); known once every method of the file is seen.
+                        method_stores.append((name, Site("call", loops, scope.step_method)))
                     if name in STORING_METHODS and node.args:
                         sites.append(Site("call", loops, scope.step_method))
                     elif name == "train" and any(
@@ -304,6 +309,7 @@ class _Walker:
                 continue
             for child in children(node):
                 push((child, loops, enclosing, scope))
+        sites.extend(site for name, site in method_stores if name in facts.methods)
 
     def _assignment(self, node: Union[ast.Assign, ast.AugAssign, ast.AnnAssign], loops: tuple[LoopFacts, ...],
                     enclosing: tuple[LoopFacts, ...], scope: "_Scope") -> None:
