@@ -157,12 +157,15 @@ def _store_fix(model: SemanticModel, store: Store) -> NodeFix:
 
 
 def _elements_used_only_as_numbers(model: SemanticModel, container: cst.BaseExpression) -> bool:
-    """The list is a local name that is never handed to a torch function and whose elements
-    (loop targets over it, subscripts of it) never have attributes or methods used."""
+    """The list is a local name that is not returned, never handed to a torch function, and
+    whose elements (loop targets over it, subscripts of it) never have attributes used."""
     if not isinstance(container, cst.Name):
         return False
     name = container.value
     scope = model.scopes.scope_of(container)
+    if any(ret.value is not None and name in _returned_names(ret.value)
+           for ret in model.scopes.scope_nodes(scope, cst.Return)):
+        return False  # the caller's use of the elements is not seen here
     for call in model.scopes.scope_nodes(scope, cst.Call):
         qualified = model.imports.qualify(call.func) or ""
         if qualified.startswith("torch.") and any(
