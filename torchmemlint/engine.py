@@ -3,7 +3,8 @@ their findings into positioned diagnostics (with fixes as text edits), apply ``#
 from __future__ import annotations
 
 import re
-from typing import Optional, Sequence
+from functools import lru_cache
+from typing import Callable, Optional, Sequence
 
 import libcst as cst
 
@@ -61,18 +62,17 @@ def check_source(
             errors.append(FileError(path, f"{rule.code} skipped: code nested too deeply"))
     if not findings:
         return [], errors
-    diagnostics = _positioned(module, path, findings)
+    diagnostics, code = _positioned(module, path, findings)
     if apply_noqa:
-        diagnostics = _without_suppressed(module.code, diagnostics)
+        diagnostics = _without_suppressed(code, diagnostics)
     return sorted(set(diagnostics)), errors
 
 
-def _positioned(module: cst.Module, path: str, findings: list[tuple[Rule, Finding]]) -> list[Diagnostic]:
-    # Positions cost a full code-generation pass, so they are computed only for files with
-    # findings, on the same tree (no copy) so the rules' nodes are the keys.
-    from libcst.metadata import MetadataWrapper, PositionProvider  # (imported when first needed)
-
-    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+def _positioned(module: cst.Module, path: str, findings: list[tuple[Rule, Finding]]) -> tuple[list[Diagnostic], str]:
+    """The findings as diagnostics, and the module's code. Positions cost a full
+    code-generation pass, so they are computed only for files with findings, on the same tree
+    (no copy) so the rules' nodes are the keys; the same pass spells the module's code."""
+    positions, code = _positions_and_code(module)
     diagnostics = []
     for rule, finding in findings:
         where = positions[finding.node]
@@ -85,12 +85,61 @@ def _positioned(module: cst.Module, path: str, findings: list[tuple[Rule, Findin
             name=rule.name,
             end_line=where.end.line,
             end_column=where.end.column,
-            fix=_text_fix(module, finding.fix, positions) if finding.fix else None,
+            fix=_text_fix(module, code, finding.fix, positions) if finding.fix else None,
         ))
-    return diagnostics
+    return diagnostics, code
 
 
-def _text_fix(module: cst.Module, fix: NodeFix, positions) -> Optional[Fix]:
+def _positions_and_code(module: cst.Module) -> tuple[dict, str]:
+    """What ``MetadataWrapper(module).resolve(PositionProvider)`` gives (the same ranges, by
+    LibCST's own code generation), and the module's code, in one pass."""
+    provider_class, state_class = _position_classes()
+    provider = provider_class()
+    state = state_class(default_indent=module.default_indent, default_newline=module.default_newline,
+                        provider=provider)
+    module._codegen(state)
+    return provider._computed, "".join(state.tokens)
+
+
+@lru_cache(maxsize=None)
+def _position_classes() -> tuple[type, type]:
+    """LibCST's position provider and codegen state, with a faster bookkeeping: no regular
+    expression for tokens without line breaks, and a slotted context manager instead of a
+    generator-based one for every node. (Built on first use: deriving from LibCST's classes at
+    import time would load LibCST with the engine.)"""
+    from libcst._position import CodePosition, CodeRange
+    from libcst.metadata.position_provider import PositionProvider, PositionProvidingCodegenState
+
+    class SyntacticRecord:
+        __slots__ = ("state", "node", "start_node", "end_node", "start")
+
+        def __init__(self, state, node, start_node, end_node) -> None:
+            self.state, self.node, self.start_node, self.end_node = state, node, start_node, end_node
+
+        def __enter__(self) -> None:
+            self.start = CodePosition(self.state.line, self.state.column)
+
+        def __exit__(self, *exception) -> None:
+            state = self.state
+            computed = state.provider._computed
+            start = computed[self.start_node].start if self.start_node is not None else self.start
+            end = computed[self.end_node].end if self.end_node is not None else CodePosition(state.line, state.column)
+            computed[self.node] = CodeRange(start, end)
+
+    class State(PositionProvidingCodegenState):
+        def _update_position(self, value: str) -> None:
+            if "\n" in value or "\r" in value:
+                super()._update_position(value)
+            else:
+                self.column += len(value)
+
+        def record_syntactic_position(self, node, *, start_node=None, end_node=None):
+            return SyntacticRecord(self, node, start_node, end_node)
+
+    return PositionProvider, State
+
+
+def _text_fix(module: cst.Module, code: str, fix: NodeFix, positions) -> Optional[Fix]:
     """The node replacements as text edits. An expression replaced by an expression, both on
     one line, is its own span re-spelled; anything else (statements, whose lines need
     indentation, and multi-line expressions, which spelled alone lose their block's indentation
@@ -103,21 +152,31 @@ def _text_fix(module: cst.Module, fix: NodeFix, positions) -> Optional[Fix]:
             edits.append(Edit(where.start.line, where.start.column, where.end.line, where.end.column,
                               module.code_for_node(replacement.new)))
         return Fix(fix.description, fix.safe, tuple(edits))
-    before = module.code
+    before = code
     after = module.visit(_replacer(fix)).code
     if before == after:
         return None
-    prefix = 0
     limit = min(len(before), len(after))
-    while prefix < limit and before[prefix] == after[prefix]:
-        prefix += 1
-    suffix = 0
-    while suffix < limit - prefix and before[-1 - suffix] == after[-1 - suffix]:
-        suffix += 1
+    prefix = _common_length(limit, lambda n: before[:n] == after[:n])
+    suffix = _common_length(limit - prefix,
+                            lambda n: before[len(before) - n:] == after[len(after) - n:])
     start_line, start_col = _line_col(before, prefix)
     end_line, end_col = _line_col(before, len(before) - suffix)
     edit = Edit(start_line, start_col, end_line, end_col, after[prefix:len(after) - suffix])
     return Fix(fix.description, fix.safe, (edit,))
+
+
+def _common_length(limit: int, same: Callable[[int], bool]) -> int:
+    """The largest ``n <= limit`` with ``same(n)`` (a common prefix or suffix length), by
+    bisection: string comparisons run in C, a character loop would not."""
+    low, high = 0, limit
+    while low < high:
+        middle = (low + high + 1) // 2
+        if same(middle):
+            low = middle
+        else:
+            high = middle - 1
+    return low
 
 
 def _replacer(fix: NodeFix) -> cst.CSTTransformer:

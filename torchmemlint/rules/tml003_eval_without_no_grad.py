@@ -69,11 +69,12 @@ class EvalWithoutNoGrad(Rule):
 
     def could_match(self, facts: FileFacts) -> bool:
         # An evaluation context (``_evaluation_context``): a loop over evaluation data, a
-        # function named like evaluation that loops, or a model switched to eval mode.
+        # function named like evaluation that calls something in a loop, or a model switched
+        # to eval mode before another call of the same scope.
         return super().could_match(facts) and (
-            "eval" in facts.method_calls or facts.calls_train_false
-            or any(_EVAL_FUNCTION.search(name) for name in facts.functions_with_loops)
-            or any(_EVAL_ITERABLE.search(word) for name in facts.for_header_identifiers for word in _components(name))
+            facts.eval_mode_then_call
+            or any(_EVAL_FUNCTION.search(name) for name in facts.functions_calling_in_loops)
+            or any(_EVAL_ITERABLE.search(word) for name in facts.for_iterable_identifiers for word in _components(name))
         )
 
     def check(self, model: SemanticModel) -> Iterator[Finding]:

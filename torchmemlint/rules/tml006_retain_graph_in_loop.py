@@ -60,6 +60,7 @@ import libcst as cst
 
 from torchmemlint.rules.base import Finding, Rule
 from torchmemlint.semantics import SemanticModel
+from torchmemlint.semantics.prescreen import FileFacts
 from torchmemlint.semantics.iterations import Iteration, keyword_is_true
 from torchmemlint.semantics.loop_carried import carried_name
 
@@ -69,6 +70,10 @@ class RetainGraphInLoop(Rule):
     name = "retain-graph-in-loop"
     message = "backward(retain_graph=True) ends the iteration while graph-attached values outlive it: every iteration's graph and activations stay alive"
     triggers = ("retain_graph",)
+
+    def could_match(self, facts: FileFacts) -> bool:
+        # A ``retain_graph=True`` call in a loop or a per-step method.
+        return super().could_match(facts) and facts.retain_graph_in_iteration
 
     def check(self, model: SemanticModel) -> Iterator[Finding]:
         for call in model.tree.nodes(cst.Call):

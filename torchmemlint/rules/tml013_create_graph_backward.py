@@ -61,6 +61,7 @@ import libcst as cst
 
 from torchmemlint.rules.base import Finding, Rule
 from torchmemlint.semantics import SemanticModel
+from torchmemlint.semantics.prescreen import FileFacts
 from torchmemlint.semantics.scopes import LIGHTNING_BASE
 
 ASSIGNED_MESSAGE = ("`.grad` assigned a gradient computed with create_graph=True and never reset to None: "
@@ -74,6 +75,10 @@ class CreateGraphBackward(Rule):
     message = ("backward(create_graph=True) without resetting .grad to None afterwards: parameters and their "
                "grads form a reference cycle and memory grows every step")
     triggers = ("create_graph",)
+
+    def could_match(self, facts: FileFacts) -> bool:
+        # Both findings need a call with ``create_graph=True`` spelled out.
+        return super().could_match(facts) and "create_graph" in facts.true_keywords
 
     def check(self, model: SemanticModel) -> Iterator[Finding]:
         for call in model.tree.nodes(cst.Call):

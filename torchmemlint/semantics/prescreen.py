@@ -58,19 +58,34 @@ class Site:
     """A node some rule looks at in iterations: a store into a container (``c.append(v)``,
     ``c[k] = v``, ``c += [v]``), an accumulation (``t += v``, ``t = t + v``), a join
     (``t = torch.cat([t, v])``) or a hook registration; with the loops whose body holds it in
-    its function (outermost first), and whether that function is a method that could run once
-    per step."""
+    its function (outermost first), and that function."""
 
     kind: str  # "call", "subscript", "list", "accumulation", "join", "hook"
     loops: tuple[LoopFacts, ...]
-    in_step_method: bool
+    scope: "_Scope"
+    root: Optional[str] = None  # the name the container hangs off (``self`` in ``self.h[k]``)
+    bare: bool = False  # the container is that name itself
     to_self: bool = False  # the target is an attribute of ``self`` (joins)
     callee: str = ""  # the called name, spelled (hooks)
 
     @property
+    def in_step_method(self) -> bool:
+        return self.scope.step_method
+
+    @property
     def could_be_in_step_iteration(self) -> bool:
-        """``Scopes.step_iteration`` may find a step loop or a per-step method here."""
-        return self.in_step_method or any(loop.could_be_step_loop for loop in self.loops)
+        """For a store or accumulation: ``Scopes.step_iteration`` may find a step loop here, or
+        a per-step method that the container outlives (``Stores.outlives``)."""
+        if self.root is None:
+            return False  # ``outlives`` needs a container rooted in a name
+        if any(loop.could_be_step_loop for loop in self.loops):
+            return True
+        if not self.scope.step_method:
+            return False
+        # A method's locals die with the call: ``self.x``, a global, or a name the method
+        # does not bind (``scope.bound`` holds only names the semantic layer binds too).
+        return (self.root == "self" and not self.bare) or self.root in self.scope.globals or (
+            self.root not in self.scope.bound and self.root != "self")
 
 
 @dataclass
@@ -93,15 +108,17 @@ class FileFacts:
     imported_names: set[str] = field(default_factory=set)  # what imports name, relative ones too
     function_names: set[str] = field(default_factory=set)
     methods: set[str] = field(default_factory=set)  # functions defined directly in a class body
-    functions_with_loops: set[str] = field(default_factory=set)
+    functions_calling_in_loops: set[str] = field(default_factory=set)  # a call in a loop of their own
     classes: list[ClassFacts] = field(default_factory=list)
     decorators: set[str] = field(default_factory=set)  # dotted, called or not
     statement_expressions: set[str] = field(default_factory=set)  # ``x.y`` / ``x.y(...)`` as statements
     bare_with_items: set[str] = field(default_factory=set)  # ``with x.y:`` (no call)
-    for_header_identifiers: set[str] = field(default_factory=set)
+    for_iterable_identifiers: set[str] = field(default_factory=set)  # of every ``for`` loop's iterable
     loops: list[LoopFacts] = field(default_factory=list)
     sites: list[Site] = field(default_factory=list)
-    calls_train_false: bool = False  # ``m.train(False)``: evaluation mode
+    eval_mode_then_call: bool = False  # ``m.eval()``/``m.train(False)`` and another call in one scope
+    true_keywords: set[str] = field(default_factory=set)  # ``f(name=True)``
+    retain_graph_in_iteration: bool = False  # ``...(retain_graph=True)`` in a loop or per-step method
     step_method_assigns_self: bool = False  # ``self.x = ...`` in a method that may run per step
     assigns_foreign_requires_grad: bool = False  # ``m.requires_grad = ...``, ``m`` not ``self``
 
@@ -189,15 +206,28 @@ class _Walker:
         while_true = not is_for and isinstance(loop.test, ast.Constant) and loop.test.value is True
         return LoopFacts(is_for, text, frozenset(_IDENTIFIER.findall(text)), while_true)
 
+    def _iterable_identifiers(self, loop: Union[ast.For, ast.AsyncFor]) -> set[str]:
+        """The identifiers from the end of a ``for`` loop's target to the end of its header:
+        those of LibCST's view of the iterable, comments and string contents included."""
+        target = loop.target
+        line = self.lines[target.end_lineno - 1]
+        column = len(line.encode("utf-8")[:target.end_col_offset].decode("utf-8", "ignore"))
+        last = max(loop.body[0].lineno - 1, loop.lineno)
+        text = "\n".join([line[column:], *self.lines[target.end_lineno:last]])
+        return set(_IDENTIFIER.findall(text)) - {"in"}
+
     def walk(self, tree: ast.Module) -> None:
         facts = self.facts
         method_calls, name_calls, attributes, sites = facts.method_calls, facts.name_calls, facts.attributes, facts.sites
         # (node, the loops of its function whose body holds it, every loop around it, its function)
-        stack: list[tuple[ast.AST, tuple[LoopFacts, ...], tuple[LoopFacts, ...], _Scope]] = [(tree, (), (), _MODULE)]
+        stack: list[tuple[ast.AST, tuple[LoopFacts, ...], tuple[LoopFacts, ...], _Scope]] = [
+            (tree, (), (), _Scope(None, False))
+        ]
         pop, push = stack.pop, stack.append
         children = _children
         class_of: dict[int, ClassFacts] = {}  # id of a function defined directly in a class body
         method_stores: list[tuple[str, Site]] = []
+        scopes = [stack[0][3]]
         while stack:
             node, loops, enclosing, scope = pop()
             kind = type(node)
@@ -205,20 +235,29 @@ class _Walker:
                 attributes.add(node.attr)
             elif kind is ast.Call:
                 func = node.func
+                scope.calls += 1
+                if loops and scope.name is not None:
+                    facts.functions_calling_in_loops.add(scope.name)
+                for keyword in node.keywords:
+                    if type(keyword.value) is ast.Constant and keyword.value.value is True and keyword.arg:
+                        facts.true_keywords.add(keyword.arg)
+                        if keyword.arg == "retain_graph" and (loops or scope.step_method):
+                            facts.retain_graph_in_iteration = True
                 if type(func) is ast.Attribute:
                     name = func.attr
                     method_calls.add(name)
                     if name not in STORING_METHODS and (node.args or node.keywords):
                         # ``meter.update(loss)``: a hidden store if this file's class keeps the
                         # argument (HiddenStores); known once every method of the file is seen.
-                        method_stores.append((name, Site("call", loops, scope.step_method)))
+                        method_stores.append((name, Site("call", loops, scope, _root(func.value),
+                                                         type(func.value) is ast.Name)))
                     if name in STORING_METHODS and node.args:
-                        sites.append(Site("call", loops, scope.step_method))
-                    elif name == "train" and any(
+                        sites.append(Site("call", loops, scope, _root(func.value), type(func.value) is ast.Name))
+                    elif name == "eval" or name == "train" and any(
                         isinstance(a, ast.Constant) and a.value is False
                         for a in (*node.args, *(k.value for k in node.keywords))
                     ):
-                        facts.calls_train_false = True
+                        scope.sets_eval_mode = True
                     elif enclosing and (name in _AUTOGRAD_FUNCTIONS or makes_training_step(name, _dotted(func.value))
                                         or steps_environment(name, _terminal_name(func.value))):
                         for loop in enclosing:
@@ -232,7 +271,7 @@ class _Walker:
                 else:
                     name = ""
                 if name.startswith("register_") and (loops or scope.step_method):
-                    sites.append(Site("hook", loops, scope.step_method, callee=_dotted(func) or name))
+                    sites.append(Site("hook", loops, scope, callee=_dotted(func) or name))
             elif kind is ast.Assign or kind is ast.AugAssign or kind is ast.AnnAssign:
                 self._assignment(node, loops, enclosing, scope)
             elif kind is ast.Expr:
@@ -240,7 +279,13 @@ class _Walker:
                 spelled = _dotted(value.func if type(value) is ast.Call else value)
                 if spelled is not None:
                     facts.statement_expressions.add(spelled)
+            elif kind is ast.NamedExpr:
+                _bind(node.target, scope.bound)
+            elif kind is ast.Global or kind is ast.Nonlocal:
+                scope.globals.update(node.names)
             elif kind is ast.withitem:
+                if node.optional_vars is not None:
+                    _bind(node.optional_vars, scope.bound)
                 if type(node.context_expr) is not ast.Call:
                     spelled = _dotted(node.context_expr)
                     if spelled is not None:
@@ -259,12 +304,12 @@ class _Walker:
                     if not node.level and node.module and alias.name != "*":
                         facts.aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
             elif kind in _LOOPS:
+                if kind is not ast.While:
+                    _bind(node.target, scope.bound)
                 header = self._header(node)
                 facts.loops.append(header)
                 if header.is_for:
-                    facts.for_header_identifiers.update(header.header_identifiers)
-                if scope.name is not None:
-                    facts.functions_with_loops.add(scope.name)
+                    facts.for_iterable_identifiers.update(self._iterable_identifiers(node))
                 for child in node.body:
                     push((child, (*loops, header), (*enclosing, header), scope))
                 for child in (*node.orelse, *((node.target, node.iter) if header.is_for else (node.test,))):
@@ -280,6 +325,17 @@ class _Walker:
                 arguments = (*node.args.posonlyargs, *node.args.args)
                 ctx = arguments[0].arg if cls is not None and arguments and node.name in _CTX_METHODS else None
                 inner = _Scope(node.name, is_step, ctx, cls)
+                scopes.append(inner)
+                signature = node.args
+                inner.bound.update(a.arg for a in (*signature.posonlyargs, *signature.args, *signature.kwonlyargs,
+                                                   *filter(None, (signature.vararg, signature.kwarg))))
+                # LibCST counts the calls of decorators and defaults in the function, ast in the
+                # enclosing scope: count them in both.
+                for call in (n for part in (*node.decorator_list, node.args) for n in ast.walk(part)):
+                    if type(call) is ast.Call:
+                        inner.calls += 1
+                        inner.sets_eval_mode = inner.sets_eval_mode or (
+                            type(call.func) is ast.Attribute and call.func.attr in ("eval", "train"))
                 for child in node.body:
                     push((child, (), enclosing, inner))
                 for decorator in node.decorator_list:
@@ -287,7 +343,7 @@ class _Walker:
                     if spelled is not None:
                         facts.decorators.add(spelled)
                 # Decorators and defaults: LibCST counts them in the function, ast does not.
-                outer = _Scope(scope.name, scope.step_method or is_step, scope.ctx, scope.cls)
+                outer = scope if scope.step_method or not is_step else _Scope(scope.name, True, scope.ctx, scope.cls)
                 for child in (*node.decorator_list, node.args, *([node.returns] if node.returns else ())):
                     push((child, loops, enclosing, outer))
                 continue
@@ -310,6 +366,8 @@ class _Walker:
             for child in children(node):
                 push((child, loops, enclosing, scope))
         sites.extend(site for name, site in method_stores if name in facts.methods)
+        # ``_after_eval_call`` needs the eval-mode call and a forward after it in one scope.
+        facts.eval_mode_then_call = any(scope.sets_eval_mode and scope.calls >= 2 for scope in scopes)
 
     def _assignment(self, node: Union[ast.Assign, ast.AugAssign, ast.AnnAssign], loops: tuple[LoopFacts, ...],
                     enclosing: tuple[LoopFacts, ...], scope: "_Scope") -> None:
@@ -318,6 +376,8 @@ class _Walker:
             loop.has_assignment = True
         kind = type(node)
         targets = node.targets if kind is ast.Assign else [node.target]
+        for target in targets:
+            _bind(target, scope.bound)
         if scope.step_method and (kind is not ast.AnnAssign or node.value is not None) and \
                 any(_assigns_self_attribute(target) for target in targets):
             facts.step_method_assigns_self = True
@@ -329,28 +389,29 @@ class _Walker:
                         facts.assigns_foreign_requires_grad = True
                     if scope.ctx is not None and type(owner) is ast.Name and owner.id == scope.ctx:
                         scope.cls.stores_on_ctx = True
-            self._assign(node, loops, scope.step_method)
+            self._assign(node, loops, scope)
         elif kind is ast.AugAssign:
             if type(node.value) is ast.List:
                 if type(node.op) is ast.Add and node.value.elts:
-                    facts.sites.append(Site("list", loops, scope.step_method))
+                    facts.sites.append(Site("list", loops, scope, _root(node.target), type(node.target) is ast.Name))
             elif type(node.op) in (ast.Add, ast.Sub, ast.Mult):
-                facts.sites.append(Site("accumulation", loops, scope.step_method))
+                facts.sites.append(Site("accumulation", loops, scope, _root(node.target), type(node.target) is ast.Name))
 
-    def _assign(self, node: ast.Assign, loops: tuple[LoopFacts, ...], step_method: bool) -> None:
-        stores = self.facts.sites
-        if any(type(t) is ast.Subscript for t in node.targets):
-            stores.append(Site("subscript", loops, step_method))
+    def _assign(self, node: ast.Assign, loops: tuple[LoopFacts, ...], scope: "_Scope") -> None:
+        sites = self.facts.sites
+        for target in node.targets:
+            if type(target) is ast.Subscript:
+                sites.append(Site("subscript", loops, scope, _root(target.value), type(target.value) is ast.Name))
         if len(node.targets) != 1:
             return
         target, value = node.targets[0], node.value
         if type(value) is ast.BinOp:
             spelled = _dotted(target)
             if spelled is not None and spelled in (_dotted(value.left), _dotted(value.right)):
-                stores.append(Site("accumulation", loops, step_method))
+                sites.append(Site("accumulation", loops, scope, _root(target), type(target) is ast.Name))
         carried = _carried_name(target)
         if carried is not None and any(_joins(call, carried) for call in _join_candidates(value)):
-            stores.append(Site("join", loops, step_method, carried.startswith("self.")))
+            sites.append(Site("join", loops, scope, to_self=carried.startswith("self.")))
 
 
 # Calls that may be ``torch.autograd.grad``/``backward`` (a backward pass, in the semantic layer).
@@ -359,17 +420,21 @@ _AUTOGRAD_FUNCTIONS = frozenset({"grad", "backward"})
 _CTX_METHODS = frozenset({"forward", "setup_context"})
 
 
-@dataclass(frozen=True)
+@dataclass
 class _Scope:
-    """The function a node is in, as the semantic layer sees it (``Scopes.function_of``)."""
+    """The function a node is in (None: the module), as the semantic layer sees it
+    (``Scopes.function_of``: classes and lambdas do not start one)."""
 
     name: Optional[str]
     step_method: bool  # a method that may run once per step
     ctx: Optional[str] = None  # the ``ctx`` parameter of an autograd Function's method
     cls: Optional[ClassFacts] = None
-
-
-_MODULE = _Scope(None, False)
+    calls: int = 0
+    sets_eval_mode: bool = False
+    # Names its parameters, assignments, ``for`` targets and ``with ... as`` bind (a subset of
+    # ``Scopes.bindings``), and those it declares ``global``/``nonlocal``.
+    bound: set[str] = field(default_factory=set)
+    globals: set[str] = field(default_factory=set)
 
 
 def _assigns_self_attribute(target: ast.AST) -> bool:
@@ -379,6 +444,24 @@ def _assigns_self_attribute(target: ast.AST) -> bool:
     if type(target) is ast.Starred:
         return _assigns_self_attribute(target.value)
     return _carried_name(target) is not None and _carried_name(target).startswith("self.")
+
+
+def _root(node: ast.AST) -> Optional[str]:
+    """As ``Stores.root_name``: the name under attributes and subscripts, or None."""
+    while type(node) in (ast.Attribute, ast.Subscript):
+        node = node.value
+    return node.id if type(node) is ast.Name else None
+
+
+def _bind(target: ast.AST, names: set[str]) -> None:
+    """The names an assignment target binds (unpacking included, attributes not)."""
+    if type(target) is ast.Name:
+        names.add(target.id)
+    elif type(target) in (ast.Tuple, ast.List):
+        for element in target.elts:
+            _bind(element, names)
+    elif type(target) is ast.Starred:
+        _bind(target.value, names)
 
 
 def _carried_name(node: ast.AST) -> Optional[str]:

@@ -21,18 +21,29 @@ _SKIPPED_FIELDS = frozenset({
     "rpar", "semicolon", "trailing_whitespace", "empty_lines", "last_line", "leading_whitespace",
     "newline", "first_colon", "second_colon", "posonly_ind",
 })
-_field_names_by_type: dict[type, tuple[str, ...]] = {}
+_fields_by_type: dict[type, tuple[str, ...]] = {}
+_is_node_type: dict[type, bool] = {}
+_LEAVING = object()  # on the walk's stack above a node whose subtree is being walked
 
 
-def _child_fields(node_type: type) -> tuple[str, ...]:
-    names = _field_names_by_type.get(node_type)
+def _child_fields_reversed(node_type: type) -> tuple[str, ...]:
+    """The fields of a node type that may hold child nodes, last first."""
+    names = _fields_by_type.get(node_type)
     if names is None:
-        names = tuple(
+        names = tuple(reversed([
             f.name for f in dataclasses.fields(node_type)
             if f.name not in _SKIPPED_FIELDS and not f.name.startswith("whitespace")
-        )
-        _field_names_by_type[node_type] = names
+        ]))
+        _fields_by_type[node_type] = names
     return names
+
+
+def _is_node(value_type: type) -> bool:
+    """``issubclass(value_type, cst.CSTNode)``, cached (the ABC check is slow per value)."""
+    known = _is_node_type.get(value_type)
+    if known is None:
+        known = _is_node_type[value_type] = issubclass(value_type, cst.CSTNode)
+    return known
 
 
 class Tree:
@@ -50,26 +61,31 @@ class Tree:
     def _walk(self, root: cst.CSTNode) -> None:
         parent, start, end, by_type = self.parent, self.start, self.end, self.by_type
         counter = 0
-        stack: list[tuple[cst.CSTNode, bool]] = [(root, False)]
+        stack: list = [root]
+        pop, push = stack.pop, stack.append
         while stack:
-            node, leaving = stack.pop()
-            if leaving:
-                end[node] = counter - 1
+            node = pop()
+            if node is _LEAVING:
+                end[pop()] = counter - 1
                 continue
             start[node] = counter
             counter += 1
-            by_type[type(node)].append(node)
-            stack.append((node, True))
-            children = []
-            for name in _child_fields(type(node)):
+            node_type = type(node)
+            by_type[node_type].append(node)
+            push(node)
+            push(_LEAVING)
+            # Children pushed last first, so that they are numbered in source order.
+            for name in _child_fields_reversed(node_type):
                 value = getattr(node, name)
-                if isinstance(value, cst.CSTNode):
-                    children.append(value)
-                elif isinstance(value, (list, tuple)):
-                    children.extend(v for v in value if isinstance(v, cst.CSTNode))
-            for child in reversed(children):
-                parent[child] = node
-                stack.append((child, False))
+                value_type = type(value)
+                if value_type is tuple or value_type is list:
+                    for child in reversed(value):
+                        if _is_node(type(child)):
+                            parent[child] = node
+                            push(child)
+                elif _is_node(value_type):
+                    parent[value] = node
+                    push(value)
 
     def nodes(self, node_type: type[N]) -> list[N]:
         return self.by_type.get(node_type, [])  # type: ignore[return-value]
