@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from conftest import FIXED_SCRIPT, LEAK_LINE, LEAKING_SCRIPT, module_env, run, write
+from support import FIXED_SCRIPT, LEAK_LINE, LEAKING_SCRIPT, module_env, run, write
 from torchmemlint import cli, engine
 from torchmemlint.api import plan
 from torchmemlint.report.base import rule_docs

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import write
+from support import write
 from torchmemlint import config
 from torchmemlint.config import RuleSelection, SettingsResolver, UsageError, select_rules
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import write
+from support import write
 from torchmemlint.api import plan
 from torchmemlint.diagnostics import FileError
 from torchmemlint.files import read_source, write_atomic

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from conftest import module_env, run, write
+from support import module_env, run, write
 from torchmemlint import api, cli, fix
 
 # TML001 with a safe fix (line 10), TML001 + TML004 with unsafe ones (line 11), TML002 (line 8).

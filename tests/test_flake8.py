@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from conftest import FIXTURES, LEAK_LINE, LEAKING_SCRIPT, REPO_ROOT, run, write
+from support import FIXTURES, LEAK_LINE, LEAKING_SCRIPT, REPO_ROOT, run, write
 from torchmemlint import __version__, flake8_plugin
 from torchmemlint.rules import ALL_RULES
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import LEAKING_SCRIPT, REPO_ROOT, module_env, write
+from support import LEAKING_SCRIPT, REPO_ROOT, module_env, write
 from torchmemlint import api, cli
 from torchmemlint.cache import CACHE_FOLDER_NAME, ResultCache, project_root
 

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from conftest import FIXED_SCRIPT, LEAKING_SCRIPT, REPO_ROOT, copy_working_tree, run, write
+from support import FIXED_SCRIPT, LEAKING_SCRIPT, REPO_ROOT, copy_working_tree, run, write
 
 GIT_IDENTITY = ["-c", "user.name=torchmemlint tests", "-c", "user.email=tests@example.invalid"]
 

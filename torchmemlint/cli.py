@@ -190,7 +190,7 @@ def check(args: argparse.Namespace) -> int:
     argument("--show-fixes", action="store_true", help="list the fixes applied, per file and rule"),
 )
 def fix(args: argparse.Namespace) -> int:
-    from torchmemlint.fix import unified_diff  # (the engine loads only for commands that need it)
+    from torchmemlint.fix import unified_diff  # the engine loads only when something is fixed
 
     # The remaining findings (or, with --diff, the patch) go to stdout; the summary to stderr.
     reporter = reporter_for("text", sys.stdout)

@@ -208,3 +208,17 @@ def test_without_a_twin_the_growth_is_reported_as_inconclusive(replay_server, tm
         """, "kept.append")
     assert result.twin is None and result.verdict == "inconclusive"
     assert result.judgement.original_bytes_per_iteration == 8 * 4
+
+
+def test_cuda_asked_for_where_there_is_none(replay_server, tmp_path: Path) -> None:
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA")
+    result = verify_one(replay_server, tmp_path, """\
+        kept = []
+        for step in range(100):
+            kept.append(step)
+        """, "kept.append(step)", "pass", limits=Limits(device="cuda"))
+    assert result.verdict == "inconclusive"
+    assert "DeviceError: --device cuda, but torch.cuda.is_available() is False" in result.explanation

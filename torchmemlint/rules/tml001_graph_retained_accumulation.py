@@ -3,8 +3,11 @@
 ## What it does
 Flags a graph-attached value (a loss, a model output, anything computed from them with grad
 enabled) that is stored into a container that outlives the iteration (`losses.append(loss)`,
-`self.history["loss"].append(loss)`, `metrics[k] = loss`) or accumulated into a name that
-outlives it (`total_loss += loss`, `total = total + loss`).
+`self.history["loss"].append(loss)`, `metrics[step] = loss`) or accumulated into a name that
+outlives it (`total_loss += loss`, `total = total + loss`), also through a helper object of the
+same file whose method keeps its argument (`meter.update(loss)` where `update` does
+`self.sum += val * n`). A fixed key (`last["loss"] = loss`) keeps only the newest value and
+stays silent.
 
 ## Why is this bad?
 A tensor with a `grad_fn` keeps its autograd graph alive. Stored across iterations, every step
@@ -59,7 +62,7 @@ from torchmemlint.semantics import SemanticModel
 from torchmemlint.semantics.imports import dotted_name
 from torchmemlint.semantics.prescreen import FileFacts
 from torchmemlint.semantics.scopes import terminal_name
-from torchmemlint.semantics.stores import Accumulation
+from torchmemlint.semantics.stores import Accumulation, Store
 
 
 class GraphRetainedAccumulation(Rule):
@@ -76,12 +79,12 @@ class GraphRetainedAccumulation(Rule):
         )
 
     def check(self, model: SemanticModel) -> Iterator[Finding]:
-        for store in model.stores.stores():
-            if store.overwrites_fixed_slot:
+        for store in model.hidden_stores.with_visible(model.stores.stores()):
+            if model.stores.never_grows(store):
                 continue
             if self._retains(model, store.node, store.container, store.value) and \
                     not _kept_for_backward(model, store.node, store.container):
-                yield Finding(store.value, fix=_detach_fix(store.value))
+                yield Finding(store.value, fix=_store_fix(model, store))
         for accumulation in model.stores.accumulations():
             if self._retains(model, accumulation.node, accumulation.target, accumulation.value) and \
                     not _kept_for_backward(model, accumulation.node, accumulation.target, accumulation.value):
@@ -141,6 +144,44 @@ def _returned_names(value: cst.BaseExpression) -> set[str]:
 
 def _detach_fix(value: cst.BaseExpression) -> NodeFix:
     return NodeFix("store `.detach()`", safe=False, replacements=[Replacement(value, call_method(value, "detach"))])
+
+
+def _store_fix(model: SemanticModel, store: Store) -> NodeFix:
+    """``.item()`` for a scalar loss kept in a list whose elements are only ever used as numbers
+    (logged, summed, averaged, plotted): the list then holds floats and nothing of the graph.
+    ``.detach()`` where the elements are later used as tensors (``torch.stack(losses)``,
+    ``l.item() for l in losses``). Both change what the container holds: unsafe."""
+    if _is_scalar(model, store.value, store.node) and _elements_used_only_as_numbers(model, store.container):
+        return _item_fix(store.value, safe=False)
+    return _detach_fix(store.value)
+
+
+def _elements_used_only_as_numbers(model: SemanticModel, container: cst.BaseExpression) -> bool:
+    """The list is a local name that is not returned, never handed to a torch function, and
+    whose elements (loop targets over it, subscripts of it) never have attributes used."""
+    if not isinstance(container, cst.Name):
+        return False
+    name = container.value
+    scope = model.scopes.scope_of(container)
+    if any(ret.value is not None and name in _returned_names(ret.value)
+           for ret in model.scopes.scope_nodes(scope, cst.Return)):
+        return False  # the caller's use of the elements is not seen here
+    for call in model.scopes.scope_nodes(scope, cst.Call):
+        qualified = model.imports.qualify(call.func) or ""
+        if qualified.startswith("torch.") and any(
+                isinstance(a.value, cst.Name) and a.value.value == name for a in call.args):
+            return False
+    element_names = set()
+    for iteration in [*model.scopes.scope_nodes(scope, cst.For), *model.scopes.scope_nodes(scope, cst.CompFor)]:
+        if isinstance(iteration.iter, cst.Name) and iteration.iter.value == name:
+            element_names.update(n.value for n in model.tree.descendants(iteration.target, cst.Name))
+    for attribute in model.scopes.scope_nodes(scope, cst.Attribute):
+        receiver = attribute.value
+        if isinstance(receiver, cst.Subscript) and isinstance(receiver.value, cst.Name) and receiver.value.value == name:
+            return False
+        if isinstance(receiver, cst.Name) and receiver.value in element_names:
+            return False
+    return True
 
 
 def _item_fix(value: cst.BaseExpression, safe: bool) -> NodeFix:

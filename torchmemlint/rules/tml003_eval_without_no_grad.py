@@ -139,11 +139,21 @@ def _after_eval_call(model: SemanticModel, scope: Scope, call: cst.Call) -> bool
             break
         func = other.func
         if isinstance(func, cst.Attribute) and func.attr.value in ("eval", "train") and not _is_builtin_eval(func):
+            if func.attr.value == "eval" and _is_own_inference_api(model, scope, func):
+                continue
             if func.attr.value == "train" and other.args and _is_false(other.args[0].value):
                 mode = "eval"
             else:
                 mode = func.attr.value
     return mode == "eval"
+
+
+def _is_own_inference_api(model: SemanticModel, scope: Scope, func: cst.Attribute) -> bool:
+    """``self.eval()`` in a method: in a model class (``def encode(self, x): self.eval(); ...``)
+    it starts an inference API whose callers, often in other files, choose the grad mode
+    (ESPnet's recognizers run under the recognition script's ``no_grad``); in a trainer class it
+    calls the trainer's own ``eval`` method. Neither makes the rest of the method evaluation."""
+    return isinstance(scope, cst.FunctionDef) and isinstance(func.value, cst.Name) and func.value.value == "self"
 
 
 def _is_builtin_eval(func: cst.Attribute) -> bool:

@@ -4,7 +4,9 @@
 Flags a tensor that lives on an accelerator (a model output, a `.cuda()`/`.to(device)` result,
 a factory with `device=`) appended to a container that outlives the loop — typically the
 predictions of a whole validation set collected on the GPU — when it is not graph-attached (that
-case is TML001) and not moved off the device with `.cpu()`, `.item()` or `.tolist()`.
+case is TML001) and not moved off the device with `.cpu()`, `.item()` or `.tolist()`; also when
+the append happens inside a method of a helper object of the same file (`collector.update(preds)`
+where `update` does `self.preds.append(preds)`).
 
 ## Why is this bad?
 Each iteration adds one batch's outputs to GPU memory for the rest of the loop: live device
@@ -60,7 +62,7 @@ class DeviceTensorInGrowingContainer(Rule):
         )
 
     def check(self, model: SemanticModel) -> Iterator[Finding]:
-        for store in model.stores.stores():
+        for store in model.hidden_stores.with_visible(model.stores.stores(), appended_only=True):
             if not isinstance(store.node, cst.Call) and not isinstance(store.node, cst.AugAssign):
                 continue  # ``d[k] = v`` overwrites a bounded set of keys
             iteration = model.scopes.step_iteration(store.node)

@@ -12,6 +12,7 @@ from torchmemlint.semantics.autograd import AutogradFunctions
 from torchmemlint.semantics.datasets import Datasets
 from torchmemlint.semantics.devices import Devices
 from torchmemlint.semantics.grad import GradContexts
+from torchmemlint.semantics.hidden_stores import HiddenStores
 from torchmemlint.semantics.hf import HFTrainers
 from torchmemlint.semantics.hooks import Hooks
 from torchmemlint.semantics.imports import ImportTable
@@ -59,6 +60,10 @@ class SemanticModel:
     @cached_property
     def stores(self) -> Stores:
         return Stores(self.tree, self.imports, self.scopes)
+
+    @cached_property
+    def hidden_stores(self) -> HiddenStores:
+        return HiddenStores(self.tree, self.scopes)
 
     @cached_property
     def iterations(self) -> Iterations:

@@ -45,10 +45,14 @@ class LossValues:
         if _depth > _MAX_DEPTH:
             return False
         if isinstance(expr, cst.Name):
+            # A parameter, loop variable or element unpacked from a call (``loss, acc = f()``)
+            # is judged by its name; a plain assignment by its value.
+            named_loss = "loss" in expr.value.lower().split("_")
             bindings = self.scopes.reaching_bindings(expr.value, at)
-            if any(b.value is not None for b in bindings):
-                return all(b.value is not None and self.is_loss_value(b.value, b.node, _depth) for b in bindings)
-            return "loss" in expr.value.lower().split("_")  # a parameter or loop variable named ``loss``
+            return bool(bindings or named_loss) and all(
+                named_loss if b.value is None or b.index is not None else self.is_loss_value(b.value, b.node, _depth)
+                for b in bindings
+            )
         if isinstance(expr, cst.Attribute):
             return expr.attr.value == "loss"  # ``outputs.loss`` of a transformers model
         if isinstance(expr, cst.Subscript):

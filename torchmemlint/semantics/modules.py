@@ -41,6 +41,9 @@ MODULE_NAME = re.compile(
     r"extractor|detector|predictor|regressor)\d*$|^(?:G|D|net[A-Z]\w*|netG|netD)$",
     re.IGNORECASE,
 )
+# Words that name a submodule as an attribute (``vgg.features``, ``bert.embeddings``) but usually a
+# tensor as a plain variable (``features = backbone(x)``).
+_TENSOR_AS_VARIABLE = re.compile(r"(?:^|_)(?:features|embeddings)\d*$", re.IGNORECASE)
 # Factories called by a lower-case name that return a model (``torchvision.models.resnet50()``,
 # ``build_model(cfg)``, ``timm.create_model(...)``).
 _MODEL_FACTORY = re.compile(r"(?:^|_)(?:model|net|encoder|decoder|backbone|resnet\d*|vgg\d*\w*|densenet\d*)$",
@@ -197,7 +200,7 @@ class Modules:
             return True
         if "tensor" in kinds or (bindings and isinstance(bindings[0].node, cst.For) and None in kinds):
             return False
-        return bool(MODULE_NAME.search(name))
+        return bool(MODULE_NAME.search(name)) and not _TENSOR_AS_VARIABLE.search(name)
 
     def _value_kind(self, value: cst.BaseExpression, at: cst.CSTNode) -> Optional[str]:
         """``"module"`` for a constructor or a copy of a module, ``"tensor"`` for what a forward

@@ -226,6 +226,7 @@ class _Walker:
         pop, push = stack.pop, stack.append
         children = _children
         class_of: dict[int, ClassFacts] = {}  # id of a function defined directly in a class body
+        method_stores: list[tuple[str, Site]] = []
         scopes = [stack[0][3]]
         while stack:
             node, loops, enclosing, scope = pop()
@@ -249,6 +250,11 @@ class _Walker:
                 if type(func) is ast.Attribute:
                     name = func.attr
                     method_calls.add(name)
+                    if name not in STORING_METHODS and (node.args or node.keywords):
+                        # ``meter.update(loss)``: a hidden store if this file's class keeps the
+                        # argument (HiddenStores); known once every method of the file is seen.
+                        method_stores.append((name, Site("call", loops, scope, _root(func.value),
+                                                         type(func.value) is ast.Name)))
                     if name in STORING_METHODS and node.args:
                         sites.append(Site("call", loops, scope, _root(func.value), type(func.value) is ast.Name))
                     elif name == "eval" or name == "train" and any(
@@ -363,6 +369,7 @@ class _Walker:
                 continue
             for child in children(node):
                 push((child, loops, enclosing, scope))
+        sites.extend(site for name, site in method_stores if name in facts.methods)
         # ``_after_eval_call`` needs the eval-mode call and a forward after it in one scope.
         facts.eval_mode_then_call = any(scope.sets_eval_mode and scope.calls >= 2 for scope in scopes)
 

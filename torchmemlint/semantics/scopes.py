@@ -56,6 +56,7 @@ class Scopes:
         self._bindings: dict[cst.CSTNode, dict[str, list[Binding]]] = {}
         self._function_of: dict[cst.CSTNode, Optional[cst.FunctionDef]] = {}
         self._class_bases_cache: dict[cst.ClassDef, tuple[str, ...]] = {}
+        self._step_loops: dict[cst.CSTNode, bool] = {}
         self.classes_by_name = {c.name.value: c for c in tree.nodes(cst.ClassDef)}
         self.functions_by_name: dict[str, list[cst.FunctionDef]] = {}
         for func in tree.nodes(cst.FunctionDef):
@@ -187,6 +188,17 @@ class Scopes:
         """A loop that runs one training/evaluation step per iteration (over a loader, over
         epochs or steps, or doing a backward/optimizer step), as opposed to a loop over a few
         layers or loss terms inside one step, whose lists die with the step."""
+        cached = self._step_loops.get(loop)
+        if cached is None:
+            cached = self._step_loops[loop] = self._is_step_loop(loop)
+        return cached
+
+    def _is_step_loop(self, loop: Loop) -> bool:
+        calls = self.loop_body_nodes(loop, cst.Call)
+        if any(is_step_call(call) or _steps_environment(call) for call in calls):
+            return True
+        if self._step_follows(loop):
+            return False  # micro-batches, domains or heads of ONE step, differentiated after the loop
         header = loop.iter if isinstance(loop, cst.For) else loop.test
         if any(is_step_identifier(identifier) for identifier in iterable_identifiers(header)):
             return True
@@ -197,8 +209,18 @@ class Scopes:
                 not any(self.is_step_loop(outer) for outer in self.loops_around(loop)):
             return True  # ``while True:`` training loops run until a break (inside a loop over
             # data it is a per-sample search, e.g. beam search, unless it has step calls)
-        calls = self.loop_body_nodes(loop, cst.Call)
-        return any(is_step_call(call) or _steps_environment(call) for call in calls)
+        return False
+
+    def _step_follows(self, loop: Loop) -> bool:
+        """A backward or optimizer step after ``loop`` in its function, at the same loop depth
+        (not inside a later loop of its own)."""
+        outer = self.loops_around(loop)
+        scope = self.scope_of(loop)
+        return any(
+            self.tree.start[call] > self.tree.end[loop] and is_step_call(call)
+            and self.loops_around(call) == outer
+            for call in self.scope_nodes(scope, cst.Call)
+        )
 
     # -- bindings ---------------------------------------------------------------------
     def bindings(self, scope: Scope) -> dict[str, list[Binding]]:

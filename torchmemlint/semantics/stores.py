@@ -167,6 +167,23 @@ class Stores:
                     return True
         return False
 
+    def never_grows(self, store: Store) -> bool:
+        """A store that cannot add an element: a fixed key (``last["loss"] = v``), or an index
+        into a list (``self.cached[slot] = y`` replaces an element; a list never grows by
+        item assignment)."""
+        if store.overwrites_fixed_slot:
+            return True
+        if store.key is None:
+            return False
+        spelled = dotted_name(store.container)
+        if spelled is None:
+            return False
+        if isinstance(store.container, cst.Name):
+            values = [b.value for b in self.scopes.reaching_bindings(store.container.value, store.node)]
+        else:
+            values = [a.value for a in self.tree.nodes(cst.Assign) if any(dotted_name(t.target) == spelled for t in a.targets)]
+        return bool(values) and all(_is_list(v) for v in values)
+
     def reset_elsewhere_in_class(self, container: cst.BaseExpression, method: cst.FunctionDef) -> bool:
         """A ``self`` container that another method (not ``__init__``) empties or rebinds, e.g.
         Lightning's ``self.validation_step_outputs.clear()`` in ``on_validation_epoch_end``."""
@@ -178,3 +195,12 @@ class Stores:
             for other in self.tree.descendants(cls, cst.FunctionDef)
             if other is not method and other.name.value != "__init__"
         )
+
+
+def _is_list(expr) -> bool:
+    """``[...]``, ``[None] * n``, ``list(...)``: a Python list."""
+    if isinstance(expr, cst.List):
+        return True
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Multiply):
+        return isinstance(expr.left, cst.List) or isinstance(expr.right, cst.List)
+    return isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "list"

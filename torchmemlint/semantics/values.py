@@ -115,6 +115,8 @@ class Values:
         name = terminal_name(func)
         if name is None or _is_class_name(name):
             return False  # ``Net()`` builds a model, it does not run one
+        if isinstance(func, cst.Name) and name in self.scopes.functions_by_name:
+            return False  # ``test_model(net, loader)``: a helper of this file, read through its body
         return is_model_name(name) or self._bound_to_module(func)
 
     def _in_module_class(self, node: cst.CSTNode) -> bool:
@@ -383,7 +385,9 @@ class Values:
         if isinstance(func, cst.Name) and func.value in BREAKING_BUILTINS:
             return False
         if isinstance(func, cst.Attribute):
-            if func.attr.value not in _MODEL_NON_TENSOR_METHODS and is_model_name(terminal_name(func.value)):
+            receiver = terminal_name(func.value)
+            if func.attr.value not in _MODEL_NON_TENSOR_METHODS and is_model_name(receiver) and \
+                    not LOSS_SUFFIX.search(receiver or ""):  # a model, not a loss value like ``loss``
                 return True  # ``model.linear_probe(code)``, ``model.generate(...)``: on the model's device
             return self.is_device_tensor(func.value, at, depth)
         return False

@@ -231,6 +231,10 @@ def replay(spec: dict) -> int:
     # error, so that writing it does not fail too.
     reserve = bytearray(1 << 20)
     use_cuda = spec["device"] != "cpu" and torch.cuda.is_available()
+    if spec["device"] == "cuda" and not use_cuda:
+        results.write({"event": "end", "status": "error", "iterations": 0, "error": {
+            "type": "DeviceError", "line": 0, "message": "--device cuda, but torch.cuda.is_available() is False"}})
+        return 0
     if use_cuda:
         cap = _cap_cuda_memory(spec["memory_limit"], results)
     else:

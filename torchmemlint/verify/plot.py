@@ -44,19 +44,25 @@ def _panel(ax, result: VerifyResult) -> None:
     runs = [("original", result.original, "tab:red")]
     if result.twin is not None and result.twin.live_bytes:
         runs.append(("twin (with the fix)", result.twin, "tab:green"))
-    baseline = result.original.live_bytes[0]
-    scale, unit = _unit([v - baseline for _, run, _ in runs for v in run.live_bytes + run.peak_bytes])
+    # The warm-up iterations pay one-off costs (on CUDA the context and cuBLAS workspaces, tens of
+    # MiB) that would flatten a few KiB of growth per iteration into an invisible line: draw the
+    # measured iterations only, above the lowest memory either run had when measuring began.
+    measured = result.judgement.measured if result.judgement and result.judgement.measured else []
+    first = measured[0] if measured else 0
+    first = min(first, *(len(run.live_bytes) - 1 for _, run, _ in runs))
+    baseline = min(run.live_bytes[first] for _, run, _ in runs)
+    shown = [v - baseline for _, run, _ in runs for v in run.live_bytes[first:] + run.peak_bytes[max(first, 1):]]
+    scale, unit = _unit(shown)
     for label, run, color in runs:
-        steps = range(len(run.live_bytes))
-        ax.plot(steps, [(v - baseline) / scale for v in run.live_bytes], marker="o", color=color,
+        steps = range(first, len(run.live_bytes))
+        ax.plot(steps, [(v - baseline) / scale for v in run.live_bytes[first:]], marker="o", color=color,
                 label=f"{label}: live")
-        ax.plot(steps[1:], [(v - baseline) / scale for v in run.peak_bytes[1:]], linestyle=":", color=color,
-                label=f"{label}: peak")
-    if result.judgement and result.judgement.measured:
-        ax.axvspan(result.judgement.measured[0] - 0.5, result.judgement.measured[-1] + 0.5, color="0.93", zorder=0)
+        peak_steps = range(max(first, 1), len(run.peak_bytes))
+        ax.plot(peak_steps, [(run.peak_bytes[i] - baseline) / scale for i in peak_steps], linestyle=":",
+                color=color, label=f"{label}: peak")
     d = result.diagnostic
     ax.set_title(f"{d.path}:{d.line} {d.code} — {result.verdict}", fontsize=9)
-    ax.set_xlabel("iteration (0 = loop entry; shaded: measured)")
-    ax.set_ylabel(f"{result.meter} memory above loop entry ({unit})")
+    ax.set_xlabel("measured iteration (after the warm-up)")
+    ax.set_ylabel(f"{result.meter} memory, {unit}\n(above iteration {first})", fontsize=8)
     ax.legend(fontsize=7)
     ax.grid(alpha=0.3)

@@ -23,6 +23,8 @@ from typing import IO, Optional
 # replay must measure eager code and must not upload anything).
 REPLAY_ENVIRONMENT = {
     "TORCH_COMPILE_DISABLE": "1",
+    # torch.cuda.is_available() without creating CUDA state that a fork would inherit broken
+    "PYTORCH_NVML_BASED_CUDA_CHECK": "1",
     "TORCHDYNAMO_DISABLE": "1",
     "PYTHONHASHSEED": "0",
     "PYTHONDONTWRITEBYTECODE": "1",

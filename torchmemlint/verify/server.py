@@ -33,6 +33,9 @@ def serve() -> None:
               "error": f"{error}; `torchmemlint verify` needs PyTorch: pip install 'torchmemlint[verify]'"})
         return
     warm_up()
+    if torch.cuda.is_initialized():  # something imported above did; a forked child could not use CUDA
+        _say({"ready": False, "error": "CUDA was initialised in the replay server, which must fork"})
+        return
     _say({"ready": True, "torch": torch.__version__, "python": sys.executable})
     for line in sys.stdin:
         spec = json.loads(line)
@@ -45,6 +48,7 @@ def serve() -> None:
             _say({"pid": pid, "signal": os.WTERMSIG(status)})
         else:
             _say({"pid": pid, "exit": os.WEXITSTATUS(status)})
+    os._exit(0)  # the parent closed stdin: done; tearing torch down would only take seconds
 
 
 if __name__ == "__main__":

@@ -243,7 +243,8 @@ def build_result(diagnostic: Diagnostic, scope: IterationScope, original: RunOut
         original.end.get("retained_by", []), created_at,
     )
     if original.end.get("survivors") is not None:
-        result.retained_bytes_per_iteration = retained_per_iteration(original, storage_device)
+        # on CUDA, in the allocator's 512-byte blocks, comparable with ``memory_allocated``
+        result.retained_bytes_per_iteration = retained_per_iteration(original, storage_device, rounded=meter == "cuda")
     if meter == "cuda" and judgement.measured and twin is not None and twin.boundaries:
         result.live_storage = _live_storage_figures(original, twin, judgement.measured)
     result.explanation = _explain(result, settings)
