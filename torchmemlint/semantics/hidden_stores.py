@@ -33,6 +33,7 @@ class HiddenStores:
         self.tree = tree
         self.scopes = scopes
         self._kept: dict[cst.FunctionDef, list[KeptParameter]] = {}
+        self._assigned: Optional[dict[str, list[cst.Assign]]] = None
 
     def with_visible(self, visible: Iterable[Store], appended_only: bool = False) -> Iterator[Store]:
         """The visible stores, except calls of a method of this file's classes (``store.add(x)``
@@ -132,9 +133,19 @@ class HiddenStores:
             spelled = dotted_name(receiver)
             if spelled is None or not spelled.startswith("self."):
                 return []
-            values = [a.value for a in self.tree.nodes(cst.Assign)
-                      if any(dotted_name(t.target) == spelled for t in a.targets)]
+            values = self._values_assigned_to(spelled)
         return [dotted_name(v.func) or "" for v in values if isinstance(v, cst.Call)]
+
+    def _values_assigned_to(self, spelled: str) -> list[cst.BaseExpression]:
+        """What ``<spelled> = value`` statements of the file assign (indexed once per file)."""
+        if self._assigned is None:
+            self._assigned = {}
+            for assign in self.tree.nodes(cst.Assign):
+                for target in assign.targets:
+                    name = dotted_name(target.target)
+                    if name is not None:
+                        self._assigned.setdefault(name, []).append(assign)
+        return [assign.value for assign in dict.fromkeys(self._assigned.get(spelled, ()))]
 
 
 def _argument(call: cst.Call, kept: KeptParameter) -> Optional[cst.BaseExpression]:

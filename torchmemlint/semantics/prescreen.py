@@ -346,7 +346,7 @@ class _Walker:
                                                    *filter(None, (signature.vararg, signature.kwarg))))
                 # LibCST counts the calls of decorators and defaults in the function, ast in the
                 # enclosing scope: count them in both.
-                for call in (n for part in (*node.decorator_list, node.args) for n in ast.walk(part)):
+                for call in (n for part in _outside_body(node) for n in ast.walk(part)):
                     if type(call) is ast.Call:
                         inner.calls += 1
                         inner.sets_eval_mode = inner.sets_eval_mode or (
@@ -459,6 +459,16 @@ def _assigns_self_attribute(target: ast.AST) -> bool:
     if type(target) is ast.Starred:
         return _assigns_self_attribute(target.value)
     return _carried_name(target) is not None and _carried_name(target).startswith("self.")
+
+
+def _outside_body(function: Union[ast.FunctionDef, ast.AsyncFunctionDef]) -> list[ast.AST]:
+    """The decorators, defaults and annotations of a function that may hold calls."""
+    signature = function.args
+    parameters = (*signature.posonlyargs, *signature.args, *signature.kwonlyargs,
+                  *filter(None, (signature.vararg, signature.kwarg)))
+    parts = [*function.decorator_list, *signature.defaults, *filter(None, signature.kw_defaults),
+             *(p.annotation for p in parameters if p.annotation is not None), function.returns]
+    return [part for part in parts if part is not None and not isinstance(part, ast.Constant) and _dotted(part) is None]
 
 
 def _root(node: ast.AST) -> Optional[str]:
