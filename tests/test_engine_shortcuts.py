@@ -9,11 +9,14 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from torchmemlint.engine import _positions_and_code
+from torchmemlint.engine import _positions, _positions_and_code
+from torchmemlint.semantics.prescreen import scan
+from torchmemlint.semantics.tree import Tree
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 SOURCES = sorted(FIXTURES.rglob("*.py"))
 EDGE_CASES = [
+    "# header\n\nimport os; import sys\n\n\n# before the decorator\n@d\n\n# between\n@e(1)\ndef f(): pass\nx = [\n  1]; y = 2\n",
     "x = 1\r\ny = (\r\n    2)\r\n",
     "x = 1\ry = 2\r",
     "def f(\n    a,  # comment\n):\n    return a\n\n\n@d\nclass C: pass\n",
@@ -22,21 +25,28 @@ EDGE_CASES = [
 ]
 
 
-def _assert_same(module: cst.Module) -> None:
-    reference = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+def _assert_same(module: cst.Module, source: bytes) -> None:
+    reference = dict(MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider))
     positions, code = _positions_and_code(module)
-    assert positions == dict(reference)
+    assert positions == reference
     assert code == module.code
+    # Generating only the top-level statements that hold the nodes asked for, each from the
+    # line ``ast`` gives it, places every node where the whole module's generation does.
+    tree = Tree(module)
+    nodes = [node for node in tree.start if node is not module]
+    partial = _positions(module, tree, scan(source, "t.py").statement_lines, nodes)
+    assert {node: partial[node] for node in nodes} == {node: reference[node] for node in nodes}
 
 
 @pytest.mark.parametrize("text", EDGE_CASES)
 def test_positions_of_edge_cases(text: str) -> None:
-    _assert_same(cst.parse_module(text.encode()))
+    _assert_same(cst.parse_module(text.encode()), text.encode())
 
 
 def test_positions_of_every_fixture() -> None:
     for path in SOURCES:
-        _assert_same(cst.parse_module(path.read_bytes()))
+        source = path.read_bytes()
+        _assert_same(cst.parse_module(source), source)
 
 
 def test_parsing_without_validation_builds_the_same_trees() -> None:

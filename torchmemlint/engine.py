@@ -12,6 +12,7 @@ from torchmemlint.diagnostics import Diagnostic, Edit, FileError, Fix
 from torchmemlint.rules.base import Finding, NodeFix, Rule
 from torchmemlint.semantics import SemanticModel
 from torchmemlint.semantics.prescreen import scan
+from torchmemlint.semantics.tree import Tree
 
 # flake8's own pattern, so that ``# noqa`` means the same here and under flake8.
 # (flake8.defaults.NOQA_INLINE_REGEXP: "#noqa" without the space is not a noqa comment there.)
@@ -87,17 +88,33 @@ def check_source(
             errors.append(FileError(path, f"{rule.code} skipped: code nested too deeply"))
     if not findings:
         return [], errors
-    diagnostics, code = _positioned(module, path, findings)
-    if apply_noqa:
-        diagnostics = _without_suppressed(code, diagnostics)
+    code = _CodeOf(module)
+    diagnostics = _positioned(module, model.tree, facts.statement_lines, path, findings, code)
+    if apply_noqa and b"noqa" in source.lower():  # (no noqa comment, nothing to look up)
+        diagnostics = _without_suppressed(code(), diagnostics)
     return sorted(set(diagnostics)), errors
 
 
-def _positioned(module: cst.Module, path: str, findings: list[tuple[Rule, Finding]]) -> tuple[list[Diagnostic], str]:
-    """The findings as diagnostics, and the module's code. Positions cost a full
-    code-generation pass, so they are computed only for files with findings, on the same tree
-    (no copy) so the rules' nodes are the keys; the same pass spells the module's code."""
-    positions, code = _positions_and_code(module)
+class _CodeOf:
+    """The module's code, generated on first use (it costs a code-generation pass)."""
+
+    def __init__(self, module: cst.Module) -> None:
+        self.module = module
+        self.code: Optional[str] = None
+
+    def __call__(self) -> str:
+        if self.code is None:
+            self.code = self.module.code
+        return self.code
+
+
+def _positioned(module: cst.Module, tree: Tree, statement_lines: list[int], path: str,
+                findings: list[tuple[Rule, Finding]], code: "_CodeOf") -> list[Diagnostic]:
+    """The findings as diagnostics, positioned on the same tree (no copy) so that the rules'
+    nodes are the keys."""
+    nodes = [finding.node for _, finding in findings]
+    nodes += [r.old for _, finding in findings if finding.fix for r in finding.fix.replacements]
+    positions = _positions(module, tree, statement_lines, nodes)
     diagnostics = []
     for rule, finding in findings:
         where = positions[finding.node]
@@ -112,12 +129,45 @@ def _positioned(module: cst.Module, path: str, findings: list[tuple[Rule, Findin
             end_column=where.end.column,
             fix=_text_fix(module, code, finding.fix, positions) if finding.fix else None,
         ))
-    return diagnostics, code
+    return diagnostics
+
+
+def _positions(module: cst.Module, tree: Tree, statement_lines: list[int], nodes: list[cst.CSTNode]) -> dict:
+    """LibCST's ``PositionProvider`` ranges of (at least) ``nodes``. Positions cost a
+    code-generation pass; only the top-level statements holding ``nodes`` are generated, each
+    from the line ``ast`` gives for its first token (``statement_lines``, one per ``ast``
+    statement: a line of ``a; b`` holds two) less its leading blank and comment lines."""
+    provider_class, state_class = _position_classes()
+    body = module.body
+    first_ast_statement = []
+    count = 0
+    for statement in body:
+        first_ast_statement.append(count)
+        count += len(statement.body) if isinstance(statement, cst.SimpleStatementLine) else 1
+    index_of = {statement: index for index, statement in enumerate(body)}
+    wanted: set[int] = set()
+    for node in nodes:
+        top = node
+        while top is not None and top not in index_of:
+            top = tree.parent.get(top)
+        if top is None or count != len(statement_lines):
+            return _positions_and_code(module)[0]  # (the module itself, or ast sees other statements)
+        wanted.add(index_of[top])
+    provider = provider_class()
+    for index in sorted(wanted):
+        statement = body[index]
+        decorators = getattr(statement, "decorators", ())
+        leading = len(statement.leading_lines) + (len(decorators[0].leading_lines) if decorators else 0)
+        state = state_class(default_indent=module.default_indent, default_newline=module.default_newline,
+                            provider=provider)
+        state.line = statement_lines[first_ast_statement[index]] - leading
+        statement._codegen(state)
+    return provider._computed
 
 
 def _positions_and_code(module: cst.Module) -> tuple[dict, str]:
     """What ``MetadataWrapper(module).resolve(PositionProvider)`` gives (the same ranges, by
-    LibCST's own code generation), and the module's code, in one pass."""
+    LibCST's own code generation, for every node), and the module's code, in one pass."""
     provider_class, state_class = _position_classes()
     provider = provider_class()
     state = state_class(default_indent=module.default_indent, default_newline=module.default_newline,
@@ -164,7 +214,7 @@ def _position_classes() -> tuple[type, type]:
     return PositionProvider, State
 
 
-def _text_fix(module: cst.Module, code: str, fix: NodeFix, positions) -> Optional[Fix]:
+def _text_fix(module: cst.Module, code: "_CodeOf", fix: NodeFix, positions) -> Optional[Fix]:
     """The node replacements as text edits. An expression replaced by an expression, both on
     one line, is its own span re-spelled; anything else (statements, whose lines need
     indentation, and multi-line expressions, which spelled alone lose their block's indentation
@@ -177,7 +227,7 @@ def _text_fix(module: cst.Module, code: str, fix: NodeFix, positions) -> Optiona
             edits.append(Edit(where.start.line, where.start.column, where.end.line, where.end.column,
                               module.code_for_node(replacement.new)))
         return Fix(fix.description, fix.safe, tuple(edits))
-    before = code
+    before = code()
     after = module.visit(_replacer(fix)).code
     if before == after:
         return None

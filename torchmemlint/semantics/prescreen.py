@@ -126,6 +126,7 @@ class FileFacts:
     retain_graph_in_iteration: bool = False  # ``...(retain_graph=True)`` in a loop or per-step method
     step_method_assigns_self: bool = False  # ``self.x = ...`` in a method that may run per step
     assigns_foreign_requires_grad: bool = False  # ``m.requires_grad = ...``, ``m`` not ``self``
+    statement_lines: list[int] = field(default_factory=list)  # first line of each top-level statement
 
     def contains(self, text: str) -> bool:
         return text.encode() in self.source
@@ -176,6 +177,8 @@ def scan(source: bytes, path: str) -> Union[FileFacts, FileError]:
     except (RecursionError, MemoryError):
         return FileError(path, "file is nested too deeply to parse")
     facts = FileFacts(source)
+    facts.statement_lines = [min([statement.lineno, *(d.lineno for d in getattr(statement, "decorator_list", ()))])
+                             for statement in tree.body]
     try:
         _Walker(facts, text).walk(tree)
     except RecursionError:
