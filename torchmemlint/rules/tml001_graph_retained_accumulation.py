@@ -74,7 +74,7 @@ class GraphRetainedAccumulation(Rule):
     def could_match(self, facts: FileFacts) -> bool:
         # ``_retains`` needs a store or accumulation in a step loop or a per-step method.
         return super().could_match(facts) and any(
-            site.could_store(facts) and site.could_be_in_step_iteration
+            site.kind in ("call", "subscript", "list", "accumulation") and site.could_be_in_step_iteration
             for site in facts.sites
         )
 

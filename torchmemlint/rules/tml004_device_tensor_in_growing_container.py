@@ -56,11 +56,10 @@ class DeviceTensorInGrowingContainer(Rule):
     triggers = ("append", "extend", "insert", "+=", "push", "put")
 
     def could_match(self, facts: FileFacts) -> bool:
-        # An ``append``-like call, ``c += [v]`` or a hidden store in a step loop or a
+        # An ``append``-like call (or a hidden store), or ``c += [v]``, in a step loop or a
         # per-step method.
         return super().could_match(facts) and any(
-            (site.kind in ("call", "list") or (site.kind == "method" and site.callee in facts.methods))
-            and site.could_be_in_step_iteration for site in facts.sites
+            site.kind in ("call", "list") and site.could_be_in_step_iteration for site in facts.sites
         )
 
     def check(self, model: SemanticModel) -> Iterator[Finding]:

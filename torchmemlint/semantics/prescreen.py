@@ -60,22 +60,17 @@ class Site:
     (``t = torch.cat([t, v])``) or a hook registration; with the loops whose body holds it in
     its function (outermost first), and that function."""
 
-    kind: str  # "call", "subscript", "list", "accumulation", "join", "hook", "method"
+    kind: str  # "call", "subscript", "list", "accumulation", "join", "hook"
     loops: tuple[LoopFacts, ...]
     scope: "_Scope"
     root: Optional[str] = None  # the name the container hangs off (``self`` in ``self.h[k]``)
     bare: bool = False  # the container is that name itself
     to_self: bool = False  # the target is an attribute of ``self`` (joins)
-    callee: str = ""  # the called name, spelled (hooks, methods)
+    callee: str = ""  # the called name, spelled (hooks)
 
     @property
     def in_step_method(self) -> bool:
         return self.scope.step_method
-
-    def could_store(self, facts: "FileFacts") -> bool:
-        """A visible store or accumulation (``Stores``), or a call of a method of this file's
-        classes that may keep its argument (``HiddenStores``)."""
-        return self.kind in _STORING_KINDS or (self.kind == "method" and self.callee in facts.methods)
 
     @property
     def could_be_in_step_iteration(self) -> bool:
@@ -258,12 +253,6 @@ class _Walker:
                 if type(func) is ast.Attribute:
                     name = func.attr
                     method_calls.add(name)
-                    receiver = func.value
-                    if (loops or scope.step_method) and not (type(receiver) is ast.Name and receiver.id == "self"):
-                        # Maybe a hidden store (``meter.update(loss)``, ``HiddenStores``), when
-                        # ``name`` turns out to be a method of a class of this file.
-                        sites.append(Site("method", loops, scope, _root(receiver), type(receiver) is ast.Name,
-                                          callee=name))
                     if name not in STORING_METHODS and (node.args or node.keywords):
                         # ``meter.update(loss)``: a hidden store if this file's class keeps the
                         # argument (HiddenStores); known once every method of the file is seen.
@@ -520,7 +509,6 @@ def _joins(call: ast.AST, name: str) -> bool:
     return False
 
 
-_STORING_KINDS = frozenset({"call", "subscript", "list", "accumulation"})
 # The node types the walk looks at; the others only pass their context on to their children.
 _HANDLED = frozenset({
     ast.Attribute, ast.Call, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.NamedExpr, ast.Global,
