@@ -58,3 +58,17 @@ def test_parsing_without_validation_builds_the_same_trees() -> None:
     # and validation is back for nodes built afterwards
     with pytest.raises(cst.CSTValidationError):
         cst.Name("not an identifier")
+
+
+def test_fixes_from_the_changed_statements_equal_those_from_the_whole_module(monkeypatch) -> None:
+    from torchmemlint import engine
+    from torchmemlint.rules import ALL_RULES
+
+    sources = [(str(path), path.read_bytes()) for path in SOURCES]
+    regional = [engine.check_source(source, path, ALL_RULES) for path, source in sources]
+    monkeypatch.setattr(engine, "_regenerated_region", lambda *args: None)
+    whole = [engine.check_source(source, path, ALL_RULES) for path, source in sources]
+    assert sum(1 for diagnostics, _ in regional for d in diagnostics if d.fix) > 100
+    for (path, _), (mine, errors), (reference, reference_errors) in zip(sources, regional, whole):
+        assert [(d, d.fix, d.message) for d in mine] == [(d, d.fix, d.message) for d in reference], path
+        assert errors == reference_errors

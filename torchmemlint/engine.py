@@ -127,42 +127,52 @@ def _positioned(module: cst.Module, tree: Tree, statement_lines: list[int], path
             name=rule.name,
             end_line=where.end.line,
             end_column=where.end.column,
-            fix=_text_fix(module, code, finding.fix, positions) if finding.fix else None,
+            fix=_text_fix(module, tree, statement_lines, code, finding.fix, positions) if finding.fix else None,
         ))
     return diagnostics
 
 
 def _positions(module: cst.Module, tree: Tree, statement_lines: list[int], nodes: list[cst.CSTNode]) -> dict:
     """LibCST's ``PositionProvider`` ranges of (at least) ``nodes``. Positions cost a
-    code-generation pass; only the top-level statements holding ``nodes`` are generated, each
-    from the line ``ast`` gives for its first token (``statement_lines``, one per ``ast``
-    statement: a line of ``a; b`` holds two) less its leading blank and comment lines."""
+    code-generation pass: only the top-level statements holding ``nodes`` are generated, each
+    from the line it starts on (``_statement_starts``)."""
     provider_class, state_class = _position_classes()
-    body = module.body
-    first_ast_statement = []
-    count = 0
-    for statement in body:
-        first_ast_statement.append(count)
-        count += len(statement.body) if isinstance(statement, cst.SimpleStatementLine) else 1
-    index_of = {statement: index for index, statement in enumerate(body)}
-    wanted: set[int] = set()
-    for node in nodes:
-        top = node
-        while top is not None and top not in index_of:
-            top = tree.parent.get(top)
-        if top is None or count != len(statement_lines):
-            return _positions_and_code(module)[0]  # (the module itself, or ast sees other statements)
-        wanted.add(index_of[top])
+    starts = _statement_starts(module, statement_lines)
+    wanted = {_top_statement(module, tree, node) for node in nodes}
+    if starts is None or None in wanted:
+        return _positions_and_code(module)[0]  # (the module itself, or ast sees other statements)
     provider = provider_class()
     for index in sorted(wanted):
-        statement = body[index]
-        decorators = getattr(statement, "decorators", ())
-        leading = len(statement.leading_lines) + (len(decorators[0].leading_lines) if decorators else 0)
         state = state_class(default_indent=module.default_indent, default_newline=module.default_newline,
                             provider=provider)
-        state.line = statement_lines[first_ast_statement[index]] - leading
-        statement._codegen(state)
+        state.line = starts[index]
+        module.body[index]._codegen(state)
     return provider._computed
+
+
+def _statement_starts(module: cst.Module, statement_lines: list[int]) -> Optional[list[int]]:
+    """The line each top-level statement's code (its leading blank and comment lines included)
+    starts on in the module's code: the line ``ast`` gives its first token (``statement_lines``,
+    one per ``ast`` statement: a line ``a; b`` holds two) less those leading lines. None when
+    ``ast`` and LibCST do not see the same statements."""
+    starts = []
+    count = 0
+    for statement in module.body:
+        if count >= len(statement_lines):
+            return None
+        decorators = getattr(statement, "decorators", ())
+        leading = len(statement.leading_lines) + (len(decorators[0].leading_lines) if decorators else 0)
+        starts.append(statement_lines[count] - leading)
+        count += len(statement.body) if isinstance(statement, cst.SimpleStatementLine) else 1
+    return starts if count == len(statement_lines) else None
+
+
+def _top_statement(module: cst.Module, tree: Tree, node: cst.CSTNode) -> Optional[int]:
+    """The index in ``module.body`` of the statement holding ``node``, or None (the module)."""
+    parent = tree.parent
+    while node is not None and parent.get(node) is not module:
+        node = parent.get(node)
+    return module.body.index(node) if node is not None else None
 
 
 def _positions_and_code(module: cst.Module) -> tuple[dict, str]:
@@ -214,7 +224,8 @@ def _position_classes() -> tuple[type, type]:
     return PositionProvider, State
 
 
-def _text_fix(module: cst.Module, code: "_CodeOf", fix: NodeFix, positions) -> Optional[Fix]:
+def _text_fix(module: cst.Module, tree: Tree, statement_lines: list[int], code: "_CodeOf", fix: NodeFix,
+              positions) -> Optional[Fix]:
     """The node replacements as text edits. An expression replaced by an expression, both on
     one line, is its own span re-spelled; anything else (statements, whose lines need
     indentation, and multi-line expressions, which spelled alone lose their block's indentation
@@ -227,8 +238,10 @@ def _text_fix(module: cst.Module, code: "_CodeOf", fix: NodeFix, positions) -> O
             edits.append(Edit(where.start.line, where.start.column, where.end.line, where.end.column,
                               module.code_for_node(replacement.new)))
         return Fix(fix.description, fix.safe, tuple(edits))
-    before = code()
-    after = module.visit(_replacer(fix)).code
+    region = _regenerated_region(module, tree, statement_lines, fix)
+    if region is None:  # the whole module, then
+        region = 1, code(), module.visit(_replacer(fix)).code
+    first_line, before, after = region
     if before == after:
         return None
     limit = min(len(before), len(after))
@@ -237,8 +250,39 @@ def _text_fix(module: cst.Module, code: "_CodeOf", fix: NodeFix, positions) -> O
                             lambda n: before[len(before) - n:] == after[len(after) - n:])
     start_line, start_col = _line_col(before, prefix)
     end_line, end_col = _line_col(before, len(before) - suffix)
-    edit = Edit(start_line, start_col, end_line, end_col, after[prefix:len(after) - suffix])
+    edit = Edit(first_line + start_line - 1, start_col, first_line + end_line - 1, end_col,
+                after[prefix:len(after) - suffix])
     return Fix(fix.description, fix.safe, (edit,))
+
+
+def _regenerated_region(module: cst.Module, tree: Tree, statement_lines: list[int],
+                        fix: NodeFix) -> Optional[tuple[int, str, str]]:
+    """The top-level statements the fix changes, before and after it, with the line they start
+    on; None where they cannot stand for the whole module. Comparing the whole module's code
+    before and after finds the same edit when the first difference lies inside the region (the
+    common suffix is capped by the rest of the region either way), and when the module's last
+    statement keeps its final line break."""
+    starts = _statement_starts(module, statement_lines)
+    indices = [_top_statement(module, tree, replacement.old) for replacement in fix.replacements]
+    if starts is None or None in indices:
+        return None
+    first, last = min(indices), max(indices)
+    if last == len(module.body) - 1 and not module.footer and not module.has_trailing_newline:
+        return None
+    replacer = _replacer(fix)
+    before, after = [], []
+    for statement in module.body[first:last + 1]:
+        before.append(module.code_for_node(statement))
+        new = statement.visit(replacer)
+        if isinstance(new, cst.FlattenSentinel):
+            after.extend(module.code_for_node(node) for node in new.nodes)
+        elif not isinstance(new, cst.RemovalSentinel):
+            after.append(module.code_for_node(new))
+    before_text, after_text = "".join(before), "".join(after)
+    shortest = min(len(before_text), len(after_text))
+    if before_text != after_text and before_text[:shortest] == after_text[:shortest]:
+        return None  # one text starts the other: the first difference may lie past the region
+    return starts[first], before_text, after_text
 
 
 def _common_length(limit: int, same: Callable[[int], bool]) -> int:
