@@ -86,7 +86,8 @@ class LoopCarriedGraph(Rule):
         # an optimizer step, or iterates a loader), or to ``self.x`` in a per-step method.
         if not super().could_match(facts):
             return False
-        aliased_autograd = "grad" in facts.imported_names or "backward" in facts.imported_names
+        aliased_autograd = any(target in ("torch.autograd.grad", "torch.autograd.backward")
+                               for target in facts.aliases.values())
         return facts.step_method_assigns_self or any(
             loop.has_assignment and (loop.has_step_call or (aliased_autograd and loop.has_name_call)
                                      or LOADER_ITERABLE.search(loop.header_text))

@@ -60,7 +60,9 @@ from torchmemlint.rules.base import Finding, NodeFix, Rule
 from torchmemlint.rules.edits import torch_callable, wrap_in_with
 from torchmemlint.semantics import SemanticModel
 from torchmemlint.semantics.imports import dotted_name
-from torchmemlint.semantics.params import IN_PLACE_UPDATES, PARAMETER, dotted_chain_methods, iterates_parameters
+from torchmemlint.semantics.params import (
+    IN_PLACE_UPDATES, PARAMETER, could_be_optimizer_base, dotted_chain_methods, iterates_parameters,
+)
 from torchmemlint.semantics.prescreen import FileFacts
 
 IN_PLACE_MESSAGE = ("in-place update of a leaf that requires grad outside `torch.no_grad()` raises RuntimeError; "
@@ -78,9 +80,10 @@ class ParamUpdateOutsideNoGrad(Rule):
 
     def could_match(self, facts: FileFacts) -> bool:
         # Both findings need a gradient read (``.grad``, ``torch.autograd.grad``), unless the
-        # update is in an optimizer's ``step`` method.
+        # update is in the ``step`` method of an optimizer class (``Parameters.in_optimizer_step``).
         return super().could_match(facts) and (
-            "grad" in facts.attributes or "grad" in facts.imported_names or "step" in facts.methods
+            "grad" in facts.attributes or "torch.autograd.grad" in facts.aliases.values()
+            or any("step" in cls.methods and facts.could_derive(cls, could_be_optimizer_base) for cls in facts.classes)
         )
 
     def check(self, model: SemanticModel) -> Iterator[Finding]:

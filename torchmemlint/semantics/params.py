@@ -173,7 +173,7 @@ class Parameters:
         if func is None or func.name.value != "step":
             return False
         cls = self.scopes.class_of(func)
-        return cls is not None and any(_OPTIMIZER_BASE.search(b) for b in self.scopes.class_bases(cls))
+        return cls is not None and any(could_be_optimizer_base(b) for b in self.scopes.class_bases(cls))
 
     def breaks_grad_cycle(self, node: cst.CSTNode) -> bool:
         """A reset that drops a ``.grad`` tensor's graph: ``zero_grad()`` (either setting),
@@ -214,6 +214,11 @@ class Parameters:
         if isinstance(func, cst.Attribute) and dotted_name(func.value) == "self":
             return self.scopes.functions_by_name.get(func.attr.value, [])
         return []
+
+
+def could_be_optimizer_base(name: str) -> bool:
+    """A base class name (qualified, or as spelled) of a ``torch.optim`` optimizer."""
+    return bool(_OPTIMIZER_BASE.search(name))
 
 
 def iterates_parameters(loop: cst.For, name: str) -> bool:

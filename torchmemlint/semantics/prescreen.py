@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, field
-from typing import Optional, Union
+from typing import Callable, Optional, Union
 
 from torchmemlint.diagnostics import FileError
 from torchmemlint.semantics.vocabulary import (
@@ -125,6 +125,24 @@ class FileFacts:
 
     def contains(self, text: str) -> bool:
         return text.encode() in self.source
+
+    def could_derive(self, cls: ClassFacts, matches: Callable[[str], bool]) -> bool:
+        """As ``Scopes.class_bases``: whether a base of ``cls`` (qualified through the imports,
+        else as spelled), or of the classes of this file it names, satisfies ``matches``."""
+        by_name: dict[str, list[ClassFacts]] = {}
+        for other in self.classes:
+            by_name.setdefault(other.name, []).append(other)
+        pending, seen = [cls], {id(cls)}
+        while pending:
+            for base in pending.pop().bases:
+                name = self.qualify(base) or base
+                if matches(name):
+                    return True
+                for local in by_name.get(name, ()):
+                    if id(local) not in seen:
+                        seen.add(id(local))
+                        pending.append(local)
+        return False
 
     def qualify(self, dotted: str) -> Optional[str]:
         """As ``ImportTable.qualify``: the dotted name through the imports, or None."""
