@@ -8,15 +8,17 @@ Exit statuses: 0 nothing found, 1 findings (file errors included), 2 usage or in
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import importlib.util
 import os
 import re
 import sys
 import types
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Iterator, Optional, Sequence
 
 
 class _LazyModule(types.ModuleType):
@@ -93,6 +95,22 @@ def subcommand(name: str, help: str, *arguments: Argument):
     return register
 
 
+@contextmanager
+def _rare_garbage_collection() -> Iterator[None]:
+    """Parsing allocates millions of short-lived objects that reference counting frees; with
+    the cyclic collector's default thresholds it still rescans them about 2,000 times per 1,000
+    files, a tenth of a run (measured on the benchmark's files). While files are checked, it
+    collects rarely and leaves the objects already alive (the imports) out; then as before."""
+    thresholds = gc.get_threshold()
+    gc.freeze()
+    gc.set_threshold(50_000, 50, 100)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*thresholds)
+        gc.unfreeze()
+
+
 def _positive_int(text: str) -> int:
     try:
         value = int(text)
@@ -156,6 +174,11 @@ def selection_options(args: argparse.Namespace) -> dict[str, Any]:
                   "(the nearest folder above the working directory with pyproject.toml or .git)"),
 )
 def check(args: argparse.Namespace) -> int:
+    with _rare_garbage_collection():
+        return _check(args)
+
+
+def _check(args: argparse.Namespace) -> int:
     reporter = reporter_for(args.format, sys.stdout)
     tally = Tally()
     cache = None
