@@ -9,7 +9,8 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from torchmemlint.engine import _positions, _positions_and_code
+from torchmemlint.engine import _positions, _positions_and_code, check_source
+from torchmemlint.rules import ALL_RULES
 from torchmemlint.semantics.prescreen import scan
 from torchmemlint.semantics.tree import Tree
 
@@ -72,3 +73,24 @@ def test_fixes_from_the_changed_statements_equal_those_from_the_whole_module(mon
     for (path, _), (mine, errors), (reference, reference_errors) in zip(sources, regional, whole):
         assert [(d, d.fix, d.message) for d in mine] == [(d, d.fix, d.message) for d in reference], path
         assert errors == reference_errors
+
+
+def test_diagnostics_without_fix_edits_differ_only_in_the_missing_edits() -> None:
+    """``check`` output that shows no fixes skips the edits: the same diagnostics, and the same
+    fixes (description and safety), on every fixture."""
+    compared = 0
+    for path in SOURCES:
+        source = path.read_bytes()
+        full, full_errors = check_source(source, str(path), ALL_RULES)
+        lean, lean_errors = check_source(source, str(path), ALL_RULES, fix_edits=False)
+        assert lean == full and lean_errors == full_errors, path
+        for with_edits, without in zip(full, lean):
+            assert (without.message, without.end_line, without.end_column) == \
+                (with_edits.message, with_edits.end_line, with_edits.end_column), path
+            if with_edits.fix is None:
+                assert without.fix is None, path
+            else:
+                assert (without.fix.description, without.fix.safe, without.fix.edits) == \
+                    (with_edits.fix.description, with_edits.fix.safe, ()), path
+                compared += 1
+    assert compared > 100

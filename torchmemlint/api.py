@@ -21,11 +21,13 @@ from torchmemlint.rules import ALL_RULES, RULES_BY_CODE
 
 @dataclass(frozen=True)
 class FileTask:
-    """One file to check and the rules to check it with (by code)."""
+    """One file to check, the rules to check it with (by code), and whether the output needs
+    the fixes' edits."""
 
     path: str
     rule_codes: tuple[str, ...]
     max_file_size: int
+    fix_edits: bool = True
 
 
 @dataclass
@@ -54,7 +56,7 @@ def check_file(task: FileTask, cache: Optional[ResultCache] = None) -> FileResul
     from torchmemlint import engine  # LibCST and the rules' machinery load only on a cache miss
 
     rules = [RULES_BY_CODE[code] for code in task.rule_codes]
-    diagnostics, errors = engine.check_source(source, task.path, rules)
+    diagnostics, errors = engine.check_source(source, task.path, rules, fix_edits=task.fix_edits)
     if key is not None:
         cache.put(key, diagnostics, errors)
     return FileResult(task.path, diagnostics, errors)
@@ -68,12 +70,14 @@ def plan(
     ignore: Sequence[str] = (),
     config: Optional[str] = None,
     force_exclude: bool = False,
+    fix_edits: bool = True,
 ) -> Iterator[FileTask]:
     """The files under ``paths`` to check, each with its rules, in a deterministic order.
 
     ``select``/``extend_select``/``ignore`` are the command line's rule selectors, applied on top
     of each file's configuration; ``config`` replaces the search for ``pyproject.toml`` files.
-    Raises ``UsageError`` for a bad selector or configuration.
+    ``fix_edits=False``: the results' fixes come without their edits. Raises ``UsageError`` for
+    a bad selector or configuration.
     """
     resolver = SettingsResolver(
         ALL_RULES,
@@ -84,7 +88,7 @@ def plan(
     for path in discover(paths, Excluder(resolver.settings_for), force_exclude):
         settings = resolver.settings_for_file(path)
         yield FileTask(path, tuple(rule.code for rule in settings.rules_for(path)),
-                       settings.max_file_size)
+                       settings.max_file_size, fix_edits)
 
 
 def check_paths(paths: Sequence[str], *, jobs: int = 1, cache: Optional[ResultCache] = None,

@@ -185,7 +185,8 @@ def _check(args: argparse.Namespace) -> int:
     if not args.no_cache:
         cache = ResultCache(Path(args.cache_dir)) if args.cache_dir else ResultCache.for_project()
     jobs = args.jobs or _cpu_count()
-    for result in api.check_paths(args.paths, jobs=jobs, cache=cache, **selection_options(args)):
+    for result in api.check_paths(args.paths, jobs=jobs, cache=cache, fix_edits=reporter.shows_fix_edits,
+                                  **selection_options(args)):
         tally.add(result)
         reporter.add(result)
     reporter.finish()

@@ -28,7 +28,8 @@ class Edit:
 @dataclass(frozen=True)
 class Fix:
     """What a diagnostic's fix changes. ``safe`` fixes are applied by ``fix``; unsafe ones need
-    ``--unsafe-fixes`` (RULES.md, "Fix safety")."""
+    ``--unsafe-fixes`` (RULES.md, "Fix safety"). ``edits`` is empty where the check was asked
+    for none (``check`` output that shows no fixes)."""
 
     description: str
     safe: bool

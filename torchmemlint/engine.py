@@ -58,9 +58,13 @@ def _skip_validation(node: cst.CSTNode) -> None:
 
 
 def check_source(
-    source: bytes, path: str, rules: Sequence[Rule], apply_noqa: bool = True, prescreen: bool = True
+    source: bytes, path: str, rules: Sequence[Rule], apply_noqa: bool = True, prescreen: bool = True,
+    fix_edits: bool = True,
 ) -> tuple[list[Diagnostic], list[FileError]]:
     """Diagnostics of ``rules`` on one file's bytes, sorted; never raises for bad input.
+
+    ``fix_edits=False`` leaves each fix's edits out (``Fix.edits`` empty): output that shows no
+    fixes then skips the code generation that turns node replacements into text.
 
     Every file is first parsed with Python's ``ast`` (syntax errors are reported from there);
     LibCST parses it only when some rule could match (``Rule.could_match`` on the pre-screen's
@@ -89,7 +93,7 @@ def check_source(
     if not findings:
         return [], errors
     code = _CodeOf(module)
-    diagnostics = _positioned(module, model.tree, facts.statement_lines, path, findings, code)
+    diagnostics = _positioned(module, model.tree, facts.statement_lines, path, findings, code, fix_edits)
     if apply_noqa and b"noqa" in source.lower():  # (no noqa comment, nothing to look up)
         diagnostics = _without_suppressed(code(), diagnostics)
     return sorted(set(diagnostics)), errors
@@ -109,11 +113,12 @@ class _CodeOf:
 
 
 def _positioned(module: cst.Module, tree: Tree, statement_lines: list[int], path: str,
-                findings: list[tuple[Rule, Finding]], code: "_CodeOf") -> list[Diagnostic]:
+                findings: list[tuple[Rule, Finding]], code: "_CodeOf", fix_edits: bool) -> list[Diagnostic]:
     """The findings as diagnostics, positioned on the same tree (no copy) so that the rules'
     nodes are the keys."""
     nodes = [finding.node for _, finding in findings]
-    nodes += [r.old for _, finding in findings if finding.fix for r in finding.fix.replacements]
+    if fix_edits:
+        nodes += [r.old for _, finding in findings if finding.fix for r in finding.fix.replacements]
     positions = _positions(module, tree, statement_lines, nodes)
     diagnostics = []
     for rule, finding in findings:
@@ -127,7 +132,7 @@ def _positioned(module: cst.Module, tree: Tree, statement_lines: list[int], path
             name=rule.name,
             end_line=where.end.line,
             end_column=where.end.column,
-            fix=_text_fix(module, tree, statement_lines, code, finding.fix, positions) if finding.fix else None,
+            fix=_fix(module, tree, statement_lines, code, finding.fix, positions, fix_edits),
         ))
     return diagnostics
 
@@ -222,6 +227,15 @@ def _position_classes() -> tuple[type, type]:
             return SyntacticRecord(self, node, start_node, end_node)
 
     return PositionProvider, State
+
+
+def _fix(module: cst.Module, tree: Tree, statement_lines: list[int], code: "_CodeOf", fix: Optional[NodeFix],
+         positions, with_edits: bool) -> Optional[Fix]:
+    if fix is None:
+        return None
+    if not with_edits:
+        return Fix(fix.description, fix.safe)
+    return _text_fix(module, tree, statement_lines, code, fix, positions)
 
 
 def _text_fix(module: cst.Module, tree: Tree, statement_lines: list[int], code: "_CodeOf", fix: NodeFix,

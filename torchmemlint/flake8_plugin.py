@@ -40,7 +40,7 @@ class TorchMemLintChecker:
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:
         diagnostics, errors = engine.check_source(self._source(), self.filename, self.rules,
-                                                  apply_noqa=False)
+                                                  apply_noqa=False, fix_edits=False)
         for finding in [*errors, *diagnostics]:
             yield finding.line, finding.column, f"{finding.code} {finding.message}", type(self)
 

@@ -30,6 +30,8 @@ def rule_docs(rule) -> str:
 class Reporter:
     """Receives each file's result as soon as it is checked, then ``finish`` once."""
 
+    shows_fix_edits = False  # whether the format prints each fix's edits
+
     def __init__(self, stream: TextIO) -> None:
         self.stream = stream
 

@@ -12,6 +12,8 @@ if TYPE_CHECKING:
 
 
 class JsonReporter(Reporter):
+    shows_fix_edits = True
+
     def __init__(self, stream) -> None:
         super().__init__(stream)
         self._objects: list[dict] = []
