@@ -217,7 +217,7 @@ class Scopes:
         outer = self.loops_around(loop)
         scope = self.scope_of(loop)
         return any(
-            self.tree.start[call] > self.tree.end[loop] and is_step_call(call)
+            self.tree.start[call] > self.tree.end(loop) and is_step_call(call)
             and self.loops_around(call) == outer
             for call in self.scope_nodes(scope, cst.Call)
         )

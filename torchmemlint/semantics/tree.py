@@ -23,7 +23,6 @@ _SKIPPED_FIELDS = frozenset({
 })
 _fields_by_type: dict[type, tuple[str, ...]] = {}
 _is_node_type: dict[type, bool] = {}
-_LEAVING = object()  # on the walk's stack above a node whose subtree is being walked
 
 
 def _child_fields_reversed(node_type: type) -> tuple[str, ...]:
@@ -48,44 +47,58 @@ def _is_node(value_type: type) -> bool:
 
 class Tree:
     """Parent links, a preorder index (``start``) with the last index inside each subtree
-    (``end``), and every node by type, from one iterative walk."""
+    (``last``, by preorder index), and every node by type, from one iterative walk."""
 
     def __init__(self, module: cst.Module) -> None:
         self.module = module
         self.parent: dict[cst.CSTNode, cst.CSTNode] = {}
         self.start: dict[cst.CSTNode, int] = {}
-        self.end: dict[cst.CSTNode, int] = {}
+        self.last: list[int] = []
         self.by_type: dict[type, list[cst.CSTNode]] = defaultdict(list)
         self._walk(module)
 
     def _walk(self, root: cst.CSTNode) -> None:
-        parent, start, end, by_type = self.parent, self.start, self.end, self.by_type
-        counter = 0
+        parent, start, last, by_type = self.parent, self.start, self.last, self.by_type
+        append_last = last.append
+        fields_by_type, is_node_type = _fields_by_type, _is_node_type  # (the cached lookups, inlined)
+        # Nodes, and above each node's children the preorder index of the node as a negative
+        # number ``-1 - index``, met again once its subtree is done (ints hash without a call).
         stack: list = [root]
         pop, push = stack.pop, stack.append
         while stack:
             node = pop()
-            if node is _LEAVING:
-                end[pop()] = counter - 1
-                continue
-            start[node] = counter
-            counter += 1
             node_type = type(node)
+            if node_type is int:
+                last[-1 - node] = len(last) - 1
+                continue
+            index = len(last)
+            start[node] = index
+            append_last(index)
             by_type[node_type].append(node)
-            push(node)
-            push(_LEAVING)
+            push(-1 - index)
+            names = fields_by_type.get(node_type)
+            if names is None:
+                names = _child_fields_reversed(node_type)
             # Children pushed last first, so that they are numbered in source order.
-            for name in _child_fields_reversed(node_type):
+            for name in names:
                 value = getattr(node, name)
                 value_type = type(value)
                 if value_type is tuple or value_type is list:
                     for child in reversed(value):
-                        if _is_node(type(child)):
+                        child_type = type(child)
+                        known = is_node_type.get(child_type)
+                        if known or (known is None and _is_node(child_type)):
                             parent[child] = node
                             push(child)
-                elif _is_node(value_type):
-                    parent[value] = node
-                    push(value)
+                else:
+                    known = is_node_type.get(value_type)
+                    if known or (known is None and _is_node(value_type)):
+                        parent[value] = node
+                        push(value)
+
+    def end(self, node: cst.CSTNode) -> int:
+        """The preorder index of the last node inside ``node``'s subtree."""
+        return self.last[self.start[node]]
 
     def nodes(self, node_type: type[N]) -> list[N]:
         return self.by_type.get(node_type, [])  # type: ignore[return-value]
@@ -97,7 +110,8 @@ class Tree:
             parent = self.parent.get(parent)
 
     def contains(self, outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
-        return self.start[outer] <= self.start[inner] <= self.end[outer]
+        start = self.start[outer]
+        return start <= self.start[inner] <= self.last[start]
 
     def before(self, a: cst.CSTNode, b: cst.CSTNode) -> bool:
         """``a`` starts before ``b`` in source order."""
@@ -108,7 +122,7 @@ class Tree:
         candidates = self.nodes(node_type)  # already in preorder: binary-search the subtree's range
         start = self.start
         lo = bisect_left(candidates, start[node], key=start.__getitem__)
-        hi = bisect_right(candidates, self.end[node], key=start.__getitem__)
+        hi = bisect_right(candidates, self.last[start[node]], key=start.__getitem__)
         return candidates[lo:hi]
 
     def statement_of(self, node: cst.CSTNode) -> Optional[cst.BaseStatement]:
