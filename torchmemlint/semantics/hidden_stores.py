@@ -8,6 +8,7 @@ Only classes defined in this file are looked into; the object must be built from
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Iterable, Iterator, Optional
 
 import libcst as cst
@@ -60,9 +61,17 @@ class HiddenStores:
 
     def _callee(self, call: cst.Call) -> Optional[cst.FunctionDef]:
         func = call.func
-        if not isinstance(func, cst.Attribute) or dotted_name(func.value) == "self":
+        if not isinstance(func, cst.Attribute) or func.attr.value not in self._method_names or \
+                dotted_name(func.value) == "self":
             return None
         return self._method_of_receiver(func.value, func.attr.value, call)
+
+    @cached_property
+    def _method_names(self) -> frozenset[str]:
+        """The names of the methods of this file's classes: a call of any other name has no
+        callee here (and its receiver need not be resolved)."""
+        return frozenset(func.name.value for func in self.tree.nodes(cst.FunctionDef)
+                         if self.scopes.class_of(func) is not None)
 
     def kept_parameters(self, method: cst.FunctionDef) -> list[KeptParameter]:
         cached = self._kept.get(method)
