@@ -37,7 +37,9 @@ def _import_lazily(name: str) -> None:
     """Make ``import name`` instant; the module loads on first use of one of its attributes.
 
     LibCST takes longer to import than a whole warm-cache run, and files the pre-screen turns
-    away never need it; the rules import it at the top but use it only when they run."""
+    away never need it; the rules import it at the top but use it only when they run. (The
+    standard library's ``importlib.util.LazyLoader`` cannot do this on Python 3.11: the
+    ``import libcst`` statement itself reads ``__spec__`` of the module and so loads it.)"""
     if name in sys.modules:
         return
     spec = importlib.util.find_spec(name)
