@@ -1,8 +1,8 @@
 """What the bench scripts share: finding Python files, reading ``# expect:`` labels, and running
 every rule of the catalogue (off-by-default ones included) over one file.
 
-torchmemlint is imported only when a file is linted, so the labels can be read (and the scripts
-imported) without the package installed."""
+torchmemlint is imported from this checkout when first needed, so the scripts run without the
+package installed."""
 from __future__ import annotations
 
 import re
@@ -11,8 +11,6 @@ from pathlib import Path
 from typing import Iterator
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-# The same label syntax as the rule fixtures: ``# expect: TML001`` or ``# expect: TML001, TML004``.
-EXPECT = re.compile(r"#\s*expect:\s*(?P<codes>TML\d{3}(?:\s*,\s*TML\d{3})*)")
 RULE_DIR = re.compile(r"^TML\d{3}$")
 
 
@@ -25,13 +23,11 @@ def python_files(root: Path) -> Iterator[Path]:
 
 
 def expected_diagnostics(source: str) -> set[tuple[int, str]]:
-    """The (line, code) pairs a labelled file expects."""
-    expected = set()
-    for number, line in enumerate(source.splitlines(), start=1):
-        match = EXPECT.search(line)
-        if match:
-            expected.update((number, code.strip()) for code in match.group("codes").split(","))
-    return expected
+    """The (line, code) pairs a labelled file expects (the rule fixtures' label syntax)."""
+    _make_importable()
+    from torchmemlint.testing import expected_diagnostics as expected
+
+    return expected(source)
 
 
 def rule_of_directory(path: Path) -> str | None:

@@ -20,11 +20,10 @@ import pytest
 from torchmemlint.engine import check_source
 from torchmemlint.fix import fix_source
 from torchmemlint.rules import ALL_RULES
-from test_fixtures import expected_diagnostics
+from torchmemlint.testing import expected_diagnostics
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
-EXPECT = re.compile(r"#\s*expect:\s*TML\d{3}")  # a fixture that expects a finding
-INVALID_FIXTURES = sorted(p for p in FIXTURES.rglob("*.py") if EXPECT.search(p.read_text(encoding="utf-8")))
+INVALID_FIXTURES = sorted(p for p in FIXTURES.rglob("*.py") if expected_diagnostics(p.read_text(encoding="utf-8")))
 # ``name.correct.py`` files are hand-written twins of rules that have no automatic fix.
 RUNNABLE_FIXTURES = sorted(p for p in (FIXTURES / "runnable").glob("*.py") if not p.name.endswith(".correct.py"))
 # Numbers standing alone: not the 0 of ``grad_fn=<DivBackward0>``, which only the original prints.

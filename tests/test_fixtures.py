@@ -3,7 +3,6 @@ comments; a file without any expects nothing. A ``name.py.fixed`` next to ``name
 expected result of ``fix --unsafe-fixes``."""
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
@@ -11,19 +10,10 @@ import pytest
 from torchmemlint.engine import check_source
 from torchmemlint.fix import fix_source
 from torchmemlint.rules import ALL_RULES
+from torchmemlint.testing import expected_diagnostics
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
-EXPECT = re.compile(r"#\s*expect:\s*(?P<codes>TML\d{3}(?:\s*,\s*TML\d{3})*)")
 FIXTURE_FILES = sorted(FIXTURES.rglob("*.py"))
-
-
-def expected_diagnostics(source: str) -> set[tuple[int, str]]:
-    expected = set()
-    for number, line in enumerate(source.splitlines(), start=1):
-        match = EXPECT.search(line)
-        if match:
-            expected.update((number, code.strip()) for code in match.group("codes").split(","))
-    return expected
 
 
 @pytest.mark.parametrize("path", FIXTURE_FILES, ids=lambda p: str(p.relative_to(FIXTURES)))
