@@ -26,7 +26,7 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Optional
 
 from filesets import BENCH_DIR, REPO_ROOT, collect, count_lines, default_roots
 
@@ -369,30 +369,59 @@ def run_once(command: Command, files: list[Path], scratch: Path) -> Sample:
     return Sample(cpu_s, wall_s, peak_rss_kib / 1024, stdout_lines)
 
 
-def measure(config: Config, tools: Tools, files: list[Path], lines: int, repeat: int) -> Result:
+@dataclass
+class Measurement:
+    """One configuration being measured: its command, its files, the runs it still needs."""
+
+    config: Config
+    result: Result
+    files: list[Path]
+    runs_left: int
+    command: Optional[Command] = None
+
+
+def prepare(config: Config, tools: Tools, files: list[Path], lines: int, repeat: int) -> Measurement:
+    """The configuration's command, ready to run (or its result says why it is skipped), and its
+    cache filled where it measures a warm cache (not measured)."""
     result = Result(config.name, config.title, config.single_file, "ok", lines=lines)
+    measurement = Measurement(config, result, files, repeat)
     try:
         command = config.command(tools)
     except Unavailable as reason:
         result.status, result.reason = "skipped", str(reason)
-        return result
+        return measurement
     result.command = shlex.join(command.argv + [f"<{len(files)} files>"])
     result.notes = command.notes
     result.reports_findings = command.reports_findings
+    measurement.command = command
     try:
         if command.prime:
             progress(f"{config.name}: filling the cache (not measured)")
             run_once(command, files, tools.scratch)
-        for run in range(1, repeat + 1):
-            sample = run_once(command, files, tools.scratch)
-            result.samples.append(sample)
-            progress(f"{config.name}: run {run}/{repeat}: {sample.cpu_s:.2f} s CPU, "
-                     f"{sample.wall_s:.2f} s wall, {sample.peak_rss_mib:.0f} MiB")
     except RunFailed as failure:
         result.status, result.reason = "failed", str(failure)
-    if result.status == "ok" and not command.reports_findings:
-        result.notes.append(read_last_line(tools.scratch / "stdout"))
-    return result
+    return measurement
+
+
+def run_round(measurements: list[Measurement], tools: Tools) -> None:
+    """One run of every configuration that still needs one, in turn: a machine that slows down
+    or speeds up during the benchmark then does so for every configuration alike, instead of
+    for whichever one happened to run at that time."""
+    for measurement in measurements:
+        result, command = measurement.result, measurement.command
+        if result.status != "ok" or measurement.runs_left <= 0:
+            continue
+        measurement.runs_left -= 1
+        try:
+            sample = run_once(command, measurement.files, tools.scratch)
+        except RunFailed as failure:
+            result.status, result.reason = "failed", str(failure)
+            continue
+        result.samples.append(sample)
+        progress(f"{result.name}: run {len(result.samples)}/{len(result.samples) + measurement.runs_left}: "
+                 f"{sample.cpu_s:.2f} s CPU, {sample.wall_s:.2f} s wall, {sample.peak_rss_mib:.0f} MiB")
+        if measurement.runs_left == 0 and not command.reports_findings:
+            result.notes.append(read_last_line(tools.scratch / "stdout"))
 
 
 def read_last_line(path: Path) -> str:
@@ -617,16 +646,19 @@ def main(argv: list[str] | None = None) -> int:
         scratch = Path(scratch_name)
         (scratch / "cwd").mkdir()
         tools = Tools(args.venvs, scratch, cpus)
-        print_header_row()
+        measurements = []
         for config in configs:
             repeat = repeat_per_config.get(config.name, repeat_everywhere or config.default_repeat)
             if config.single_file:
-                result = measure(config, tools, single, single_lines, repeat)
+                measurements.append(prepare(config, tools, single, single_lines, repeat))
             else:
-                result = measure(config, tools, files, lines, repeat)
-            results[config.name] = result
-            print_row(result)
-            sys.stdout.flush()
+                measurements.append(prepare(config, tools, files, lines, repeat))
+        while any(m.result.status == "ok" and m.runs_left > 0 for m in measurements):
+            run_round(measurements, tools)
+        print_header_row()
+        for measurement in measurements:
+            results[measurement.config.name] = measurement.result
+            print_row(measurement.result)
 
     ratios = compute_ratios(results)
     print_ratios(ratios)
