@@ -122,7 +122,9 @@ def _evaluation_context(model: SemanticModel, call: cst.Call) -> Optional[Union[
     if func is not None and _is_unit_test(model, func):
         return None
     if func is not None and _EVAL_FUNCTION.search(func.name.value):
-        loops_over_data = bool(loops) and not func.name.value.startswith("test_")  # pytest tests loop over cases
+        # pytest tests loop over cases; a model's own inference method over its layers.
+        loops_over_data = not func.name.value.startswith("test_") and any(
+            not isinstance(loop, cst.For) or model.modules.submodule_loop_target(loop) is None for loop in loops)
         if loops_over_data or _after_eval_call(model, func, call):
             return func
     scope: Scope = func if func is not None else model.module

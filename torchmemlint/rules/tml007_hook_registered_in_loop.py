@@ -4,9 +4,10 @@
 Flags `register_forward_hook`, `register_forward_pre_hook`, `register_full_backward_hook`,
 `register_full_backward_pre_hook`, `register_backward_hook`, a parameter's `register_hook` (and
 the global `torch.nn.modules.module.register_module_*` hooks) called on every iteration of a step
-loop or in a per-step method (`forward`, `training_step`, ...) on a persistent module or parameter
-— `self.x`, a model bound before the loop, the modules or parameters of one — whose handle is
-never `.remove()`d.
+loop, in a per-step method (`forward`, `training_step`, ...), or in a method that the file calls
+again and again on one object (`cam.generate(image)` for each image), on a persistent module or
+parameter — `self.x`, a model bound before the loop, the modules or parameters of one,
+`for block in self.blocks` — whose handle is never `.remove()`d.
 
 ## Why is this bad?
 Each call adds one more hook; none replaces the previous one. After n iterations every forward

@@ -3,7 +3,8 @@
 ## What it does
 Flags a graph-attached value — the output of a submodule, a loss, arithmetic on them — stored
 on `self` inside `forward` of an `nn.Module` (`self.features = self.backbone(x)`,
-`self.attn = attn`, `out, (self.h, self.c) = self.lstm(x, (self.h, self.c))`). Detached values,
+`self.attn = attn`, `out, (self.h, self.c) = self.lstm(x, (self.h, self.c))`), or into a
+container kept on `self` (`self.cache[i] = y`, `self.maps["stage1"] = x`). Detached values,
 Python numbers, shapes and anything computed under `torch.no_grad()` are not flagged.
 
 Off by default: stashing an activation is sometimes the point (feature-matching losses, an
@@ -69,14 +70,16 @@ class ModuleStoresActivation(Rule):
                         yield Finding(target)
 
 
-def _self_targets(assign: cst.Assign) -> Iterator[tuple[cst.Attribute, cst.BaseExpression]]:
-    """``(self.<attr>, value it receives)`` for each target of an assignment, unpacking tuples
+def _self_targets(assign: cst.Assign) -> Iterator[tuple[cst.BaseExpression, cst.BaseExpression]]:
+    """``(self.<attr>, value it receives)`` (or ``self.<attr>[key]``) for each target of an assignment, unpacking tuples
     element-wise when the value is a tuple of the same length (else the whole value)."""
     pending = [(t.target, assign.value) for t in assign.targets]
     while pending:
         target, value = pending.pop()
         if isinstance(target, cst.Attribute) and dotted_name(target.value) == "self":
             yield target, value
+        elif isinstance(target, cst.Subscript) and (dotted_name(target.value) or "").startswith("self."):
+            yield target, value  # ``self.cache[key] = y``: kept in a container of the module
         elif isinstance(target, (cst.Tuple, cst.List)):
             values = value.elements if isinstance(value, (cst.Tuple, cst.List)) and \
                 len(value.elements) == len(target.elements) else None

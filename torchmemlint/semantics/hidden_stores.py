@@ -34,7 +34,6 @@ class HiddenStores:
         self.tree = tree
         self.scopes = scopes
         self._kept: dict[cst.FunctionDef, list[KeptParameter]] = {}
-        self._assigned: Optional[dict[str, list[cst.Assign]]] = None
 
     def with_visible(self, visible: Iterable[Store], appended_only: bool = False) -> Iterator[Store]:
         """The visible stores, except calls of a method of this file's classes (``store.add(x)``
@@ -122,7 +121,7 @@ class HiddenStores:
         """The method ``method_name`` of the file's class that ``receiver`` was built from.
         A class that runs a backward itself (a REINFORCE policy's ``put_data`` / ``train_net``,
         a PPO rollout buffer) keeps its data to differentiate it: intended, not followed."""
-        for cls_name in self._classes_built_into(receiver, at):
+        for cls_name in self.scopes.classes_built_into(receiver, at):
             cls = self.scopes.classes_by_name.get(cls_name)
             if cls is None or self._trains_itself(cls):
                 continue
@@ -134,27 +133,6 @@ class HiddenStores:
     def _trains_itself(self, cls: cst.ClassDef) -> bool:
         return any(isinstance(c.func, cst.Attribute) and c.func.attr.value in ("backward", "manual_backward")
                    for c in self.tree.descendants(cls, cst.Call))
-
-    def _classes_built_into(self, receiver: cst.BaseExpression, at: cst.CSTNode) -> list[str]:
-        if isinstance(receiver, cst.Name):
-            values = [b.value for b in self.scopes.reaching_bindings(receiver.value, at)]
-        else:
-            spelled = dotted_name(receiver)
-            if spelled is None or not spelled.startswith("self."):
-                return []
-            values = self._values_assigned_to(spelled)
-        return [dotted_name(v.func) or "" for v in values if isinstance(v, cst.Call)]
-
-    def _values_assigned_to(self, spelled: str) -> list[cst.BaseExpression]:
-        """What ``<spelled> = value`` statements of the file assign (indexed once per file)."""
-        if self._assigned is None:
-            self._assigned = {}
-            for assign in self.tree.nodes(cst.Assign):
-                for target in assign.targets:
-                    name = dotted_name(target.target)
-                    if name is not None:
-                        self._assigned.setdefault(name, []).append(assign)
-        return [assign.value for assign in dict.fromkeys(self._assigned.get(spelled, ()))]
 
 
 def _argument(call: cst.Call, kept: KeptParameter) -> Optional[cst.BaseExpression]:

@@ -75,9 +75,50 @@ class Hooks:
             if isinstance(loop, cst.While) or self.iterations.runs_step(loop) or self.iterations.is_batch_loop(loop)
         ]
         func = self.scopes.function_of(node)
-        if func is not None and self.scopes.is_per_step_method(func):
+        if func is not None and (self.scopes.is_per_step_method(func) or self._called_repeatedly(func)):
             iterations.append(func)
         return iterations
+
+    def _called_repeatedly(self, method: cst.FunctionDef) -> bool:
+        """A method of a class of this file that the file calls again and again on one object:
+        ``cam.generate(image)`` in a loop or comprehension over images, ``cam`` built from the
+        class before it."""
+        cls = self.scopes.class_of(method)
+        name = method.name.value
+        if cls is None or name == "__init__":
+            return False
+        for call in self.tree.nodes(cst.Call):
+            func = call.func
+            if not (isinstance(func, cst.Attribute) and func.attr.value == name and isinstance(func.value, cst.Name)):
+                continue
+            if cls.name.value not in self.scopes.classes_built_into(func.value, call):
+                continue
+            receiver = func.value.value
+            if any(not self._rebinds(repeat, receiver) for repeat in self._repeating_around(call)):
+                return True
+        return False
+
+    def _rebinds(self, repeat: cst.CSTNode, name: str) -> bool:
+        """Whether each iteration of a loop or comprehension may bind ``name`` anew."""
+        if isinstance(repeat, (cst.For, cst.While)) and self.scopes.is_bound_in(name, repeat.body, plain_only=False):
+            return True
+        return name in _names_bound_by(repeat)
+
+    def _repeating_around(self, node: cst.CSTNode) -> list[cst.CSTNode]:
+        """The loops (their bodies) and comprehensions (their elements) around ``node`` in its
+        function, innermost first."""
+        found: list[cst.CSTNode] = []
+        child = node
+        for ancestor in self.tree.ancestors(node):
+            if isinstance(ancestor, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+                break
+            if isinstance(ancestor, (cst.For, cst.While)) and child is ancestor.body:
+                found.append(ancestor)
+            elif isinstance(ancestor, (cst.ListComp, cst.SetComp, cst.GeneratorExp)) and child is ancestor.elt or \
+                    isinstance(ancestor, cst.DictComp) and child in (ancestor.key, ancestor.value):
+                found.append(ancestor)
+            child = ancestor
+        return found
 
     # -- persistence -------------------------------------------------------------------
     def persists_across(self, expr: cst.BaseExpression, iteration: Iteration, depth: int = 0) -> bool:
@@ -95,15 +136,15 @@ class Hooks:
             return False
         if expr.value == "self":
             return True
-        if isinstance(iteration, cst.FunctionDef):
-            return not self.scopes.bindings(iteration).get(expr.value)  # a global, not a local
-        if isinstance(iteration, cst.For) and expr.value in _target_names(iteration):
+        if isinstance(iteration, cst.For) and expr.value in _target_names(iteration.target):
             return False  # the loop's own variable: another object on every iteration
         if not self._bound_in(expr.value, iteration):
-            return True
+            return True  # bound before the loop, or a global of the method
         for binding in self.scopes.reaching_bindings(expr.value, expr):
             node = binding.node
             if not self.tree.contains(iteration.body, node):
+                if isinstance(iteration, cst.FunctionDef):
+                    return False  # a parameter of the method: another object on every call
                 continue
             if isinstance(node, cst.For):  # ``for m in model.modules():``
                 if not self._iterates_members_of_persistent(node, iteration, depth):
@@ -118,6 +159,8 @@ class Hooks:
         while isinstance(iterable, cst.Call) and dotted_name(iterable.func) in ("enumerate", "list", "reversed") \
                 and iterable.args:
             iterable = iterable.args[0].value
+        if (dotted_name(iterable) or "").startswith("self."):
+            return True  # ``for layer in self.base.layers``: the submodules of the module itself
         if not (isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute) and
                 iterable.func.attr.value in _MEMBER_ITERATORS):
             return False
@@ -126,7 +169,7 @@ class Hooks:
     def _bound_in(self, name: str, iteration: Iteration) -> bool:
         if isinstance(iteration, cst.FunctionDef):
             return bool(self.scopes.bindings(iteration).get(name))
-        if isinstance(iteration, cst.For) and name in _target_names(iteration):
+        if isinstance(iteration, cst.For) and name in _target_names(iteration.target):
             return True
         return self.scopes.is_bound_in(name, iteration.body, plain_only=False)
 
@@ -174,9 +217,21 @@ class Hooks:
         return False
 
 
-def _target_names(loop: cst.For) -> set[str]:
+def _names_bound_by(repeat: cst.CSTNode) -> set[str]:
+    """The names a loop or comprehension binds anew on each iteration (its targets)."""
+    if isinstance(repeat, cst.For):
+        return _target_names(repeat.target)
+    names: set[str] = set()
+    clause = getattr(repeat, "for_in", None)
+    while clause is not None:
+        names |= _target_names(clause.target)
+        clause = clause.inner_for_in
+    return names
+
+
+def _target_names(target: cst.BaseExpression) -> set[str]:
     names = set()
-    stack: list[cst.CSTNode] = [loop.target]
+    stack: list[cst.CSTNode] = [target]
     while stack:
         node = stack.pop()
         if isinstance(node, cst.Name):

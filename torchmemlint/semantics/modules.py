@@ -158,6 +158,16 @@ class Modules:
         cls = self.scopes.class_of(method) if method is not None else None
         return cls is not None and self.attribute_kinds(cls).get(func.attr.value) == "module"
 
+    def submodule_loop_target(self, loop: cst.For) -> Optional[cst.BaseExpression]:
+        """The target that ``for block in self.blocks`` (or ``for i, block in
+        enumerate(self.blocks)``) binds to each submodule of a container module the class built
+        (an ``nn.ModuleList``, an ``nn.Sequential``); None for a loop over anything else."""
+        iterable, target = loop.iter, loop.target
+        if isinstance(iterable, cst.Call) and dotted_name(iterable.func) == "enumerate" and iterable.args and \
+                isinstance(target, cst.Tuple) and len(target.elements) == 2:
+            iterable, target = iterable.args[0].value, target.elements[1].value
+        return target if self.submodule_attribute(iterable) else None
+
     # -- is this a module? --------------------------------------------------------------
     def is_module(self, expr: cst.BaseExpression, at: Optional[cst.CSTNode] = None) -> bool:
         """Whether ``expr`` names an ``nn.Module`` (not a tensor). Known bindings decide first;

@@ -295,7 +295,9 @@ class _Walker:
                         loop.has_step_call = loop.has_step_call or name in _AUTOGRAD_FUNCTIONS
                 else:
                     name = ""
-                if name.startswith("register_") and (loops or scope.step_method):
+                # In a loop, a per-step method, or any method (``Hooks`` also follows methods
+                # the file calls again and again).
+                if name.startswith("register_") and (loops or scope.step_method or scope.cls is not None):
                     sites.append(Site("hook", loops, scope, callee=_dotted(func) or name))
             elif kind is ast.Assign or kind is ast.AugAssign or kind is ast.AnnAssign:
                 self._assignment(node, loops, enclosing, scope)

@@ -57,6 +57,7 @@ class Scopes:
         self._function_of: dict[cst.CSTNode, Optional[cst.FunctionDef]] = {}
         self._class_bases_cache: dict[cst.ClassDef, tuple[str, ...]] = {}
         self._step_loops: dict[cst.CSTNode, bool] = {}
+        self._assigned: Optional[dict[str, list[cst.Assign]]] = None
         self.classes_by_name = {c.name.value: c for c in tree.nodes(cst.ClassDef)}
         self.functions_by_name: dict[str, list[cst.FunctionDef]] = {}
         for func in tree.nodes(cst.FunctionDef):
@@ -346,6 +347,30 @@ class Scopes:
         for stmt in self.scope_nodes(scope, cst.Nonlocal):
             names.update(n.name.value for n in stmt.names)
         return names
+
+    # -- what built an object ---------------------------------------------------------
+    def classes_built_into(self, receiver: cst.BaseExpression, at: cst.CSTNode) -> list[str]:
+        """The callees, spelled, whose calls built ``receiver`` at ``at``: ``meter = AverageMeter()``
+        for a name, ``self.meter = AverageMeter()`` anywhere in the file for an attribute of self."""
+        if isinstance(receiver, cst.Name):
+            values = [b.value for b in self.reaching_bindings(receiver.value, at)]
+        else:
+            spelled = dotted_name(receiver)
+            if spelled is None or not spelled.startswith("self."):
+                return []
+            values = self._values_assigned_to(spelled)
+        return [dotted_name(v.func) or "" for v in values if isinstance(v, cst.Call)]
+
+    def _values_assigned_to(self, spelled: str) -> list[cst.BaseExpression]:
+        """What ``<spelled> = value`` statements of the file assign (indexed once per file)."""
+        if self._assigned is None:
+            self._assigned = {}
+            for assign in self.tree.nodes(cst.Assign):
+                for target in assign.targets:
+                    name = dotted_name(target.target)
+                    if name is not None:
+                        self._assigned.setdefault(name, []).append(assign)
+        return [assign.value for assign in dict.fromkeys(self._assigned.get(spelled, ()))]
 
 
 def is_step_call(call: cst.Call) -> bool:

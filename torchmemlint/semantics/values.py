@@ -128,6 +128,10 @@ class Values:
         if not isinstance(func, cst.Name):
             return False
         for binding in self.scopes.reaching_bindings(func.value, func):
+            if isinstance(binding.node, cst.For):
+                target = self.modules.submodule_loop_target(binding.node)
+                if isinstance(target, cst.Name) and target.value == func.value:
+                    return True  # ``for block in self.blocks: x = block(x)``
             value = binding.value
             while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and \
                     value.func.attr.value in ("to", "cuda"):
