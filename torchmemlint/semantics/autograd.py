@@ -37,6 +37,15 @@ _USED_AS_TENSOR_METHODS = TENSOR_METHODS | NON_TENSOR_METHODS | frozenset({
     "add_", "mul_", "copy_", "zero_", "index_select", "scatter", "scatter_add", "sort", "topk", "split",
     "chunk", "unbind", "argmax", "max", "min", "mean", "std", "var", "cumsum", "flip", "roll",
 })
+# Tensor methods whose arguments at these positions are tensors (indices, sources, masks):
+# ``out.scatter_(dim, index, src)``, ``x.gather(dim, index)``, ``x.masked_fill(mask, value)``.
+_TENSOR_ARGUMENTS = {
+    "scatter": (1, 2), "scatter_": (1, 2), "scatter_add": (1, 2), "scatter_add_": (1, 2),
+    "scatter_reduce": (1, 2), "scatter_reduce_": (1, 2), "index_add": (1, 2), "index_add_": (1, 2),
+    "index_copy": (1, 2), "index_copy_": (1, 2), "gather": (1,), "index_select": (1,),
+    "take_along_dim": (0,), "masked_fill": (0,), "masked_fill_": (0,), "masked_scatter": (0, 1),
+    "masked_scatter_": (0, 1), "masked_select": (0,),
+}
 # torch functions that do not return tensors.
 NON_TENSOR_TORCH = frozenset({
     "torch.is_tensor", "torch.is_grad_enabled", "torch.get_default_dtype", "torch.Size", "torch.device",
@@ -194,6 +203,11 @@ class AutogradFunctions:
             if isinstance(func, cst.Attribute) and func.attr.value in _SAVING_CTX_METHODS and \
                     dotted_name(func.value) == ctx:
                 names.update(a.value.value for a in call.args if isinstance(a.value, cst.Name))
+            elif isinstance(func, cst.Attribute) and func.attr.value in _TENSOR_ARGUMENTS and \
+                    self.imports.qualify(func) is None:  # a tensor's method, not ``dist.scatter(...)``
+                positional = [a.value for a in call.args if a.keyword is None and not a.star]
+                names.update(positional[i].value for i in _TENSOR_ARGUMENTS[func.attr.value]
+                             if i < len(positional) and isinstance(positional[i], cst.Name))
             elif call.args and isinstance(call.args[0].value, cst.Name) and call.args[0].keyword is None:
                 qualified = self.imports.qualify(func) or ""
                 if is_tensor_function(qualified) and qualified.split(".")[-1] not in SHAPE_FACTORIES:
