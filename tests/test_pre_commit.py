@@ -68,6 +68,22 @@ def test_hook_fails_on_a_leak_and_passes_once_fixed(tmp_path, hook_repo):
 
 
 @needs_git_checkout
+def test_hook_checks_staged_notebooks(tmp_path, hook_repo):
+    """pre-commit hands ``.ipynb`` files (type ``jupyter``) to the check hook."""
+    repository, revision, env = hook_repo
+    project = tmp_path / "project"
+    project.mkdir()
+    shutil.copy(REPO_ROOT / "fixtures" / "notebooks" / "finetune_classifier.ipynb", project / "train.ipynb")
+    write(project, ".pre-commit-config.yaml",
+          f"repos:\n- repo: {repository}\n  rev: {revision}\n  hooks:\n  - id: torchmemlint\n")
+    git("init", "-q", cwd=project)
+    git("add", "-A", cwd=project)
+    failing = run([sys.executable, "-m", "pre_commit", "run", "--all-files", "--color=never"], project, env)
+    assert failing.returncode == 1, failing.stdout + failing.stderr
+    assert "train.ipynb:cell 5:9:24: TML001" in failing.stdout
+
+
+@needs_git_checkout
 def test_fix_hook_fixes_the_file_and_fails_the_run(tmp_path, hook_repo):
     """``pre-commit try-repo`` runs the ``torchmemlint-fix`` hook: it applies the safe fix, so
     pre-commit fails the run (files were modified) and the file is left fixed."""

@@ -8,7 +8,7 @@ of work (read, then ``engine.check_source``); ``fix_paths``/``fix_file`` likewis
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Iterator, Optional, Sequence, Union
 
@@ -16,6 +16,7 @@ from torchmemlint.cache import ResultCache
 from torchmemlint.config import RuleSelection, SettingsResolver
 from torchmemlint.diagnostics import Diagnostic, FileError
 from torchmemlint.files import Excluder, discover, read_source, write_atomic
+from torchmemlint.notebooks import is_notebook, read_notebook
 from torchmemlint.rules import ALL_RULES, RULES_BY_CODE
 
 
@@ -38,9 +39,10 @@ class FileResult:
 
     @property
     def findings(self) -> list[Union[Diagnostic, FileError]]:
-        """Diagnostics and errors together, in line order (errors first on a tie)."""
+        """Diagnostics and errors together, in line order (in a notebook, cell and line order;
+        errors first on a tie)."""
         return sorted([*self.errors, *self.diagnostics],
-                      key=lambda f: (f.line, f.column, isinstance(f, Diagnostic), f.code))
+                      key=lambda f: (f.cell or 0, f.line, f.column, isinstance(f, Diagnostic), f.code))
 
 
 def check_file(task: FileTask, cache: Optional[ResultCache] = None) -> FileResult:
@@ -53,13 +55,35 @@ def check_file(task: FileTask, cache: Optional[ResultCache] = None) -> FileResul
         cached = cache.get(key)
         if cached is not None:
             return FileResult(task.path, *cached)
-    from torchmemlint import engine  # LibCST and the rules' machinery load only on a cache miss
-
     rules = [RULES_BY_CODE[code] for code in task.rule_codes]
-    diagnostics, errors = engine.check_source(source, task.path, rules, fix_edits=task.fix_edits)
+    if is_notebook(task.path):
+        diagnostics, errors = _check_notebook(source, task.path, rules)
+    else:
+        from torchmemlint import engine  # LibCST and the rules' machinery load only on a cache miss
+
+        diagnostics, errors = engine.check_source(source, task.path, rules, fix_edits=task.fix_edits)
     if key is not None:
         cache.put(key, diagnostics, errors)
     return FileResult(task.path, diagnostics, errors)
+
+
+def _check_notebook(raw: bytes, path: str, rules: list) -> tuple[list[Diagnostic], list[FileError]]:
+    """A notebook's code cells checked as one source, each position given as a cell and a line
+    in it. Fixes are not offered: ``fix`` does not rewrite notebooks."""
+    notebook = read_notebook(raw)
+    if isinstance(notebook, str):
+        return [], [FileError(path, notebook)]
+    from torchmemlint import engine
+
+    diagnostics, errors = engine.check_source(notebook.source, path, rules, fix_edits=False)
+    placed = []
+    for diagnostic in diagnostics:
+        cell, line = notebook.locate(diagnostic.line)
+        end_cell, end_line = notebook.locate(diagnostic.end_line)
+        placed.append(replace(diagnostic, cell=cell, line=line, fix=None,
+                              end_line=end_line if end_cell == cell else line))
+    return placed, [replace(error, cell=cell, line=line) for error in errors
+                    for cell, line in [notebook.locate(error.line)]]
 
 
 def plan(
@@ -168,6 +192,8 @@ def fix_file(task: FileTask, unsafe: bool = False, write: bool = True) -> FileFi
     source = read_source(task.path, task.max_file_size)
     if isinstance(source, FileError):
         return FileFix(task.path, b"", b"", "utf-8", [], FileResult(task.path, errors=[source]))
+    if is_notebook(task.path):  # not rewritten: what check finds remains
+        return FileFix(task.path, source, source, "utf-8", [], check_file(task))
     from torchmemlint import fix  # LibCST loads only when something is to be fixed
 
     rules = [RULES_BY_CODE[code] for code in task.rule_codes]

@@ -57,6 +57,7 @@ class Diagnostic:
     name: str = field(compare=False, default="")
     end_line: int = field(compare=False, default=0)
     end_column: int = field(compare=False, default=0)
+    cell: Optional[int] = None  # in a notebook: the cell (1-based, every cell counted) ``line`` is in
     fix: Optional[Fix] = field(compare=False, default=None)
 
     def to_json(self) -> dict:
@@ -69,6 +70,7 @@ class Diagnostic:
             "code": self.code,
             "name": self.name,
             "message": self.message,
+            "cell": self.cell,
             "fix": self.fix.to_json() if self.fix else None,
         }
 
@@ -81,10 +83,11 @@ class FileError:
     message: str
     line: int = 1
     column: int = 0
+    cell: Optional[int] = None  # in a notebook, as ``Diagnostic.cell``
 
     code = "TML000"
 
     def to_json(self) -> dict:
         return {"path": self.path, "line": self.line, "column": self.column + 1, "code": self.code,
                 "name": "file-error", "message": self.message, "end_line": self.line,
-                "end_column": self.column + 1, "fix": None}
+                "end_column": self.column + 1, "cell": self.cell, "fix": None}

@@ -16,6 +16,7 @@ from torchmemlint.diagnostics import FileError
 from torchmemlint.patterns import PathPattern, last_match, parse_gitignore, relative_posix
 
 PYTHON_SUFFIX = ".py"
+CHECKED_SUFFIXES = (PYTHON_SUFFIX, ".ipynb")  # Python files and Jupyter notebooks
 DEFAULT_MAX_FILE_SIZE = 10 * 1024 * 1024
 
 # Folders that hold tools' caches, version control data, installed packages or build output.
@@ -115,10 +116,10 @@ class Excluder:
 def discover(paths: Iterable[str], excluder: Excluder, force_exclude: bool = False) -> list[str]:
     """The files to check, in a deterministic order, without duplicates.
 
-    Folders are walked for ``*.py`` files, skipping excluded files and folders. A file named
-    directly is checked even if excluded (unless ``force_exclude``) and whatever its suffix, if it
-    is Python (``.py`` or a python shebang); a named path that does not exist is kept, so that
-    reading it reports the error.
+    Folders are walked for ``*.py`` files and ``*.ipynb`` notebooks, skipping excluded files and
+    folders. A file named directly is checked even if excluded (unless ``force_exclude``) and
+    whatever its suffix, if it is Python (``.py``, ``.ipynb`` or a python shebang); a named path
+    that does not exist is kept, so that reading it reports the error.
     """
     found: dict[Path, str] = {}
     for given in paths:
@@ -151,7 +152,7 @@ def _walk(root: Path, excluder: Excluder) -> Iterator[tuple[str, ...]]:
             continue
         for entry in entries:
             is_dir = entry.is_dir(follow_symlinks=False)
-            if not is_dir and not entry.name.endswith(PYTHON_SUFFIX):
+            if not is_dir and not entry.name.endswith(CHECKED_SUFFIXES):
                 continue
             if excluder.is_excluded(folder / entry.name, is_dir):
                 continue
@@ -163,7 +164,7 @@ def _walk(root: Path, excluder: Excluder) -> Iterator[tuple[str, ...]]:
 
 
 def _looks_like_python(path: Path) -> bool:
-    if path.suffix == PYTHON_SUFFIX:
+    if path.suffix in CHECKED_SUFFIXES:
         return True
     try:
         with open(path, "rb") as file:

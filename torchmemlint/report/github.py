@@ -24,7 +24,7 @@ class GithubReporter(Reporter):
                 "file": finding.path,
                 "line": finding.line,
                 "col": finding.column + 1,
-                "title": finding.code,
+                "title": finding.code if finding.cell is None else f"{finding.code} (cell {finding.cell})",
             }
             joined = ",".join(f"{key}={_escape_property(str(value))}" for key, value in properties.items())
             print(f"::error {joined}::{_escape_data(finding.message)}", file=self.stream)

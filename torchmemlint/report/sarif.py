@@ -57,7 +57,7 @@ class SarifReporter(Reporter):
         region = {"startLine": finding.line, "startColumn": finding.column + 1}
         if isinstance(finding, Diagnostic) and finding.end_line:
             region.update(endLine=finding.end_line, endColumn=finding.end_column + 1)
-        return {
+        result = {
             "ruleId": finding.code,
             "ruleIndex": self._rule_index[finding.code],
             "level": "error",
@@ -67,6 +67,9 @@ class SarifReporter(Reporter):
                 "region": region,
             }}],
         }
+        if finding.cell is not None:  # a notebook: lines count within the cell
+            result["properties"] = {"cell": finding.cell}
+        return result
 
     def finish(self) -> None:
         document = {

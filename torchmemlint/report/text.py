@@ -1,5 +1,5 @@
 """``path:line:col: TML001 message``, one line per finding, columns 1-based: the same lines
-``flake8 --select=TML`` prints."""
+``flake8 --select=TML`` prints (in a notebook ``path:cell N:line:col: ...``, as ruff writes it)."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Union
@@ -12,7 +12,8 @@ if TYPE_CHECKING:
 
 
 def format_line(finding: Union[Diagnostic, FileError]) -> str:
-    return f"{finding.path}:{finding.line}:{finding.column + 1}: {finding.code} {finding.message}"
+    cell = f"cell {finding.cell}:" if finding.cell is not None else ""  # as ruff writes notebook positions
+    return f"{finding.path}:{cell}{finding.line}:{finding.column + 1}: {finding.code} {finding.message}"
 
 
 class TextReporter(Reporter):

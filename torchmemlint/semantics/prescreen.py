@@ -248,6 +248,8 @@ class _Walker:
         children = _children
         class_of: dict[int, ClassFacts] = {}  # id of a function defined directly in a class body
         method_stores: list[tuple[str, Site]] = []
+        method_hooks: list[tuple[str, Site]] = []
+        called_on_names: set[str] = set()  # ``obj.name(...)``, ``obj`` a name other than ``self``
         scopes = [stack[0][3]]
         while stack:
             node, loops, enclosing, scope = pop()
@@ -271,6 +273,8 @@ class _Walker:
                 if type(func) is ast.Attribute:
                     name = func.attr
                     method_calls.add(name)
+                    if type(func.value) is ast.Name and func.value.id != "self":
+                        called_on_names.add(name)
                     if name not in STORING_METHODS and (node.args or node.keywords):
                         # ``meter.update(loss)``: a hidden store if this file's class keeps the
                         # argument (HiddenStores); known once every method of the file is seen.
@@ -295,10 +299,14 @@ class _Walker:
                         loop.has_step_call = loop.has_step_call or name in _AUTOGRAD_FUNCTIONS
                 else:
                     name = ""
-                # In a loop, a per-step method, or any method (``Hooks`` also follows methods
-                # the file calls again and again).
-                if name.startswith("register_") and (loops or scope.step_method or scope.cls is not None):
-                    sites.append(Site("hook", loops, scope, callee=_dotted(func) or name))
+                if name.startswith("register_"):
+                    site = Site("hook", loops, scope, callee=_dotted(func) or name)
+                    if loops or scope.step_method:
+                        sites.append(site)
+                    elif scope.cls is not None:
+                        # ``Hooks`` also follows a method that the file calls again and again on
+                        # an object built from its class: known once every call is seen.
+                        method_hooks.append((scope.name, site))
             elif kind is ast.Assign or kind is ast.AugAssign or kind is ast.AnnAssign:
                 self._assignment(node, loops, enclosing, scope)
             elif kind is ast.Expr:
@@ -393,6 +401,7 @@ class _Walker:
             for child in children(node):
                 push((child, loops, enclosing, scope))
         sites.extend(site for name, site in method_stores if name in facts.methods)
+        sites.extend(site for name, site in method_hooks if name in called_on_names)
         # ``_after_eval_call`` needs the eval-mode call and a forward after it in one scope.
         facts.eval_mode_then_call = any(scope.sets_eval_mode and scope.calls >= 2 for scope in scopes)
 
