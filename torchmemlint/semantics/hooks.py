@@ -94,7 +94,8 @@ class Hooks:
             if cls.name.value not in self.scopes.classes_built_into(func.value, call):
                 continue
             receiver = func.value.value
-            if any(not self._rebinds(repeat, receiver) for repeat in self._repeating_around(call)):
+            repeats = self.scopes.loops_around(call, comprehensions=True)
+            if any(not self._rebinds(repeat, receiver) for repeat in repeats):
                 return True
         return False
 
@@ -104,21 +105,6 @@ class Hooks:
             return True
         return name in _names_bound_by(repeat)
 
-    def _repeating_around(self, node: cst.CSTNode) -> list[cst.CSTNode]:
-        """The loops (their bodies) and comprehensions (their elements) around ``node`` in its
-        function, innermost first."""
-        found: list[cst.CSTNode] = []
-        child = node
-        for ancestor in self.tree.ancestors(node):
-            if isinstance(ancestor, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
-                break
-            if isinstance(ancestor, (cst.For, cst.While)) and child is ancestor.body:
-                found.append(ancestor)
-            elif isinstance(ancestor, (cst.ListComp, cst.SetComp, cst.GeneratorExp)) and child is ancestor.elt or \
-                    isinstance(ancestor, cst.DictComp) and child in (ancestor.key, ancestor.value):
-                found.append(ancestor)
-            child = ancestor
-        return found
 
     # -- persistence -------------------------------------------------------------------
     def persists_across(self, expr: cst.BaseExpression, iteration: Iteration, depth: int = 0) -> bool:

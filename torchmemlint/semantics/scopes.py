@@ -95,15 +95,20 @@ class Scopes:
             parent = self.tree.parent.get(parent)
         return parent if isinstance(parent, cst.ClassDef) else None
 
-    def loops_around(self, node: cst.CSTNode) -> list[Loop]:
+    def loops_around(self, node: cst.CSTNode, comprehensions: bool = False) -> list:
         """Loops enclosing ``node`` in its own function, innermost first (a loop's body only,
-        not its header: the iterable of ``for x in f(y)`` runs once)."""
-        loops: list[Loop] = []
+        not its header: the iterable of ``for x in f(y)`` runs once); with ``comprehensions``,
+        also the comprehensions whose element (a dict's key or value) holds it."""
+        loops: list = []
         child = node
         for ancestor in self.tree.ancestors(node):
             if isinstance(ancestor, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
                 break
             if isinstance(ancestor, (cst.For, cst.While)) and child is ancestor.body:
+                loops.append(ancestor)
+            elif comprehensions and (
+                    isinstance(ancestor, (cst.ListComp, cst.SetComp, cst.GeneratorExp)) and child is ancestor.elt
+                    or isinstance(ancestor, cst.DictComp) and child in (ancestor.key, ancestor.value)):
                 loops.append(ancestor)
             child = ancestor
         return loops
