@@ -225,6 +225,7 @@ class SettingsResolver:
             self._fixed_config = parse_config(read_pyproject(path) or {}, path, rules)
         self._config_by_folder: dict[Path, Optional[ConfigFile]] = {}
         self._settings_by_config: dict[Optional[Path], Settings] = {}
+        self._settings_by_file_folder: dict[str, Settings] = {}
 
     def settings_for(self, folder: Path) -> Settings:
         """``folder`` is absolute."""
@@ -236,7 +237,11 @@ class SettingsResolver:
         return settings
 
     def settings_for_file(self, path: str) -> Settings:
-        return self.settings_for(Path(os.path.abspath(path)).parent)
+        folder = os.path.dirname(os.path.abspath(path))
+        settings = self._settings_by_file_folder.get(folder)
+        if settings is None:  # (a folder's files share it: no Path per file)
+            settings = self._settings_by_file_folder[folder] = self.settings_for(Path(folder))
+        return settings
 
     def _settings(self, config: ConfigFile) -> Settings:
         return Settings(

@@ -121,18 +121,17 @@ def discover(paths: Iterable[str], excluder: Excluder, force_exclude: bool = Fal
     whatever its suffix, if it is Python (``.py``, ``.ipynb`` or a python shebang); a named path
     that does not exist is kept, so that reading it reports the error.
     """
-    found: dict[Path, str] = {}
+    found: dict[str, str] = {}  # absolute path -> the path as reported
     for given in paths:
-        path = Path(given)
-        absolute = Path(os.path.abspath(given))
-        if os.path.isdir(path):
-            if not (force_exclude and excluder.is_excluded_with_parents(absolute, True)):
-                for relative in _walk(absolute, excluder):
-                    found.setdefault(absolute.joinpath(*relative),
+        absolute = os.path.abspath(given)
+        if os.path.isdir(given):
+            if not (force_exclude and excluder.is_excluded_with_parents(Path(absolute), True)):
+                for relative in _walk(Path(absolute), excluder):
+                    found.setdefault(os.path.join(absolute, *relative),
                                      os.path.normpath(os.path.join(given, *relative)))
-        elif os.path.isfile(path) and not _looks_like_python(path):
+        elif os.path.isfile(given) and not _looks_like_python(given):
             continue
-        elif not (force_exclude and excluder.is_excluded_with_parents(absolute, False)):
+        elif not (force_exclude and excluder.is_excluded_with_parents(Path(absolute), False)):
             found.setdefault(absolute, os.path.normpath(given))
     return sorted(found.values(), key=_sort_key)
 
@@ -163,8 +162,8 @@ def _walk(root: Path, excluder: Excluder) -> Iterator[tuple[str, ...]]:
                 yield (*relative_folder, entry.name)
 
 
-def _looks_like_python(path: Path) -> bool:
-    if path.suffix in CHECKED_SUFFIXES:
+def _looks_like_python(path: str) -> bool:
+    if path.endswith(CHECKED_SUFFIXES):
         return True
     try:
         with open(path, "rb") as file:
@@ -174,8 +173,9 @@ def _looks_like_python(path: Path) -> bool:
     return first_line.startswith(b"#!") and b"python" in first_line
 
 
-def _sort_key(path: str) -> tuple[str, ...]:
-    return Path(path).parts
+def _sort_key(path: str) -> list[str]:
+    """Folder by folder (``Path.parts`` order, without building a ``Path``)."""
+    return path.split(os.sep)
 
 
 def read_source(path: str, max_size: int = DEFAULT_MAX_FILE_SIZE) -> Union[bytes, FileError]:
