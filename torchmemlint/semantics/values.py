@@ -55,6 +55,11 @@ MODEL_WORDS = frozenset({
     "teacher", "student", "unet", "vae", "lstm", "rnn", "gru", "mlp", "cnn", "autoencoder",
     "transformer", "qnet", "module", "loss",
 })
+# First words of names that handle models rather than run them.
+_MODEL_HANDLING_VERBS = frozenset({
+    "load", "save", "build", "make", "create", "init", "setup", "prepare", "freeze", "unfreeze", "reset",
+    "wrap", "copy", "clone", "register", "export", "print", "log", "summarize", "count",
+})
 _LOSS_FUNCTION_NAMES = frozenset({"loss_fn", "loss_func", "loss_function", "loss_fct", "lossfn", "loss_module"})
 _ROLE_SUFFIXES = frozenset({"ema", "old", "new", "target", "ddp", "q", "k", "g", "d", "a", "b", "s", "t", "fp16",
                             "engine", "without_ddp", "wrapped", "eval", "train"})
@@ -442,12 +447,15 @@ def _is_class_name(name: str) -> bool:
 
 
 def is_model_name(name: Optional[str]) -> bool:
-    """Whether an identifier names a model or a loss function (see MODEL_WORDS)."""
+    """Whether an identifier names a model or a loss function (see MODEL_WORDS); not one that
+    does something to models (``load_models``, ``build_model``, ``save_model``)."""
     if not name:
         return False
     if name in EXACT_MODEL_NAMES or name.lower() in _LOSS_FUNCTION_NAMES:
         return True
     words = name.lower().strip("_").split("_")
+    if len(words) > 1 and words[0] in _MODEL_HANDLING_VERBS:
+        return False
     if words[-1].rstrip("0123456789") in MODEL_WORDS:
         return True
     return words[0].rstrip("0123456789") in MODEL_WORDS and "_".join(words[1:]) in _ROLE_SUFFIXES
