@@ -13,10 +13,11 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator, Optional, Protocol, Sequence, Union
 
 from torchmemlint.diagnostics import FileError
+from torchmemlint.notebooks import SUFFIX as NOTEBOOK_SUFFIX
 from torchmemlint.patterns import PathPattern, last_match, parse_gitignore, relative_posix
 
 PYTHON_SUFFIX = ".py"
-CHECKED_SUFFIXES = (PYTHON_SUFFIX, ".ipynb")  # Python files and Jupyter notebooks
+CHECKED_SUFFIXES = (PYTHON_SUFFIX, NOTEBOOK_SUFFIX)  # Python files and Jupyter notebooks
 DEFAULT_MAX_FILE_SIZE = 10 * 1024 * 1024
 
 # Folders that hold tools' caches, version control data, installed packages or build output.

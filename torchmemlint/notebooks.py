@@ -32,9 +32,9 @@ class Notebook:
 
     def locate(self, line: int) -> tuple[int, int]:
         """The cell (1-based, counting every cell) and the line in it of a line of ``source``."""
-        index = max(bisect_right(self.first_lines, line) - 1, 0)
         if not self.first_lines:
             return 1, line
+        index = max(bisect_right(self.first_lines, line) - 1, 0)
         return self.cell_numbers[index], line - self.first_lines[index] + 1
 
 
