@@ -16,6 +16,7 @@ Results file records (one JSON object per line):
 from __future__ import annotations
 
 import builtins
+import gc
 import json
 import os
 import random
@@ -272,6 +273,10 @@ def replay(spec: dict) -> int:
     if use_cuda:
         boundary_meters["cuda"] = CudaMeter()
     boundary_meters["heap"] = HeapMeter()
+    # Every replay starts the cyclic collector from the same phase: otherwise a replay forked
+    # after more allocations in the server collects cycles (autograd graphs kept by reference
+    # cycles) at other iterations than its twin, and the paired difference reflects that timing.
+    gc.collect()
     with storage_meter:
         try:
             exec(code, main.__dict__)
