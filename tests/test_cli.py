@@ -87,7 +87,7 @@ def test_json_format(project, capsys):
     assert [(o["path"], o["code"]) for o in objects] == [("a.py", "TML000"), ("b.py", "TML001")]
     for obj in objects:  # the keys docs/json-format.md promises
         assert set(obj) == {"path", "line", "column", "end_line", "end_column", "code", "name",
-                            "message", "cell", "fix"}
+                            "message", "cell", "fix", "related", "iteration"}
     assert objects[0]["name"] == "file-error" and objects[0]["fix"] is None
     assert objects[1]["line"] == LEAK_LINE and objects[1]["name"] == "graph-retained-accumulation"
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Optional
 
 from torchmemlint import __version__
-from torchmemlint.diagnostics import Diagnostic, Edit, FileError, Fix
+from torchmemlint.diagnostics import Diagnostic, Edit, FileError, Fix, IterationSpan, Related
 
 CACHE_FOLDER_NAME = ".torchmemlint_cache"
 _PACKAGE_DIR = Path(__file__).resolve().parent
@@ -116,8 +116,9 @@ class ResultCache:
 
 
 def _diagnostic(fields: list) -> Diagnostic:
-    *head, fix = fields
+    *head, fix, related, iteration = fields
     if fix is not None:
         description, safe, edits = fix
         fix = Fix(description, safe, tuple(Edit(*edit) for edit in edits))
-    return Diagnostic(*head, fix=fix)
+    return Diagnostic(*head, fix=fix, related=tuple(Related(*r) for r in related),
+                      iteration=IterationSpan(*iteration) if iteration is not None else None)

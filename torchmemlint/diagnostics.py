@@ -44,6 +44,37 @@ class Fix:
         }
 
 
+@dataclass(frozen=True)
+class Related:
+    """A place that explains a finding: where the kept value was made, which return or container
+    carried it. Positions as in ``Diagnostic``."""
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    message: str
+
+    def to_json(self) -> dict:
+        return {"line": self.line, "column": self.column + 1, "end_line": self.end_line,
+                "end_column": self.end_column + 1, "message": self.message}
+
+
+@dataclass(frozen=True)
+class IterationSpan:
+    """The repetition a finding is about, as the rule saw it: a loop (``kind`` "for"/"while"),
+    or a function the code runs once per step (``kind`` "function", ``name`` its name). Lines
+    1-based, inclusive. ``verify`` replays this span instead of re-deriving it from a line."""
+
+    kind: str
+    line: int
+    end_line: int
+    name: str = ""
+
+    def to_json(self) -> dict:
+        return {"kind": self.kind, "line": self.line, "end_line": self.end_line, "name": self.name}
+
+
 @dataclass(frozen=True, order=True)
 class Diagnostic:
     """One finding. ``line`` is 1-based, ``column`` 0-based (flake8's convention); reporters
@@ -59,6 +90,9 @@ class Diagnostic:
     end_column: int = field(compare=False, default=0)
     cell: Optional[int] = None  # in a notebook: the cell (1-based, every cell counted) ``line`` is in
     fix: Optional[Fix] = field(compare=False, default=None)
+    # Why: where the value was made and how it travelled (a return, a container, an attribute).
+    related: tuple[Related, ...] = field(compare=False, default=())
+    iteration: Optional[IterationSpan] = field(compare=False, default=None)
 
     def to_json(self) -> dict:
         return {
@@ -72,6 +106,8 @@ class Diagnostic:
             "message": self.message,
             "cell": self.cell,
             "fix": self.fix.to_json() if self.fix else None,
+            "related": [r.to_json() for r in self.related],
+            "iteration": self.iteration.to_json() if self.iteration else None,
         }
 
 
@@ -90,4 +126,5 @@ class FileError:
     def to_json(self) -> dict:
         return {"path": self.path, "line": self.line, "column": self.column + 1, "code": self.code,
                 "name": "file-error", "message": self.message, "end_line": self.line,
-                "end_column": self.column + 1, "cell": self.cell, "fix": None}
+                "end_column": self.column + 1, "cell": self.cell, "fix": None, "related": [],
+                "iteration": None}

@@ -8,7 +8,7 @@ from typing import Callable, Optional, Sequence
 
 import libcst as cst
 
-from torchmemlint.diagnostics import Diagnostic, Edit, FileError, Fix
+from torchmemlint.diagnostics import Diagnostic, Edit, FileError, Fix, IterationSpan, Related
 from torchmemlint.rules.base import Finding, NodeFix, Rule
 from torchmemlint.semantics import SemanticModel
 from torchmemlint.semantics.prescreen import scan
@@ -117,6 +117,8 @@ def _positioned(module: cst.Module, tree: Tree, statement_lines: list[int], path
     """The findings as diagnostics, positioned on the same tree (no copy) so that the rules'
     nodes are the keys."""
     nodes = [finding.node for _, finding in findings]
+    nodes += [node for _, finding in findings for node, _ in finding.related]
+    nodes += [finding.iteration for _, finding in findings if finding.iteration is not None]
     if fix_edits:
         nodes += [r.old for _, finding in findings if finding.fix for r in finding.fix.replacements]
     positions = _positions(module, tree, statement_lines, nodes)
@@ -133,8 +135,22 @@ def _positioned(module: cst.Module, tree: Tree, statement_lines: list[int], path
             end_line=where.end.line,
             end_column=where.end.column,
             fix=_fix(module, tree, statement_lines, code, finding.fix, positions, fix_edits),
+            related=tuple(Related(positions[node].start.line, positions[node].start.column,
+                                  positions[node].end.line, positions[node].end.column, message)
+                          for node, message in finding.related),
+            iteration=_iteration_span(finding.iteration, positions),
         ))
     return diagnostics
+
+
+def _iteration_span(node: Optional[cst.CSTNode], positions) -> Optional[IterationSpan]:
+    if node is None:
+        return None
+    where = positions[node]
+    if isinstance(node, cst.FunctionDef):
+        return IterationSpan("function", where.start.line, where.end.line, node.name.value)
+    kind = "for" if isinstance(node, cst.For) else "while" if isinstance(node, cst.While) else "comprehension"
+    return IterationSpan(kind, where.start.line, where.end.line)
 
 
 def _positions(module: cst.Module, tree: Tree, statement_lines: list[int], nodes: list[cst.CSTNode]) -> dict:

@@ -31,11 +31,15 @@ class NodeFix:
 
 @dataclass
 class Finding:
-    """What a rule reports: the node to point at, and optionally its fix."""
+    """What a rule reports: the node to point at, optionally its fix, the places that explain
+    it (``related``: node and a few words, e.g. where the kept value was made) and the loop or
+    per-step function it is about (``iteration``)."""
 
     node: cst.CSTNode
     message: Optional[str] = None
     fix: Optional[NodeFix] = None
+    related: Sequence[tuple[cst.CSTNode, str]] = ()
+    iteration: Optional[cst.CSTNode] = None
 
 
 _ENCODED_TRIGGERS: dict[tuple[str, ...], tuple[bytes, ...]] = {}
