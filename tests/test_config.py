@@ -44,6 +44,12 @@ def codes(rules):
     ([RuleSelection(ignore=("TML001",)), RuleSelection(select=("TML001",))], ["TML001"]),
     ([RuleSelection(extend_select=("TML009",)), RuleSelection(select=("TML",))],
      ["TML001", "TML002", "TML012"]),
+    # ``ALL`` (ruff's spelling) selects every rule, off-by-default ones too, least specifically.
+    ([RuleSelection(select=("ALL",))], ["TML001", "TML002", "TML009", "TML011", "TML012"]),
+    ([RuleSelection(select=("ALL",), ignore=("TML00",))], ["TML011", "TML012"]),
+    ([RuleSelection(select=("TML001",), ignore=("ALL",))], ["TML001"]),
+    ([RuleSelection(select=("ALL",), ignore=("ALL",))], []),
+    ([RuleSelection(extend_select=("ALL",))], ["TML001", "TML002", "TML009", "TML011", "TML012"]),
 ])
 def test_rule_selection(layers, expected):
     assert codes(select_rules(RULES, layers)) == expected
@@ -51,6 +57,7 @@ def test_rule_selection(layers, expected):
 
 def test_selectors_are_normalised_and_unknown_ones_rejected():
     assert config.check_selectors([" tml001", "TML0", ""], RULES, "--select") == ("TML001", "TML0")
+    assert config.check_selectors(["all"], RULES, "--select") == ("ALL",)
     with pytest.raises(UsageError, match="unknown rule code or prefix 'TML999' in --select"):
         config.check_selectors(["TML999"], RULES, "--select")
     with pytest.raises(UsageError, match="'E501'"):

@@ -8,7 +8,8 @@ Rule selection works like ruff's: ``select`` replaces the set of enabled rules, 
 adds to it, ``ignore`` removes from it. Selectors are code prefixes (``TML``, ``TML00``,
 ``TML001``); when a rule matches both a select and an ignore selector, the longer one wins and
 ignore wins a tie. Rules that are off by default are enabled only by their full code in
-``select``/``extend-select``: ``TML`` or ``TML0`` never turns them on.
+``select``/``extend-select``: ``TML`` or ``TML0`` never turns them on. ``ALL`` (ruff's spelling)
+matches every rule, the off-by-default ones included, and is the least specific selector.
 """
 from __future__ import annotations
 
@@ -64,10 +65,13 @@ def select_rules(rules: Sequence[Rule], layers: Sequence[RuleSelection]) -> tupl
     return tuple(rule for rule in rules if rule.code in enabled)
 
 
+ALL = "ALL"
+
+
 def _specificity(code: str, selectors: Sequence[str], exact_only: bool = False) -> Optional[int]:
-    """Length of the longest selector matching ``code``, None when none does."""
-    lengths = [len(selector) for selector in selectors
-               if (selector == code if exact_only else code.startswith(selector))]
+    """Length of the longest selector matching ``code`` (0 for ``ALL``), None when none does."""
+    lengths = [0 if selector == ALL else len(selector) for selector in selectors
+               if selector == ALL or (selector == code if exact_only else code.startswith(selector))]
     return max(lengths, default=None)
 
 
@@ -75,7 +79,7 @@ def check_selectors(selectors: Sequence[str], rules: Sequence[Rule], where: str)
     """Normalise rule selectors (strip, upper-case) and reject those that select no rule."""
     normalized = tuple(selector.strip().upper() for selector in selectors if selector.strip())
     for selector in normalized:
-        if not any(rule.code.startswith(selector) for rule in rules):
+        if selector != ALL and not any(rule.code.startswith(selector) for rule in rules):
             raise UsageError(f"unknown rule code or prefix {selector!r} in {where} "
                              "(`torchmemlint rules` lists the rules)")
     return normalized
