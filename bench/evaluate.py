@@ -16,7 +16,6 @@ Usage: python bench/evaluate.py [EXTRA_DIR ...] [--details]
 from __future__ import annotations
 
 import argparse
-from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 

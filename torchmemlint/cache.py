@@ -116,9 +116,9 @@ class ResultCache:
 
 
 def _diagnostic(fields: list) -> Diagnostic:
-    *head, fix, related, iteration = fields
+    *head, fix, related, iteration, no_fix = fields
     if fix is not None:
         description, safe, edits = fix
         fix = Fix(description, safe, tuple(Edit(*edit) for edit in edits))
     return Diagnostic(*head, fix=fix, related=tuple(Related(*r) for r in related),
-                      iteration=IterationSpan(*iteration) if iteration is not None else None)
+                      iteration=IterationSpan(*iteration) if iteration is not None else None, no_fix=no_fix)

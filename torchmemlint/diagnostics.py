@@ -93,6 +93,7 @@ class Diagnostic:
     # Why: where the value was made and how it travelled (a return, a container, an attribute).
     related: tuple[Related, ...] = field(compare=False, default=())
     iteration: Optional[IterationSpan] = field(compare=False, default=None)
+    no_fix: str = field(compare=False, default="")  # why there is no fix, where the rule says
 
     def to_json(self) -> dict:
         return {

@@ -139,6 +139,7 @@ def _positioned(module: cst.Module, tree: Tree, statement_lines: list[int], path
                                   positions[node].end.line, positions[node].end.column, message)
                           for node, message in finding.related),
             iteration=_iteration_span(finding.iteration, positions),
+            no_fix=finding.no_fix if finding.fix is None else "",
         ))
     return diagnostics
 

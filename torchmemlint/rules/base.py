@@ -40,6 +40,16 @@ class Finding:
     fix: Optional[NodeFix] = None
     related: Sequence[tuple[cst.CSTNode, str]] = ()
     iteration: Optional[cst.CSTNode] = None
+    no_fix: str = ""  # why ``fix`` is None, where the rule knows (``fix --diff`` shows it)
+
+
+def explained(message: str, why: Sequence[tuple[cst.CSTNode, str]]) -> tuple[str, list[tuple[cst.CSTNode, str]]]:
+    """``message`` with the path a kept value travelled (``Value.why``: where its graph was made,
+    the returns, containers and attributes it went through), and those places as related
+    locations; the message alone when the value did not travel."""
+    if len(why) < 2:
+        return message, list(why)
+    return f"{message} ({'; '.join(words for _, words in why)})", list(why)
 
 
 _ENCODED_TRIGGERS: dict[tuple[str, ...], tuple[bytes, ...]] = {}
@@ -55,6 +65,11 @@ class Rule:
     default_enabled: ClassVar[bool] = True
     # Words one of which must appear in a file's text for the rule to possibly match there.
     triggers: ClassVar[tuple[str, ...]] = ()
+    # What else the rule cannot match without (the pre-screen's file-level facts): something that
+    # may run once per training step (``FileFacts.steps``), and one of these kinds of places where
+    # values are kept (``FileFacts.keeps``).
+    needs_steps: ClassVar[bool] = False
+    keeping: ClassVar[frozenset[str]] = frozenset()
 
     def check(self, model: "SemanticModel") -> Iterator[Finding]:
         raise NotImplementedError
@@ -70,5 +85,7 @@ class Rule:
         """Whether ``check`` could report anything in a file with these pre-screen facts. It
         must never say no where ``check`` finds something (a test compares every fixture and
         the installed torch package with and without the pre-screen); the default is the text
-        test of ``triggers``. A rule that narrows it keeps ``super().could_match(facts) and``."""
-        return self.triggered(facts.source)
+        test of ``triggers``, ``needs_steps`` and ``keeping``. A rule that narrows it keeps
+        ``super().could_match(facts) and``."""
+        return self.triggered(facts.source) and (facts.steps or not self.needs_steps) and \
+            (not self.keeping or not self.keeping.isdisjoint(facts.keeps))

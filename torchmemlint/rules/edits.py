@@ -7,6 +7,7 @@ import libcst as cst
 
 from torchmemlint.rules.base import Replacement
 from torchmemlint.semantics import SemanticModel
+from torchmemlint.semantics.flow import MAPPING, TENSOR, Value
 
 
 def call_method(value: cst.BaseExpression, *methods: str) -> cst.BaseExpression:
@@ -19,6 +20,60 @@ def call_method(value: cst.BaseExpression, *methods: str) -> cst.BaseExpression:
     for method in methods:
         value = cst.Call(func=cst.Attribute(value=value, attr=cst.Name(method)))
     return value
+
+
+TYPE_UNKNOWN = "no automatic fix: what the value holds is not known (a tensor, a tuple, a dict?)"
+
+
+def without_graph(model: SemanticModel, expr: cst.BaseExpression, at: cst.CSTNode,
+                  *then: str) -> tuple[Optional[cst.BaseExpression], str]:
+    """``expr`` rewritten to keep no autograd graph, by what the value flow knows it holds:
+    ``x.detach()`` (then ``then``, e.g. ``.cpu()``) for a tensor; element by element for a
+    tuple, list or dict written out; ``{k: v.detach() for k, v in d.items()}`` for a dict of
+    tensors. Never a method a Python number or a container lacks: (None, why) when the kind is
+    not known."""
+    value = model.flow.value(expr, at)
+    return _without_graph(expr, value, then)
+
+
+def _without_graph(expr: cst.BaseExpression, value: Value, then: Sequence[str]) -> tuple[Optional[cst.BaseExpression], str]:
+    if value.kind == TENSOR:
+        return call_method(expr, "detach", *then), ""
+    if isinstance(expr, (cst.Tuple, cst.List)) and value.elements is not None and \
+            not any(isinstance(e, cst.StarredElement) for e in expr.elements):
+        elements = []
+        for element, part in zip(expr.elements, value.elements):
+            if part.graph or (then and part.device):
+                new, why = _without_graph(element.value, part, then)
+                if new is None:
+                    return None, why
+                element = element.with_changes(value=new)
+            elements.append(element)
+        return expr.with_changes(elements=elements), ""
+    if isinstance(expr, cst.Dict) and value.fields is not None and \
+            all(isinstance(e, cst.DictElement) for e in expr.elements):
+        elements = []
+        for element in expr.elements:
+            new, why = _without_graph(element.value, value.field(_key(element.key)) or value.any_element(), then)
+            if new is None:
+                return None, why
+            elements.append(element.with_changes(value=new))
+        return expr.with_changes(elements=elements), ""
+    if value.kind == MAPPING:
+        entries = [v for _, v in value.fields or ()] + ([value.element] if value.element else [])
+        if entries and all(e.kind == TENSOR for e in entries):
+            suffix = "".join(f".{method}()" for method in ("detach", *then))
+            spelled = cst.Module([]).code_for_node(expr)
+            if not isinstance(expr, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
+                spelled = f"({spelled})"
+            return cst.parse_expression(f"{{key: tensor{suffix} for key, tensor in {spelled}.items()}}"), ""
+    return None, TYPE_UNKNOWN
+
+
+def _key(expr: Optional[cst.BaseExpression]) -> Optional[str]:
+    if isinstance(expr, cst.SimpleString) and isinstance(expr.evaluated_value, str):
+        return expr.evaluated_value
+    return None
 
 
 def _ends_with_call_to(value: cst.BaseExpression, method: str) -> bool:

@@ -4,10 +4,12 @@
 Flags a graph-attached value (a loss, a model output, anything computed from them with grad
 enabled) that is stored into a container that outlives the iteration (`losses.append(loss)`,
 `self.history["loss"].append(loss)`, `metrics[step] = loss`) or accumulated into a name that
-outlives it (`total_loss += loss`, `total = total + loss`), also through a helper object of the
-same file whose method keeps its argument (`meter.update(loss)` where `update` does
-`self.sum += val * n`). A fixed key (`last["loss"] = loss`) keeps only the newest value and
-stays silent.
+outlives it (`total_loss += loss`, `total = total + loss`). The value is followed wherever it
+travels in the file: returned by a helper (alone, in a tuple or a dict of loss components), read
+as `out.loss` or `outputs["loss"]`, handed to a method that keeps it (`meter.update(loss)` where
+`update` does `self.sum += val * n`, a logger whose body appends what it gets, a replay buffer's
+`push`), or stored on `self` in a method the training loop calls once per step. A fixed key
+(`last["loss"] = loss`) keeps only the newest value and stays silent.
 
 ## Why is this bad?
 A tensor with a `grad_fn` keeps its autograd graph alive. Stored across iterations, every step
@@ -36,32 +38,35 @@ Intended gradient accumulation stays silent: `total = total + loss` followed by
 `total.backward()`, or a summed loss that is returned to the caller.
 
 ## Fix safety
-`.item()` for a scalar loss accumulated into a name that starts as a Python number is **safe**
-when the total is only ever used as a number afterwards (formatted, compared, `float()`), and
-**unsafe** when it escapes (returned, printed as is, stored): it becomes a Python float. A value
-is known to be a scalar when it is `.backward()`-ed without a gradient argument, a full
-reduction (`x.mean()`), a loss function without `reduction="none"`, or arithmetic of those with
-Python numbers (`loss * x.size(0)`); anything else could make `.item()` raise.
-Everywhere else — values stored in containers, values not known to be scalars — the fix appends
-`.detach()`: the container still holds tensors (code that calls `.item()` on them or stacks them
-keeps working), but code that backpropagates through them would change, so it is **unsafe**.
+The fix rewrites only what the value flow knows the type of, and never calls a method a Python
+number or a container lacks:
+- a one-element tensor (`.backward()`-ed without a gradient argument, a full reduction such as
+  `x.mean()`, a torch loss without `reduction="none"`, or arithmetic of those with Python
+  numbers) accumulated into a name that starts as a Python number gets `.item()`: **safe** when
+  the total is only ever used as a number afterwards (formatted, compared, `float()`), **unsafe**
+  when it escapes (returned, printed as is, stored), because it becomes a Python float; the same
+  in a local list whose elements are only used as numbers (**unsafe**: the list holds floats);
+- any other tensor gets `.detach()`, a tuple or dict written out gets it per element, and a
+  dict of tensors becomes `{key: tensor.detach() for key, tensor in d.items()}`: the container
+  still holds tensors, but code that backpropagates through them would change, so **unsafe**;
+- anything else (a model output that may be a tuple or a `ModelOutput`, a record) gets no
+  automatic fix, and `fix --diff` says so.
 
 ## Runtime signature
 Live memory grows every iteration (`torchmemlint verify` reports `confirmed-growth`).
 """
 from __future__ import annotations
 
-import re
-from typing import Iterator
+from typing import Iterator, Optional
 
 import libcst as cst
 
-from torchmemlint.rules.base import Finding, NodeFix, Replacement, Rule
-from torchmemlint.rules.edits import call_method, used_only_as_number
+from torchmemlint.rules.base import Finding, NodeFix, Replacement, Rule, explained
+from torchmemlint.rules.edits import call_method, used_only_as_number, without_graph
 from torchmemlint.semantics import SemanticModel
+from torchmemlint.semantics.flow import TENSOR
 from torchmemlint.semantics.imports import dotted_name
-from torchmemlint.semantics.prescreen import FileFacts
-from torchmemlint.semantics.scopes import terminal_name
+from torchmemlint.semantics.prescreen import ACCUMULATION, CALL_STORE, LIST_STORE, SUBSCRIPT_STORE
 from torchmemlint.semantics.stores import Accumulation, Store
 
 
@@ -71,34 +76,47 @@ class GraphRetainedAccumulation(Rule):
     message = "graph-attached value kept across iterations; store `.item()` or `.detach()` instead"
     triggers = ("append", "extend", "insert", "+=", "-=", "*=", "=", ".add(", "push", "put")
 
-    def could_match(self, facts: FileFacts) -> bool:
-        # ``_retains`` needs a store or accumulation in a step loop or a per-step method.
-        return super().could_match(facts) and any(
-            site.kind in ("call", "subscript", "list", "accumulation") and site.could_be_in_step_iteration
-            for site in facts.sites
-        )
+    needs_steps = True
+    keeping = frozenset({CALL_STORE, SUBSCRIPT_STORE, LIST_STORE, ACCUMULATION})
 
     def check(self, model: SemanticModel) -> Iterator[Finding]:
-        for store in model.hidden_stores.with_visible(model.stores.stores()):
-            if model.stores.never_grows(store):
+        for store in model.stores.stores():
+            if model.stores.never_grows(store) or _kept_for_backward(model, store.node, store.container):
                 continue
-            if self._retains(model, store.node, store.container, store.value) and \
-                    not _kept_for_backward(model, store.node, store.container):
-                yield Finding(store.value, fix=_store_fix(model, store))
+            finding = _finding(model, store.node, store.container, store.value, store.inside)
+            if finding is not None:
+                finding.fix, finding.no_fix = _store_fix(model, store)
+                yield finding
         for accumulation in model.stores.accumulations():
-            if self._retains(model, accumulation.node, accumulation.target, accumulation.value) and \
-                    not _kept_for_backward(model, accumulation.node, accumulation.target, accumulation.value):
-                yield Finding(accumulation.value, fix=_accumulation_fix(model, accumulation))
+            if _kept_for_backward(model, accumulation.node, accumulation.target, accumulation.value):
+                continue
+            finding = _finding(model, accumulation.node, accumulation.target, accumulation.value)
+            if finding is not None:
+                finding.fix, finding.no_fix = _accumulation_fix(model, accumulation)
+                yield finding
 
-    @staticmethod
-    def _retains(model: SemanticModel, node: cst.CSTNode, container: cst.BaseExpression,
-                 value: cst.BaseExpression) -> bool:
-        iteration = model.scopes.step_iteration(node)  # not a loop over layers inside one forward
-        if iteration is None:
-            return False
-        if not model.stores.outlives(container, node, iteration):
-            return False
-        return model.values.is_attached(value, node)
+
+def _finding(model: SemanticModel, node: cst.CSTNode, container: cst.BaseExpression, value: cst.BaseExpression,
+             inside: Optional[cst.CSTNode] = None) -> Optional[Finding]:
+    """A finding when ``value``, stored into ``container`` at ``node``, holds a graph and the
+    container outlives the step iteration (not a loop over layers inside one forward)."""
+    iteration = model.iterations.step_iteration(node)
+    if iteration is None or not model.stores.outlives(container, node, iteration):
+        return None
+    held = model.flow.value(value, node)
+    if not held.graph:
+        return None
+    why = list(held.why)
+    if inside is not None:
+        why.append((inside, f"kept there by `{_callee_name(node)}()`"))
+    message, related = explained(GraphRetainedAccumulation.message, why)
+    return Finding(value, message=message, related=related, iteration=iteration)
+
+
+def _callee_name(call: cst.CSTNode) -> str:
+    func = call.func if isinstance(call, cst.Call) else None
+    return (func.attr.value if isinstance(func, cst.Attribute) else dotted_name(func) if func is not None else None) \
+        or "the callee"
 
 
 def _kept_for_backward(model: SemanticModel, node: cst.CSTNode, container: cst.BaseExpression,
@@ -111,10 +129,10 @@ def _kept_for_backward(model: SemanticModel, node: cst.CSTNode, container: cst.B
         return False
     scope = model.scopes.scope_of(node)
     if value is not None and any(
-        n.value in model.values.backwarded_names(scope) for n in model.tree.descendants(value, cst.Name)
+        n.value in model.calls.backwarded_names(scope) for n in model.tree.descendants(value, cst.Name)
     ):
         return False  # the added loss is differentiated itself: the sum can only be a metric
-    if name in model.values.names_feeding_backward(scope):
+    if name in model.calls.names_feeding_backward(scope):
         return True
     returned = any(
         name in _returned_names(ret.value) for ret in model.scopes.scope_nodes(scope, cst.Return) if ret.value
@@ -124,11 +142,11 @@ def _kept_for_backward(model: SemanticModel, node: cst.CSTNode, container: cst.B
 
 
 def _backward_in_iteration(model: SemanticModel, node: cst.CSTNode) -> bool:
-    iteration = model.scopes.step_iteration(node)
+    iteration = model.iterations.step_iteration(node)
     if iteration is None:
         return False
     body = iteration if isinstance(iteration, cst.FunctionDef) else iteration.body
-    return any(model.values.backward_roots(call) for call in model.tree.descendants(body, cst.Call))
+    return any(model.calls.backward_roots(call) for call in model.tree.descendants(body, cst.Call))
 
 
 def _returned_names(value: cst.BaseExpression) -> set[str]:
@@ -142,18 +160,22 @@ def _returned_names(value: cst.BaseExpression) -> set[str]:
     return {n for n in map(dotted_name, elements) if n is not None}
 
 
-def _detach_fix(value: cst.BaseExpression) -> NodeFix:
-    return NodeFix("store `.detach()`", safe=False, replacements=[Replacement(value, call_method(value, "detach"))])
-
-
-def _store_fix(model: SemanticModel, store: Store) -> NodeFix:
+def _store_fix(model: SemanticModel, store: Store) -> tuple[Optional[NodeFix], str]:
     """``.item()`` for a scalar loss kept in a list whose elements are only ever used as numbers
     (logged, summed, averaged, plotted): the list then holds floats and nothing of the graph.
-    ``.detach()`` where the elements are later used as tensors (``torch.stack(losses)``,
-    ``l.item() for l in losses``). Both change what the container holds: unsafe."""
+    Else the value without its graph (``.detach()`` by what it holds), where elements are later
+    used as tensors (``torch.stack(losses)``, ``l.item() for l in losses``). Both change what the
+    container holds: unsafe."""
     if _is_scalar(model, store.value, store.node) and _elements_used_only_as_numbers(model, store.container):
-        return _item_fix(store.value, safe=False)
-    return _detach_fix(store.value)
+        return _item_fix(store.value, safe=False), ""
+    return _detach_fix(model, store.value, store.node)
+
+
+def _detach_fix(model: SemanticModel, value: cst.BaseExpression, at: cst.CSTNode) -> tuple[Optional[NodeFix], str]:
+    new, why_not = without_graph(model, value, at)
+    if new is None:
+        return None, why_not
+    return NodeFix("store it without its graph (`.detach()`)", safe=False, replacements=[Replacement(value, new)]), ""
 
 
 def _elements_used_only_as_numbers(model: SemanticModel, container: cst.BaseExpression) -> bool:
@@ -189,10 +211,11 @@ def _item_fix(value: cst.BaseExpression, safe: bool) -> NodeFix:
                    replacements=[Replacement(value, call_method(value, "item"))])
 
 
-def _accumulation_fix(model: SemanticModel, accumulation: Accumulation) -> NodeFix:
+def _accumulation_fix(model: SemanticModel, accumulation: Accumulation) -> tuple[Optional[NodeFix], str]:
     """``.item()`` for a scalar accumulated into a name that starts as a Python number: safe when
     the total is only ever used as a number afterwards, unsafe when it escapes (returned, printed
-    as is, stored); else ``.detach()`` (the accumulator may be a tensor on purpose)."""
+    as is, stored); else the value without its graph (the accumulator may be a tensor on
+    purpose)."""
     value = accumulation.value
     target = accumulation.target
     if isinstance(target, cst.Name) and _is_scalar(model, value, accumulation.node):
@@ -200,116 +223,11 @@ def _accumulation_fix(model: SemanticModel, accumulation: Accumulation) -> NodeF
         starts = [b for b in model.scopes.bindings(scope).get(target.value, [])
                   if not b.augmented and b.node is not accumulation.node]
         if starts and all(isinstance(b.value, (cst.Integer, cst.Float)) for b in starts):
-            return _item_fix(value, safe=used_only_as_number(model, target.value, scope, exclude=accumulation.node))
-    return _detach_fix(value)
+            return _item_fix(value, safe=used_only_as_number(model, target.value, scope, exclude=accumulation.node)), ""
+    return _detach_fix(model, value, accumulation.node)
 
 
-# Reductions that give a 0-dim tensor when called without arguments.
-_FULL_REDUCTIONS = frozenset({"sum", "mean", "norm", "prod", "std", "var", "max", "min"})
-_MAX_SCALAR_DEPTH = 8
-
-
-def _is_scalar(model: SemanticModel, expr: cst.BaseExpression, at: cst.CSTNode, depth: int = 0) -> bool:
-    """Whether ``expr`` is known to be a one-element tensor (or a Python number), so that
-    ``.item()`` cannot fail on it: a name that is ``.backward()``-ed without a gradient argument
-    (PyTorch requires a scalar there), a full reduction (``x.mean()``), a loss function without
-    ``reduction="none"``, or arithmetic of those with Python numbers."""
-    depth += 1
-    if depth > _MAX_SCALAR_DEPTH:
-        return False
-    if _is_python_number(model, expr, at, depth):
-        return True
-    if isinstance(expr, cst.BinaryOperation):
-        return (_is_scalar(model, expr.left, at, depth) and _is_scalar(model, expr.right, at, depth))
-    if isinstance(expr, cst.UnaryOperation):
-        return _is_scalar(model, expr.expression, at, depth)
-    if isinstance(expr, cst.Name):
-        if expr.value in _backwarded_without_gradient(model, model.scopes.scope_of(at)):
-            return True
-        bindings = model.scopes.reaching_bindings(expr.value, at)
-        return bool(bindings) and all(
-            b.value is not None and not b.augmented and _is_scalar(model, b.value, b.node, depth) for b in bindings
-        )
-    if isinstance(expr, cst.Call):
-        func = expr.func
-        if isinstance(func, cst.Attribute) and func.attr.value in _FULL_REDUCTIONS and not expr.args:
-            return True
-        return _is_reduced_loss_call(model, expr)
-    return False
-
-
-def _is_python_number(model: SemanticModel, expr: cst.BaseExpression, at: cst.CSTNode, depth: int) -> bool:
-    """A literal, ``len(...)``, ``x.size(0)``, ``x.shape[0]``, ``x.item()``, ``float(...)``, or a
-    name bound only to those."""
-    if isinstance(expr, (cst.Integer, cst.Float)):
-        return True
-    if isinstance(expr, cst.Call):
-        func = expr.func
-        if isinstance(func, cst.Name) and func.value in ("len", "float", "int"):
-            return True
-        if isinstance(func, cst.Attribute) and (func.attr.value in ("item", "numel", "dim") or
-                                                (func.attr.value == "size" and expr.args)):
-            return True
-    if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Attribute) and \
-            expr.value.attr.value == "shape":
-        return True
-    if isinstance(expr, cst.Name) and depth < _MAX_SCALAR_DEPTH:
-        bindings = model.scopes.reaching_bindings(expr.value, at)
-        return bool(bindings) and all(
-            b.value is not None and _is_python_number(model, b.value, b.node, depth + 1) for b in bindings
-        )
-    return False
-
-
-def _backwarded_without_gradient(model: SemanticModel, scope: cst.CSTNode) -> set[str]:
-    """Names ``n`` of ``n.backward()`` / ``scaler.scale(n).backward()`` calls with no gradient
-    argument (PyTorch raises unless ``n`` has one element), and of ``accelerator.backward(n)`` /
-    ``fabric.backward(n)`` / ``self.manual_backward(n)``, which call ``n.backward()``."""
-    names = set()
-    for call in model.scopes.scope_nodes(scope, cst.Call):
-        func = call.func
-        if not isinstance(func, cst.Attribute):
-            continue
-        receiver = func.value
-        if func.attr.value == "manual_backward" or (
-                func.attr.value == "backward" and _FRAMEWORK_RECEIVER.search(terminal_name(receiver) or "")):
-            root = call.args[0].value if call.args and call.args[0].keyword is None else None
-            rest = call.args[1:]
-        elif func.attr.value == "backward":
-            root, rest = receiver, call.args
-            if isinstance(root, cst.Call) and isinstance(root.func, cst.Attribute) and \
-                    root.func.attr.value == "scale" and len(root.args) == 1:
-                root = root.args[0].value
-        else:
-            continue
-        if isinstance(root, cst.Name) and not any(a.keyword is None or a.keyword.value == "gradient" for a in rest):
-            names.add(root.value)
-    return names
-
-
-_FRAMEWORK_RECEIVER = re.compile(r"accelerator|fabric", re.IGNORECASE)
-
-
-def _is_reduced_loss_call(model: SemanticModel, call: cst.Call) -> bool:
-    """``F.cross_entropy(...)`` or ``criterion(...)`` with ``criterion = nn.MSELoss()``, without
-    ``reduction="none"`` (which returns one loss per element)."""
-    qualified = model.imports.qualify(call.func)
-    if qualified is None and isinstance(call.func, cst.Name):
-        bindings = model.scopes.reaching_bindings(call.func.value, call)
-        if len(bindings) != 1 or not isinstance(bindings[0].value, cst.Call):
-            return False
-        constructor = bindings[0].value
-        qualified = model.imports.qualify(constructor.func) or ""
-        return qualified.startswith("torch.nn.") and qualified.endswith("Loss") and _reduces(constructor)
-    if qualified is None or not qualified.startswith("torch.nn.functional."):
-        return False
-    return model.values.is_module_call(call) and _reduces(call)
-
-
-def _reduces(call: cst.Call) -> bool:
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == "reduction":
-            return isinstance(arg.value, cst.SimpleString) and arg.value.evaluated_value in ("mean", "sum")
-        if arg.keyword is not None and arg.keyword.value in ("reduce", "size_average"):
-            return False  # the deprecated spellings: do not guess
-    return True
+def _is_scalar(model: SemanticModel, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
+    """Surely a one-element tensor, so that ``.item()`` cannot fail on it (and is no float already)."""
+    value = model.flow.value(expr, at)
+    return value.kind == TENSOR and value.scalar

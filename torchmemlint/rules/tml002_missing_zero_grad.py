@@ -108,7 +108,7 @@ def _region_calls(model: SemanticModel, region: Region) -> list[cst.Call]:
 def _is_backward_call(model: SemanticModel, call: cst.Call) -> bool:
     if not (isinstance(call.func, cst.Attribute) and call.func.attr.value in ("backward", "manual_backward")):
         return False
-    return bool(model.values.backward_roots(call)) and model.imports.qualify(call.func) not in _CONTEXT_BACKWARDS
+    return bool(model.calls.backward_roots(call)) and model.imports.qualify(call.func) not in _CONTEXT_BACKWARDS
 
 
 def _stepped_optimizer(call: cst.Call) -> Optional[str]:

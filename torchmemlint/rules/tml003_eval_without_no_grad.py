@@ -80,7 +80,7 @@ class EvalWithoutNoGrad(Rule):
     def check(self, model: SemanticModel) -> Iterator[Finding]:
         reported: set[cst.CSTNode] = set()
         for call in model.tree.nodes(cst.Call):
-            if not model.values.is_module_call(call) or _is_loss_call(model, call):
+            if not model.calls.is_forward_pass(call) or _is_loss_call(model, call):
                 continue
             context = _evaluation_context(model, call)
             if context is None or context in reported:
@@ -122,8 +122,12 @@ def _evaluation_context(model: SemanticModel, call: cst.Call) -> Optional[Union[
     if func is not None and _is_unit_test(model, func):
         return None
     if func is not None and _EVAL_FUNCTION.search(func.name.value):
-        # pytest tests loop over cases; a model's own inference method over its layers.
+        # pytest tests loop over cases; a model's own inference method (``_inference_forward``,
+        # ``predict_step_logits``) over its layers or time steps, unless it iterates over data.
+        in_model = model.scopes.is_torch_module_class(model.scopes.class_of(func)) and \
+            not model.scopes.is_lightning_module(model.scopes.class_of(func))
         loops_over_data = not func.name.value.startswith("test_") and any(
+            model.scopes.is_step_loop(loop) if in_model else
             not isinstance(loop, cst.For) or model.modules.submodule_loop_target(loop) is None for loop in loops)
         if loops_over_data or _after_eval_call(model, func, call):
             return func
@@ -171,7 +175,7 @@ def _has_backward(model: SemanticModel, context: cst.CSTNode) -> bool:
     in eval mode) needs its graph."""
     region = context.body if isinstance(context, (cst.For, cst.While)) else context
     # An optimizer step counts too (``opt.step(closure)``); ``env.step(action)`` does not.
-    return any(model.values.backward_roots(call) or is_step_call(call)
+    return any(model.calls.backward_roots(call) or is_step_call(call)
                for call in model.tree.descendants(region, cst.Call))
 
 

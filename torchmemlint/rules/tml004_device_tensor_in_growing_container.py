@@ -46,7 +46,7 @@ import libcst as cst
 from torchmemlint.rules.base import Finding, NodeFix, Replacement, Rule
 from torchmemlint.rules.edits import call_method
 from torchmemlint.semantics import SemanticModel
-from torchmemlint.semantics.prescreen import FileFacts
+from torchmemlint.semantics.prescreen import CALL_STORE, LIST_STORE
 
 
 class DeviceTensorInGrowingContainer(Rule):
@@ -55,29 +55,24 @@ class DeviceTensorInGrowingContainer(Rule):
     message = "device tensor kept in a container that grows every iteration; store `.cpu()` (or `.item()`) instead"
     triggers = ("append", "extend", "insert", "+=", "push", "put")
 
-    def could_match(self, facts: FileFacts) -> bool:
-        # An ``append``-like call (or a hidden store), or ``c += [v]``, in a step loop or a
-        # per-step method.
-        return super().could_match(facts) and any(
-            site.kind in ("call", "list") and site.could_be_in_step_iteration for site in facts.sites
-        )
+    needs_steps = True
+    keeping = frozenset({CALL_STORE, LIST_STORE})
 
     def check(self, model: SemanticModel) -> Iterator[Finding]:
-        for store in model.hidden_stores.with_visible(model.stores.stores(), appended_only=True):
+        for store in model.stores.stores(appended_only=True):
             if not isinstance(store.node, cst.Call) and not isinstance(store.node, cst.AugAssign):
                 continue  # ``d[k] = v`` overwrites a bounded set of keys
-            iteration = model.scopes.step_iteration(store.node)
+            iteration = model.iterations.step_iteration(store.node)
             if iteration is None:
                 continue
             if isinstance(iteration, cst.FunctionDef) and model.stores.reset_elsewhere_in_class(store.container, iteration):
                 continue
             if not model.stores.outlives(store.container, store.node, iteration):
                 continue
-            if not model.values.is_device_tensor(store.value, store.node):
-                continue
-            if model.values.is_attached(store.value, store.node):
-                continue  # TML001 reports it
-            if model.losses.is_loss_value(store.value, store.node):
+            value = model.flow.value(store.value, store.node)
+            if not value.device or value.graph:
+                continue  # (a graph-attached value is TML001's)
+            if value.loss or value.scalar:
                 continue  # one 512-byte block per step, kept on the device on purpose (no sync)
             yield Finding(store.value, fix=NodeFix(
                 "store `.detach().cpu()`", safe=False,

@@ -68,11 +68,9 @@ import libcst as cst
 from torchmemlint.rules.base import Finding, NodeFix, Replacement, Rule
 from torchmemlint.rules.edits import call_method
 from torchmemlint.semantics import SemanticModel
-from torchmemlint.semantics.imports import dotted_name
-from torchmemlint.semantics.iterations import LOADER_ITERABLE
+from torchmemlint.semantics.flow import SEQUENCE, TENSOR, Value
 from torchmemlint.semantics.loop_carried import STATE, UPDATE, Carry, carried_name
-from torchmemlint.semantics.prescreen import FileFacts
-from torchmemlint.semantics.tensors import TENSOR, TUPLE_OF_TENSORS
+from torchmemlint.semantics.prescreen import LOOP_ASSIGNMENT, SELF_ASSIGNMENT
 
 
 class LoopCarriedGraph(Rule):
@@ -81,18 +79,8 @@ class LoopCarriedGraph(Rule):
     message = "value carried into the next iteration keeps its autograd graph: each step's graph links to the previous one"
     triggers = ("=",)
 
-    def could_match(self, facts: FileFacts) -> bool:
-        # ``LoopCarried.chains``: an assignment in a loop that crosses a step (runs a backward or
-        # an optimizer step, or iterates a loader), or to ``self.x`` in a per-step method.
-        if not super().could_match(facts):
-            return False
-        aliased_autograd = any(target in ("torch.autograd.grad", "torch.autograd.backward")
-                               for target in facts.aliases.values())
-        return facts.step_method_assigns_self or any(
-            loop.has_assignment and (loop.has_step_call or (aliased_autograd and loop.has_name_call)
-                                     or LOADER_ITERABLE.search(loop.header_text))
-            for loop in facts.loops
-        )
+    needs_steps = True
+    keeping = frozenset({LOOP_ASSIGNMENT, SELF_ASSIGNMENT})
 
     def check(self, model: SemanticModel) -> Iterator[Finding]:
         by_site: dict[cst.CSTNode, list[Carry]] = {}
@@ -130,7 +118,7 @@ def _detach_fix(model: SemanticModel, site: cst.CSTNode, carries: list[Carry]) -
         for read in carry.reads:
             if kind == TENSOR:
                 new = call_method(read, "detach")
-            elif kind == TUPLE_OF_TENSORS:
+            elif kind == SEQUENCE:
                 new = cst.parse_expression(f"tuple(state.detach() for state in {model.code(read)})")
             else:
                 return None
@@ -166,20 +154,25 @@ def _marks_requires_grad(model: SemanticModel, carry: Carry) -> bool:
 
 
 def _state_kind(model: SemanticModel, carry: Carry) -> Optional[str]:
-    """The type of the state at the start of the iteration, from its initialisation."""
+    """What the state surely is at the start of the iteration (TENSOR, or SEQUENCE for a tuple of
+    tensors), from its initialisation: the fix calls ``.detach()`` on it, which a tuple lacks."""
     if carry.name.startswith("self."):
         func = carry.iteration if isinstance(carry.iteration, cst.FunctionDef) else model.scopes.function_of(carry.iteration)
         cls = model.scopes.class_of(func) if func is not None else None
         if cls is None:
             return None
-        kinds = set()
-        for init in model.scopes.functions_by_name.get("__init__", []):
-            if model.scopes.class_of(init) is not cls:
-                continue
-            for assign in model.scopes.scope_nodes(init, cst.Assign):
-                if any(isinstance(t.target, cst.Attribute) and dotted_name(t.target) == carry.name for t in assign.targets):
-                    kinds.add(model.tensors.kind(assign.value, assign))
+        initial = [model.flow.assigned_value(a) for a in model.flow.self_assignments(cls).get(carry.name[5:], ())
+                   if (init := model.scopes.function_of(a.node)) is not None and init.name.value == "__init__"]
+        kinds = {_fixable_kind(value) for value in initial}
         return kinds.pop() if len(kinds) == 1 else None
     if isinstance(carry.iteration, cst.FunctionDef):
         return None
-    return model.tensors.kind(cst.Name(carry.name), carry.iteration)
+    return _fixable_kind(model.flow.value(cst.Name(carry.name), carry.iteration))
+
+
+def _fixable_kind(value: Value) -> Optional[str]:
+    if value.kind == TENSOR:
+        return TENSOR
+    if value.kind == SEQUENCE and value.elements and all(e.kind == TENSOR for e in value.elements):
+        return SEQUENCE
+    return None

@@ -71,13 +71,14 @@ class RetainGraphInLoop(Rule):
     message = "backward(retain_graph=True) ends the iteration while graph-attached values outlive it: every iteration's graph and activations stay alive"
     triggers = ("retain_graph",)
 
+    needs_steps = True
+
     def could_match(self, facts: FileFacts) -> bool:
-        # A ``retain_graph=True`` call in a loop or a per-step method.
-        return super().could_match(facts) and facts.retain_graph_in_iteration
+        return super().could_match(facts) and "retain_graph" in facts.true_keywords
 
     def check(self, model: SemanticModel) -> Iterator[Finding]:
         for call in model.tree.nodes(cst.Call):
-            if not keyword_is_true(call, "retain_graph") or not model.values.backward_roots(call):
+            if not keyword_is_true(call, "retain_graph") or not model.calls.backward_roots(call):
                 continue
             for iteration in _iterations_around(model, call):
                 if not _is_last_backward(model, call, iteration):
@@ -104,7 +105,7 @@ def _iterations_around(model: SemanticModel, call: cst.Call) -> list[Iteration]:
 def _is_last_backward(model: SemanticModel, call: cst.Call, iteration: Iteration) -> bool:
     return not any(
         model.tree.before(call, other) and not model.tree.contains(call, other)
-        for other in model.iterations.step_calls(iteration) if model.values.backward_roots(other)
+        for other in model.iterations.step_calls(iteration) if model.calls.backward_roots(other)
     )
 
 
@@ -117,6 +118,6 @@ def _outliving_attached(model: SemanticModel, iteration: Iteration) -> Optional[
         return None
     for store in model.stores.stores():
         if model.tree.contains(iteration.body, store.node) and model.stores.outlives(store.container, store.node, iteration) \
-                and model.values.is_attached(store.value, store.node):
+                and model.flow.value(store.value, store.node).graph:
             return carried_name(store.container) or model.code(store.container)
     return None

@@ -52,9 +52,7 @@ from typing import Iterator
 
 from torchmemlint.rules.base import Finding, Rule
 from torchmemlint.semantics import SemanticModel
-from torchmemlint.semantics.hooks import GLOBAL_HOOK_PREFIX
-from torchmemlint.semantics.prescreen import FileFacts
-from torchmemlint.semantics.values import HOOK_REGISTRATIONS
+from torchmemlint.semantics.prescreen import HOOK
 
 
 class HookRegisteredInLoop(Rule):
@@ -63,13 +61,7 @@ class HookRegisteredInLoop(Rule):
     message = "hook registered on a persistent module every iteration and never removed: hooks and their closures pile up"
     triggers = ("register_",)
 
-    def could_match(self, facts: FileFacts) -> bool:
-        # ``Hooks.registrations`` in a loop or a per-step method (``Hooks._iterations_around``).
-        return super().could_match(facts) and any(
-            site.kind == "hook" and (site.callee.rsplit(".", 1)[-1] in HOOK_REGISTRATIONS
-                                     or (facts.qualify(site.callee) or "").startswith(GLOBAL_HOOK_PREFIX))
-            for site in facts.sites
-        )
+    keeping = frozenset({HOOK})
 
     def check(self, model: SemanticModel) -> Iterator[Finding]:
         for registration in model.hooks.registrations:

@@ -56,7 +56,7 @@ from torchmemlint.rules.base import Finding, NodeFix, Replacement, Rule
 from torchmemlint.semantics import SemanticModel
 from torchmemlint.semantics.imports import dotted_name
 from torchmemlint.semantics.loop_carried import ASSOCIATIVE_JOINS, JoinAccumulation, carried_name
-from torchmemlint.semantics.prescreen import FileFacts
+from torchmemlint.semantics.prescreen import JOIN
 from torchmemlint.semantics.scopes import Loop
 
 # Reads that inspect an accumulator without using its contents.
@@ -69,14 +69,8 @@ class ConcatAccumulatorInLoop(Rule):
     message = "tensor grown by concatenation in a loop: every iteration copies the whole accumulator (quadratic time, twice its size at peak); append to a list and concatenate once after the loop"
     triggers = ("cat", "stack", "concat")
 
-    def could_match(self, facts: FileFacts) -> bool:
-        # A join into its own target (``acc = torch.cat([acc, x])``) whose iteration scope is a
-        # step loop, or a per-step method when the target is an attribute of ``self``.
-        return super().could_match(facts) and any(
-            site.kind == "join" and (site.loops[-1].could_be_step_loop if site.loops
-                                     else site.in_step_method and site.to_self)
-            for site in facts.sites
-        )
+    needs_steps = True
+    keeping = frozenset({JOIN})
 
     def check(self, model: SemanticModel) -> Iterator[Finding]:
         for accumulation in model.loop_carried.join_accumulations:
@@ -92,7 +86,7 @@ class ConcatAccumulatorInLoop(Rule):
             if _used_in_iteration(model, accumulation, iteration):
                 continue
             message = self.message
-            if model.values.is_attached(accumulation.piece, accumulation.site):
+            if model.flow.value(accumulation.piece, accumulation.site).graph:
                 message += "; the pieces are graph-attached, so every step's graph is kept as well"
             fix = _list_fix(model, accumulation, iteration) if not isinstance(iteration, cst.FunctionDef) else None
             yield Finding(accumulation.site, message=message, fix=fix)

@@ -79,7 +79,7 @@ class CachedTensorFunction(Rule):
             if self._is_module_method(model, func):
                 yield Finding(decorator, message="lru_cache/cache on a method of an nn.Module keeps `self` — the "
                                                  "module, its parameters and every cached tensor — alive forever")
-            elif model.tensors.takes_tensor(func) or model.tensors.returns_tensor(func):
+            elif model.flow.takes_tensor(func) or model.flow.returns_tensor(func):
                 yield Finding(decorator)
 
     @staticmethod

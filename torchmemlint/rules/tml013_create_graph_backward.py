@@ -98,7 +98,7 @@ def _create_graph(call: cst.Call) -> bool:
 def _is_create_graph_backward(model: SemanticModel, call: cst.Call) -> bool:
     """A backward pass that accumulates into ``.grad`` with ``create_graph=True`` (not
     ``torch.autograd.grad``, which returns the gradients instead)."""
-    return _create_graph(call) and bool(model.values.backward_roots(call)) and \
+    return _create_graph(call) and bool(model.calls.backward_roots(call)) and \
         model.imports.qualify(call.func) != "torch.autograd.grad"
 
 
@@ -140,7 +140,7 @@ def _reset_covers(model: SemanticModel, node: cst.CSTNode, depth: int = 0) -> bo
         return True
     if depth >= MAX_CALLER_DEPTH:
         return False
-    callers = model.scopes.call_sites(func)
+    callers = model.calls.call_sites(func)
     return bool(callers) and all(_reset_covers(model, site, depth + 1) for site in callers)
 
 

@@ -123,7 +123,7 @@ def _clear_scope(model: SemanticModel, statements: Sequence[cst.BaseStatement]) 
         if model.tree.descendants(statement, cst.Import) or model.tree.descendants(statement, cst.ImportFrom):
             return False
         for call in model.tree.descendants(statement, cst.Call):
-            if model.values.backward_roots(call):
+            if model.calls.backward_roots(call):
                 return False
             if isinstance(call.func, cst.Attribute) and call.func.attr.value == "train":
                 return False

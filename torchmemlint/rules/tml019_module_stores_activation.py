@@ -66,7 +66,7 @@ class ModuleStoresActivation(Rule):
                 continue
             for assign in model.scopes.scope_nodes(forward, cst.Assign):
                 for target, value in _self_targets(assign):
-                    if model.values.is_attached(value, assign):
+                    if model.flow.value(value, assign).graph:
                         yield Finding(target)
 
 

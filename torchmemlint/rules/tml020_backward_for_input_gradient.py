@@ -67,7 +67,7 @@ class BackwardForInputGradient(Rule):
         if _freezes_parameters(model):
             return
         for call in model.tree.nodes(cst.Call):
-            if not model.values.backward_roots(call) or model.imports.qualify(call.func) == "torch.autograd.grad":
+            if not model.calls.backward_roots(call) or model.imports.qualify(call.func) == "torch.autograd.grad":
                 continue
             if any(a.keyword is not None and a.keyword.value == "inputs" for a in call.args):
                 continue
@@ -114,7 +114,7 @@ def _input_gradients_read_after(model: SemanticModel, call: cst.Call, region: cs
 def _fed_to_model(model: SemanticModel, name: str, at: cst.CSTNode) -> bool:
     """``name`` appears in the arguments of a forward pass (not a loss function) in the scope."""
     for call in model.scopes.scope_nodes(model.scopes.scope_of(at), cst.Call):
-        if not model.values.is_module_call(call) or _is_loss(model, call):
+        if not model.calls.is_forward_pass(call) or _is_loss(model, call):
             continue
         if any(n.value == name for arg in call.args for n in model.tree.descendants(arg, cst.Name)):
             return True

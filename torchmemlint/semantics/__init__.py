@@ -9,23 +9,21 @@ from functools import cached_property
 import libcst as cst
 
 from torchmemlint.semantics.autograd import AutogradFunctions
+from torchmemlint.semantics.calls import Calls
 from torchmemlint.semantics.datasets import Datasets
 from torchmemlint.semantics.devices import Devices
+from torchmemlint.semantics.flow import Flow
 from torchmemlint.semantics.grad import GradContexts
-from torchmemlint.semantics.hidden_stores import HiddenStores
 from torchmemlint.semantics.hf import HFTrainers
 from torchmemlint.semantics.hooks import Hooks
 from torchmemlint.semantics.imports import ImportTable
 from torchmemlint.semantics.iterations import Iterations
 from torchmemlint.semantics.loop_carried import LoopCarried
-from torchmemlint.semantics.losses import LossValues
 from torchmemlint.semantics.modules import Modules
 from torchmemlint.semantics.params import Parameters
 from torchmemlint.semantics.scopes import Scopes
 from torchmemlint.semantics.stores import Stores
-from torchmemlint.semantics.tensors import Tensors
 from torchmemlint.semantics.tree import Tree
-from torchmemlint.semantics.values import Values
 
 
 class SemanticModel:
@@ -46,32 +44,24 @@ class SemanticModel:
         return Scopes(self.tree, self.imports)
 
     @cached_property
+    def calls(self) -> Calls:
+        return Calls(self.tree, self.imports, self.scopes, self.modules)
+
+    @cached_property
     def grad(self) -> GradContexts:
-        return GradContexts(self.tree, self.imports, self.scopes)
+        return GradContexts(self.tree, self.imports, self.scopes, self.calls)
 
     @cached_property
-    def values(self) -> Values:
-        return Values(self.tree, self.imports, self.scopes, self.grad, self.modules)
-
-    @cached_property
-    def losses(self) -> LossValues:
-        return LossValues(self.tree, self.imports, self.scopes, self.values)
+    def flow(self) -> Flow:
+        return Flow(self.tree, self.imports, self.scopes, self.grad, self.modules, self.calls)
 
     @cached_property
     def stores(self) -> Stores:
-        return Stores(self.tree, self.imports, self.scopes)
-
-    @cached_property
-    def hidden_stores(self) -> HiddenStores:
-        return HiddenStores(self.tree, self.scopes)
+        return Stores(self.tree, self.imports, self.scopes, self.calls, self.flow, self.iterations)
 
     @cached_property
     def iterations(self) -> Iterations:
-        return Iterations(self.tree, self.imports, self.scopes, self.values)
-
-    @cached_property
-    def tensors(self) -> Tensors:
-        return Tensors(self.tree, self.imports, self.scopes, self.values)
+        return Iterations(self.tree, self.imports, self.scopes, self.calls)
 
     @cached_property
     def devices(self) -> Devices:
@@ -83,7 +73,7 @@ class SemanticModel:
 
     @cached_property
     def loop_carried(self) -> LoopCarried:
-        return LoopCarried(self.tree, self.imports, self.scopes, self.grad, self.values, self.stores, self.iterations)
+        return LoopCarried(self.tree, self.imports, self.scopes, self.grad, self.flow, self.stores, self.iterations)
 
     @cached_property
     def hooks(self) -> Hooks:

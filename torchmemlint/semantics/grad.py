@@ -9,6 +9,7 @@ from typing import Optional
 
 import libcst as cst
 
+from torchmemlint.semantics.calls import Calls
 from torchmemlint.semantics.imports import ImportTable
 from torchmemlint.semantics.scopes import LIGHTNING_NO_GRAD_METHODS, Scopes
 from torchmemlint.semantics.tree import Tree
@@ -23,10 +24,11 @@ SET_GRAD_ENABLED = frozenset({"torch.set_grad_enabled", "torch.autograd.set_grad
 
 
 class GradContexts:
-    def __init__(self, tree: Tree, imports: ImportTable, scopes: Scopes) -> None:
+    def __init__(self, tree: Tree, imports: ImportTable, scopes: Scopes, calls: Calls) -> None:
         self.tree = tree
         self.imports = imports
         self.scopes = scopes
+        self.calls = calls
         self._function_cache: dict[cst.FunctionDef, bool] = {}
         self._set_grad_cache: dict[cst.CSTNode, list[tuple[int, bool]]] = {}
 
@@ -108,8 +110,5 @@ class GradContexts:
 
     def _only_called_disabled(self, func: cst.FunctionDef) -> bool:
         """An evaluation helper whose every call site in this file is already grad-disabled."""
-        name = func.name.value
-        if len(self.scopes.functions_by_name.get(name, ())) != 1:
-            return False
-        sites = self.scopes.call_sites(func)
+        sites = self.calls.call_sites(func)
         return bool(sites) and all(self.is_disabled(site) for site in sites)

@@ -20,7 +20,7 @@ from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.iterations import Iteration, Iterations
 from torchmemlint.semantics.scopes import Scopes
 from torchmemlint.semantics.tree import Tree
-from torchmemlint.semantics.values import HOOK_REGISTRATIONS
+from torchmemlint.semantics.calls import HOOK_REGISTRATIONS
 
 GLOBAL_HOOK_PREFIX = "torch.nn.modules.module.register_module_"
 _MEMBER_ITERATORS = frozenset({

@@ -6,34 +6,63 @@ carried across its iterations crosses a backward. A *batch* loop does one step's
 an epoch loop around it, or a loop over models, is no batch loop."""
 from __future__ import annotations
 
-import re
 from typing import Optional, Union
 
 import libcst as cst
 
+from torchmemlint.semantics.calls import Calls, is_model_name
 from torchmemlint.semantics.imports import ImportTable
 from torchmemlint.semantics.scopes import Loop, Scopes, is_step_call, terminal_name
 from torchmemlint.semantics.tree import Tree
-from torchmemlint.semantics.values import Values, is_model_name
+from torchmemlint.semantics.vocabulary import LOADER_ITERABLE
 
-# An iterable that yields batches (also read by TML005's pre-screen predicate).
-LOADER_ITERABLE = re.compile(r"loader|batches|dataset|\bdl\b|_dl\b", re.IGNORECASE)
 Iteration = Union[Loop, "cst.FunctionDef"]  # a string: see scopes.Loop
 
 
 class Iterations:
-    def __init__(self, tree: Tree, imports: ImportTable, scopes: Scopes, values: Values) -> None:
+    def __init__(self, tree: Tree, imports: ImportTable, scopes: Scopes, calls: Calls) -> None:
         self.tree = tree
         self.imports = imports
         self.scopes = scopes
-        self.values = values
+        self.calls = calls
+        self._per_step: dict[cst.FunctionDef, bool] = {}
+
+    def step_iteration(self, node: cst.CSTNode) -> Optional[Iteration]:
+        """The innermost *step* loop around ``node`` in its function, else its function when that
+        runs once per step (``runs_per_step``): the iteration whose repetitions make a kept value
+        pile up. A loop over layers, heads or the steps of one episode inside it is skipped
+        (``while not done:`` in ``for episode``), so a container bound before the step loop is
+        still seen to grow."""
+        for loop in self.scopes.loops_around(node):
+            if self.scopes.is_step_loop(loop):
+                return loop
+        func = self.scopes.function_of(node)
+        if func is not None and self.runs_per_step(func):
+            return func
+        return None
+
+    def runs_per_step(self, func: cst.FunctionDef) -> bool:
+        """A method the framework calls once per step (``training_step``, a module's ``forward``
+        ...), or a function this file calls from a step loop or from another function that runs
+        once per step (``trainer.train_batch(batch)`` in ``for batch in loader``)."""
+        known = self._per_step.get(func)
+        if known is not None:
+            return known
+        self._per_step[func] = False  # recursion guard
+        result = self.scopes.is_per_step_method(func) or any(
+            any(self.scopes.is_step_loop(loop) for loop in self.scopes.loops_around(site))
+            or ((caller := self.scopes.function_of(site)) is not None and caller is not func and self.runs_per_step(caller))
+            for site in self.calls.call_sites(func)
+        )
+        self._per_step[func] = result
+        return result
 
     def step_calls(self, region: Iteration) -> list[cst.Call]:
         """Backward passes and optimizer steps in a loop body (or a method), outside nested
         functions."""
         calls = self.scopes.loop_body_nodes(region, cst.Call) if isinstance(region, (cst.For, cst.While)) \
             else self.scopes.scope_nodes(region, cst.Call)
-        return [c for c in calls if self.values.backward_roots(c) or is_step_call(c)]
+        return [c for c in calls if self.calls.backward_roots(c) or is_step_call(c)]
 
     def runs_step(self, loop: Loop) -> bool:
         return bool(self.step_calls(loop))
@@ -60,13 +89,13 @@ class Iterations:
             loops = self.scopes.loops_around(call)
             if not loops or loops[0] is not loop:
                 continue  # inside a nested loop (that one is the batch loop) or a lambda
-            if self.values.backward_roots(call) or is_step_call(call) or self.runs_forward(call):
+            if self.calls.backward_roots(call) or is_step_call(call) or self.runs_forward(call):
                 return True
         return False
 
     def runs_forward(self, call: cst.Call) -> bool:
         """A forward pass: a model or loss call, or ``model.generate(...)``."""
-        if self.values.is_module_call(call):
+        if self.calls.is_forward_pass(call):
             return True
         func = call.func
         return isinstance(func, cst.Attribute) and func.attr.value == "generate" and \

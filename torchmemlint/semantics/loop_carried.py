@@ -28,7 +28,7 @@ from torchmemlint.semantics.iterations import Iteration, Iterations, keyword_is_
 from torchmemlint.semantics.scopes import Scopes
 from torchmemlint.semantics.stores import Stores
 from torchmemlint.semantics.tree import Tree
-from torchmemlint.semantics.values import BREAKING_BUILTINS, GRAPH_BREAKING_METHODS, NON_GRAPH_ATTRIBUTES, Values
+from torchmemlint.semantics.flow import BREAKING_BUILTINS, GRAPH_BREAKING_METHODS, NON_GRAPH_ATTRIBUTES, Flow
 
 JOIN_FUNCTIONS = frozenset({
     "torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.vstack", "torch.hstack",
@@ -78,13 +78,13 @@ class Carry:
 
 
 class LoopCarried:
-    def __init__(self, tree: Tree, imports: ImportTable, scopes: Scopes, grad: GradContexts, values: Values,
+    def __init__(self, tree: Tree, imports: ImportTable, scopes: Scopes, grad: GradContexts, flow: Flow,
                  stores: Stores, iterations: Iterations) -> None:
         self.tree = tree
         self.imports = imports
         self.scopes = scopes
         self.grad = grad
-        self.values = values
+        self.flow = flow
         self.stores = stores
         self.iterations = iterations
 
@@ -131,7 +131,7 @@ class LoopCarried:
         iterations that cross a training step, with nothing in the iteration cutting the chain."""
         found: list[Carry] = []
         regions: list[Iteration] = [*self.tree.nodes(cst.For), *self.tree.nodes(cst.While)]
-        regions += [f for f in self.tree.nodes(cst.FunctionDef) if self.scopes.is_per_step_method(f)]
+        regions += [f for f in self.tree.nodes(cst.FunctionDef) if self.iterations.runs_per_step(f)]
         for region in regions:
             if not self._crosses_step(region):
                 continue
@@ -397,40 +397,20 @@ class LoopCarried:
         return False
 
     def _attached(self, site: Assignment, requires_grad: bool) -> bool:
+        """The new value holds a graph: of its own, or from a parameter of the function it is in
+        — an input of a module's ``forward`` (an activation, in training), or an argument that a
+        call site of this file passes with a graph (``tracker.update(loss)``)."""
         if requires_grad:
             return True
-        if isinstance(site, cst.AugAssign):
-            return self.values.is_attached(site.value, site)
-        return self.values.is_attached(site.value, site) or self._reads_forward_input(site.value, site)
-
-    def _reads_forward_input(self, expr: cst.BaseExpression, at: cst.CSTNode, depth: int = 0) -> bool:
-        """In ``forward`` of an ``nn.Module``, the inputs are activations that hold a graph in
-        training: ``mean = x.mean(0)`` feeding ``self.running_mean`` keeps it."""
-        func = self.scopes.function_of(at)
-        if func is None or func.name.value != "forward" or not self.scopes.is_per_step_method(func):
+        value = self.flow.value(site.value, site)
+        if value.graph:
+            return True
+        func = self.scopes.function_of(site)
+        if func is None or not value.params:
             return False
-        inputs = {p.name.value for p in func.params.params[1:]}
-        if depth > MAX_DEPTH:
-            return False
-        for node in self.tree.descendants(expr, cst.Name):
-            if self._inside_breaking_call(node, expr):
-                continue
-            for binding in self.scopes.reaching_bindings(node.value, node):
-                if isinstance(binding.node, cst.Param) and node.value in inputs:
-                    return True
-                if binding.value is not None and self._reads_forward_input(binding.value, binding.node, depth + 1):
-                    return True
-        return False
-
-    def _inside_breaking_call(self, node: cst.CSTNode, root: cst.CSTNode) -> bool:
-        for ancestor in self.tree.ancestors(node):
-            if isinstance(ancestor, cst.Call) and self._breaks_graph(ancestor):
-                return True
-            if isinstance(ancestor, cst.Attribute) and ancestor.attr.value in NON_GRAPH_ATTRIBUTES:
-                return True
-            if ancestor is root:
-                return False
-        return False
+        if func.name.value == "forward" and self.scopes.is_per_step_method(func):
+            return bool(value.params & {p.name.value for p in func.params.params[1:]})
+        return self.flow.at_callers(value, func).graph
 
     @cached_property
     def _accumulations(self) -> dict[cst.CSTNode, cst.BaseExpression]:
@@ -442,7 +422,7 @@ class LoopCarried:
         if any(j.site is site for j in self.join_accumulations):
             return JOIN
         added = self._accumulations.get(site)
-        if added is not None and self.values.is_attached(added, site):
+        if added is not None and self.flow.value(added, site).graph:
             return ACCUMULATION
         value = site.value
         return UPDATE if isinstance(value, (cst.BinaryOperation, cst.UnaryOperation)) else STATE

@@ -32,17 +32,13 @@ _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 @dataclass
 class LoopFacts:
-    """A ``for``/``while`` loop: the text of its header (target and iterable, with comments and
-    strings: a superset of what the semantic layer reads there), its identifiers, and what its
-    body (nested functions included: a superset again) does."""
+    """A ``for``/``while`` loop: the identifiers of its header (target and iterable, with
+    comments and strings: a superset of what the semantic layer reads there) and whether its body
+    (nested functions included: a superset again) makes a training step."""
 
-    is_for: bool
-    header_text: str
     header_identifiers: frozenset[str]
     while_true: bool = False
     has_step_call: bool = False  # a backward, an optimizer or environment step, autograd.grad
-    has_name_call: bool = False  # ``f(...)``: may be an aliased ``torch.autograd.grad``
-    has_assignment: bool = False
 
     @property
     def could_be_step_loop(self) -> bool:
@@ -54,41 +50,6 @@ class LoopFacts:
 
 
 @dataclass
-class Site:
-    """A node some rule looks at in iterations: a store into a container (``c.append(v)``,
-    ``c[k] = v``, ``c += [v]``), an accumulation (``t += v``, ``t = t + v``), a join
-    (``t = torch.cat([t, v])``) or a hook registration; with the loops whose body holds it in
-    its function (outermost first), and that function."""
-
-    kind: str  # "call", "subscript", "list", "accumulation", "join", "hook"
-    loops: tuple[LoopFacts, ...]
-    scope: "_Scope"
-    root: Optional[str] = None  # the name the container hangs off (``self`` in ``self.h[k]``)
-    bare: bool = False  # the container is that name itself
-    to_self: bool = False  # the target is an attribute of ``self`` (joins)
-    callee: str = ""  # the called name, spelled (hooks)
-
-    @property
-    def in_step_method(self) -> bool:
-        return self.scope.step_method
-
-    @property
-    def could_be_in_step_iteration(self) -> bool:
-        """For a store or accumulation: ``Scopes.step_iteration`` may find a step loop here, or
-        a per-step method that the container outlives (``Stores.outlives``)."""
-        if self.root is None:
-            return False  # ``outlives`` needs a container rooted in a name
-        if any(loop.could_be_step_loop for loop in self.loops):
-            return True
-        if not self.scope.step_method:
-            return False
-        # A method's locals die with the call: ``self.x``, a global, or a name the method
-        # does not bind (``scope.bound`` holds only names the semantic layer binds too).
-        return (self.root == "self" and not self.bare) or self.root in self.scope.globals or (
-            self.root not in self.scope.bound and self.root != "self")
-
-
-@dataclass
 class ClassFacts:
     name: str
     bases: tuple[str, ...]  # as spelled, those that are dotted names
@@ -96,31 +57,42 @@ class ClassFacts:
     stores_on_ctx: bool = False  # ``ctx.x = ...`` in its ``forward``/``setup_context``
 
 
+# Kinds of places where values are kept (``FileFacts.keeps``).
+CALL_STORE = "call"  # ``c.append(v)`` and friends, or a call of a function or method of this file
+SUBSCRIPT_STORE = "subscript"  # ``c[k] = v``
+LIST_STORE = "list"  # ``c += [v]``
+ACCUMULATION = "accumulation"  # ``t += v``, ``t = t + v``
+JOIN = "join"  # ``acc = torch.cat([acc, x])``
+SELF_ASSIGNMENT = "self"  # ``self.x = ...`` in a method other than ``__init__``
+LOOP_ASSIGNMENT = "loop"  # an assignment in a loop body
+HOOK = "hook"  # ``m.register_forward_hook(f)``, ``register_module_forward_hook(f)``
+
+
 @dataclass
 class FileFacts:
-    """What one walk over a file's ``ast`` saw."""
+    """What one walk over a file's ``ast`` saw: the names, calls and attributes rules trigger on
+    (``Rule.could_match``), and two coarse file-level facts the value flow needs: whether anything
+    may run once per training step (``steps``), and which kinds of keeping places exist (``keeps``).
+    Both are deliberately file-wide: a function the file calls from a step loop runs per step too,
+    wherever it is defined."""
 
     source: bytes
     method_calls: set[str] = field(default_factory=set)  # ``x.name(...)``
     name_calls: set[str] = field(default_factory=set)  # ``name(...)``
     attributes: set[str] = field(default_factory=set)  # ``x.name``, called or not
     aliases: dict[str, str] = field(default_factory=dict)  # local name -> dotted name, as ``ImportTable``
-    imported_names: set[str] = field(default_factory=set)  # what imports name, relative ones too
     function_names: set[str] = field(default_factory=set)
-    methods: set[str] = field(default_factory=set)  # functions defined directly in a class body
     functions_calling_in_loops: set[str] = field(default_factory=set)  # a call in a loop of their own
     classes: list[ClassFacts] = field(default_factory=list)
     decorators: set[str] = field(default_factory=set)  # dotted, called or not
     statement_expressions: set[str] = field(default_factory=set)  # ``x.y`` / ``x.y(...)`` as statements
     bare_with_items: set[str] = field(default_factory=set)  # ``with x.y:`` (no call)
     for_iterable_identifiers: set[str] = field(default_factory=set)  # of every ``for`` loop's iterable
-    loops: list[LoopFacts] = field(default_factory=list)
-    sites: list[Site] = field(default_factory=list)
     eval_mode_then_call: bool = False  # ``m.eval()``/``m.train(False)`` and another call in one scope
     true_keywords: set[str] = field(default_factory=set)  # ``f(name=True)``
-    retain_graph_in_iteration: bool = False  # ``...(retain_graph=True)`` in a loop or per-step method
-    step_method_assigns_self: bool = False  # ``self.x = ...`` in a method that may run per step
     assigns_foreign_requires_grad: bool = False  # ``m.requires_grad = ...``, ``m`` not ``self``
+    steps: bool = False  # a loop that may be a step loop, a per-step method, or a hook registration
+    keeps: set[str] = field(default_factory=set)  # the kinds of keeping places (CALL_STORE ...)
     statement_lines: list[int] = field(default_factory=list)  # first line of each top-level statement
 
     def contains(self, text: str) -> bool:
@@ -211,9 +183,8 @@ def _dotted(node: ast.AST) -> Optional[str]:
 
 
 class _Walker:
-    """An iterative depth-first walk that knows, at each node, the loops whose body it is in
-    within its function (as ``Scopes.loops_around``), every loop around it, and whether its
-    function is a method that may run once per step."""
+    """An iterative depth-first walk that knows, at each node, every loop around it, the loops
+    of its own function around it, and its function."""
 
     def __init__(self, facts: FileFacts, text: str) -> None:
         self.facts = facts
@@ -223,9 +194,8 @@ class _Walker:
         # From the ``for``/``while`` line to the line before the body (a body on the header's
         # own line comes with it): every character of LibCST's view of the target and iterable.
         text = "\n".join(self.lines[loop.lineno - 1:max(loop.body[0].lineno - 1, loop.lineno)])
-        is_for = not isinstance(loop, ast.While)
-        while_true = not is_for and isinstance(loop.test, ast.Constant) and loop.test.value is True
-        return LoopFacts(is_for, text, frozenset(_IDENTIFIER.findall(text)), while_true)
+        while_true = isinstance(loop, ast.While) and isinstance(loop.test, ast.Constant) and loop.test.value is True
+        return LoopFacts(frozenset(_IDENTIFIER.findall(text)), while_true)
 
     def _iterable_identifiers(self, loop: Union[ast.For, ast.AsyncFor]) -> set[str]:
         """The identifiers from the end of a ``for`` loop's target to the end of its header:
@@ -239,49 +209,37 @@ class _Walker:
 
     def walk(self, tree: ast.Module) -> None:
         facts = self.facts
-        method_calls, name_calls, attributes, sites = facts.method_calls, facts.name_calls, facts.attributes, facts.sites
-        # (node, the loops of its function whose body holds it, every loop around it, its function)
-        stack: list[tuple[ast.AST, tuple[LoopFacts, ...], tuple[LoopFacts, ...], _Scope]] = [
-            (tree, (), (), _Scope(None, False))
-        ]
+        method_calls, name_calls, attributes, keeps = facts.method_calls, facts.name_calls, facts.attributes, facts.keeps
+        # (node, every loop around it, whether a loop of its own function holds it, its function)
+        stack: list[tuple[ast.AST, tuple[LoopFacts, ...], bool, _Scope]] = [(tree, (), False, _Scope(None))]
         pop, push = stack.pop, stack.append
         children = _children
         class_of: dict[int, ClassFacts] = {}  # id of a function defined directly in a class body
-        method_stores: list[tuple[str, Site]] = []
-        method_hooks: list[tuple[str, Site]] = []
-        called_on_names: set[str] = set()  # ``obj.name(...)``, ``obj`` a name other than ``self``
+        loops: list[LoopFacts] = []
+        called: set[str] = set()
         scopes = [stack[0][3]]
         while stack:
-            node, loops, enclosing, scope = pop()
+            node, enclosing, in_loop, scope = pop()
             kind = type(node)
             if kind not in _HANDLED:
                 for child in children(node):
-                    push((child, loops, enclosing, scope))
+                    push((child, enclosing, in_loop, scope))
                 continue
             if kind is ast.Attribute:
                 attributes.add(node.attr)
             elif kind is ast.Call:
                 func = node.func
                 scope.calls += 1
-                if loops and scope.name is not None:
+                if in_loop and scope.name is not None:
                     facts.functions_calling_in_loops.add(scope.name)
                 for keyword in node.keywords:
                     if type(keyword.value) is ast.Constant and keyword.value.value is True and keyword.arg:
                         facts.true_keywords.add(keyword.arg)
-                        if keyword.arg == "retain_graph" and (loops or scope.step_method):
-                            facts.retain_graph_in_iteration = True
                 if type(func) is ast.Attribute:
                     name = func.attr
                     method_calls.add(name)
-                    if type(func.value) is ast.Name and func.value.id != "self":
-                        called_on_names.add(name)
-                    if name not in STORING_METHODS and (node.args or node.keywords):
-                        # ``meter.update(loss)``: a hidden store if this file's class keeps the
-                        # argument (HiddenStores); known once every method of the file is seen.
-                        method_stores.append((name, Site("call", loops, scope, _root(func.value),
-                                                         type(func.value) is ast.Name)))
                     if name in STORING_METHODS and node.args:
-                        sites.append(Site("call", loops, scope, _root(func.value), type(func.value) is ast.Name))
+                        keeps.add(CALL_STORE)
                     elif name == "eval" or name == "train" and any(
                         isinstance(a, ast.Constant) and a.value is False
                         for a in (*node.args, *(k.value for k in node.keywords))
@@ -294,40 +252,29 @@ class _Walker:
                 elif type(func) is ast.Name:
                     name = func.id
                     name_calls.add(name)
-                    for loop in enclosing:
-                        loop.has_name_call = True
-                        loop.has_step_call = loop.has_step_call or name in _AUTOGRAD_FUNCTIONS
+                    if name in _AUTOGRAD_FUNCTIONS:  # may be an aliased ``torch.autograd.grad``
+                        for loop in enclosing:
+                            loop.has_step_call = True
                 else:
                     name = ""
-                if name.startswith("register_"):
-                    site = Site("hook", loops, scope, callee=_dotted(func) or name)
-                    if loops or scope.step_method:
-                        sites.append(site)
-                    elif scope.cls is not None:
-                        # ``Hooks`` also follows a method that the file calls again and again on
-                        # an object built from its class: known once every call is seen.
-                        method_hooks.append((scope.name, site))
+                if node.args or node.keywords:
+                    called.add(name)
+                if name.startswith("register_") and "hook" in name:
+                    keeps.add(HOOK)
             elif kind is ast.Assign or kind is ast.AugAssign or kind is ast.AnnAssign:
-                self._assignment(node, loops, enclosing, scope)
+                self._assignment(node, in_loop, scope)
             elif kind is ast.Expr:
                 value = node.value
                 spelled = _dotted(value.func if type(value) is ast.Call else value)
                 if spelled is not None:
                     facts.statement_expressions.add(spelled)
-            elif kind is ast.NamedExpr:
-                _bind(node.target, scope.bound)
-            elif kind is ast.Global or kind is ast.Nonlocal:
-                scope.globals.update(node.names)
             elif kind is ast.withitem:
-                if node.optional_vars is not None:
-                    _bind(node.optional_vars, scope.bound)
                 if type(node.context_expr) is not ast.Call:
                     spelled = _dotted(node.context_expr)
                     if spelled is not None:
                         facts.bare_with_items.add(spelled)
             elif kind is ast.Import:
                 for alias in node.names:
-                    facts.imported_names.add(alias.name)
                     if alias.asname:
                         facts.aliases[alias.asname] = alias.name
                     else:  # ``import torch.nn`` binds ``torch``
@@ -335,35 +282,27 @@ class _Walker:
                         facts.aliases[root] = root
             elif kind is ast.ImportFrom:
                 for alias in node.names:
-                    facts.imported_names.add(alias.name)
                     if not node.level and node.module and alias.name != "*":
                         facts.aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
             elif kind in _LOOPS:
-                if kind is not ast.While:
-                    _bind(node.target, scope.bound)
                 header = self._header(node)
-                facts.loops.append(header)
-                if header.is_for:
+                loops.append(header)
+                if kind is not ast.While:
                     facts.for_iterable_identifiers.update(self._iterable_identifiers(node))
                 for child in node.body:
-                    push((child, (*loops, header), (*enclosing, header), scope))
-                for child in (*node.orelse, *((node.target, node.iter) if header.is_for else (node.test,))):
-                    push((child, loops, enclosing, scope))
+                    push((child, (*enclosing, header), True, scope))
+                for child in (*node.orelse, *((node.test,) if kind is ast.While else (node.target, node.iter))):
+                    push((child, enclosing, in_loop, scope))
                 continue
             elif kind in _FUNCTIONS:
                 facts.function_names.add(node.name)
                 cls = class_of.get(id(node))
-                if cls is not None:
-                    facts.methods.add(node.name)
-                # Only a method (directly in a class body) is a per-step method.
-                is_step = cls is not None and (node.name in PER_STEP_METHODS or node.name == "forward")
+                if cls is not None and (node.name in PER_STEP_METHODS or node.name == "forward"):
+                    facts.steps = True
                 arguments = (*node.args.posonlyargs, *node.args.args)
                 ctx = arguments[0].arg if cls is not None and arguments and node.name in _CTX_METHODS else None
-                inner = _Scope(node.name, is_step, ctx, cls)
+                inner = _Scope(node.name, ctx, cls, is_init=cls is not None and node.name == "__init__")
                 scopes.append(inner)
-                signature = node.args
-                inner.bound.update(a.arg for a in (*signature.posonlyargs, *signature.args, *signature.kwonlyargs,
-                                                   *filter(None, (signature.vararg, signature.kwarg))))
                 # LibCST counts the calls of decorators and defaults in the function, ast in the
                 # enclosing scope: count them in both.
                 for call in (n for part in _outside_body(node) for n in ast.walk(part)):
@@ -372,15 +311,13 @@ class _Walker:
                         inner.sets_eval_mode = inner.sets_eval_mode or (
                             type(call.func) is ast.Attribute and call.func.attr in ("eval", "train"))
                 for child in node.body:
-                    push((child, (), enclosing, inner))
+                    push((child, enclosing, False, inner))
                 for decorator in node.decorator_list:
                     spelled = _dotted(decorator.func if type(decorator) is ast.Call else decorator)
                     if spelled is not None:
                         facts.decorators.add(spelled)
-                # Decorators and defaults: LibCST counts them in the function, ast does not.
-                outer = scope if scope.step_method or not is_step else _Scope(scope.name, True, scope.ctx, scope.cls)
                 for child in (*node.decorator_list, node.args, *([node.returns] if node.returns else ())):
-                    push((child, loops, enclosing, outer))
+                    push((child, enclosing, in_loop, scope))
                 continue
             elif kind is ast.ClassDef:
                 cls = ClassFacts(node.name, tuple(filter(None, map(_dotted, node.bases))))
@@ -389,34 +326,32 @@ class _Walker:
                     if type(child) in _FUNCTIONS:
                         class_of[id(child)] = cls
                         cls.methods.add(child.name)
-                # A class body's statements still belong to the enclosing function (as in
-                # ``Scopes.function_of``), but no loop around the class holds them.
                 for child in children(node):
-                    push((child, (), enclosing, scope))
+                    push((child, enclosing, False, scope))
                 continue
             elif kind is ast.Lambda:
                 for child in children(node):
-                    push((child, (), enclosing, scope))
+                    push((child, enclosing, False, scope))
                 continue
             for child in children(node):
-                push((child, loops, enclosing, scope))
-        sites.extend(site for name, site in method_stores if name in facts.methods)
-        sites.extend(site for name, site in method_hooks if name in called_on_names)
+                push((child, enclosing, in_loop, scope))
+        if called & facts.function_names:
+            keeps.add(CALL_STORE)  # the called function of this file may keep an argument
+        facts.steps = facts.steps or HOOK in keeps or any(loop.could_be_step_loop for loop in loops)
         # ``_after_eval_call`` needs the eval-mode call and a forward after it in one scope.
         facts.eval_mode_then_call = any(scope.sets_eval_mode and scope.calls >= 2 for scope in scopes)
 
-    def _assignment(self, node: Union[ast.Assign, ast.AugAssign, ast.AnnAssign], loops: tuple[LoopFacts, ...],
-                    enclosing: tuple[LoopFacts, ...], scope: "_Scope") -> None:
+    def _assignment(self, node: Union[ast.Assign, ast.AugAssign, ast.AnnAssign], in_loop: bool,
+                    scope: "_Scope") -> None:
         facts = self.facts
-        for loop in enclosing:
-            loop.has_assignment = True
+        keeps = facts.keeps
         kind = type(node)
+        if in_loop:
+            keeps.add(LOOP_ASSIGNMENT)
         targets = node.targets if kind is ast.Assign else [node.target]
-        for target in targets:
-            _bind(target, scope.bound)
-        if scope.step_method and (kind is not ast.AnnAssign or node.value is not None) and \
+        if scope.cls is not None and not scope.is_init and (kind is not ast.AnnAssign or node.value is not None) and \
                 any(_assigns_self_attribute(target) for target in targets):
-            facts.step_method_assigns_self = True
+            keeps.add(SELF_ASSIGNMENT)
         if kind is ast.Assign:
             for target in targets:
                 if type(target) is ast.Attribute:
@@ -425,29 +360,22 @@ class _Walker:
                         facts.assigns_foreign_requires_grad = True
                     if scope.ctx is not None and type(owner) is ast.Name and owner.id == scope.ctx:
                         scope.cls.stores_on_ctx = True
-            self._assign(node, loops, scope)
+                elif type(target) is ast.Subscript:
+                    keeps.add(SUBSCRIPT_STORE)
+            if len(targets) == 1:
+                target, value = targets[0], node.value
+                spelled = _dotted(target)
+                if type(value) is ast.BinOp and spelled is not None and spelled in (_dotted(value.left), _dotted(value.right)):
+                    keeps.add(ACCUMULATION)
+                carried = _carried_name(target)
+                if carried is not None and any(_joins(call, carried) for call in _join_candidates(value)):
+                    keeps.add(JOIN)
         elif kind is ast.AugAssign:
             if type(node.value) is ast.List:
                 if type(node.op) is ast.Add and node.value.elts:
-                    facts.sites.append(Site("list", loops, scope, _root(node.target), type(node.target) is ast.Name))
+                    keeps.add(LIST_STORE)
             elif type(node.op) in (ast.Add, ast.Sub, ast.Mult):
-                facts.sites.append(Site("accumulation", loops, scope, _root(node.target), type(node.target) is ast.Name))
-
-    def _assign(self, node: ast.Assign, loops: tuple[LoopFacts, ...], scope: "_Scope") -> None:
-        sites = self.facts.sites
-        for target in node.targets:
-            if type(target) is ast.Subscript:
-                sites.append(Site("subscript", loops, scope, _root(target.value), type(target.value) is ast.Name))
-        if len(node.targets) != 1:
-            return
-        target, value = node.targets[0], node.value
-        if type(value) is ast.BinOp:
-            spelled = _dotted(target)
-            if spelled is not None and spelled in (_dotted(value.left), _dotted(value.right)):
-                sites.append(Site("accumulation", loops, scope, _root(target), type(target) is ast.Name))
-        carried = _carried_name(target)
-        if carried is not None and any(_joins(call, carried) for call in _join_candidates(value)):
-            sites.append(Site("join", loops, scope, to_self=carried.startswith("self.")))
+                keeps.add(ACCUMULATION)
 
 
 # Calls that may be ``torch.autograd.grad``/``backward`` (a backward pass, in the semantic layer).
@@ -462,15 +390,11 @@ class _Scope:
     (``Scopes.function_of``: classes and lambdas do not start one)."""
 
     name: Optional[str]
-    step_method: bool  # a method that may run once per step
     ctx: Optional[str] = None  # the ``ctx`` parameter of an autograd Function's method
-    cls: Optional[ClassFacts] = None
+    cls: Optional[ClassFacts] = None  # the class it is a method of
+    is_init: bool = False
     calls: int = 0
     sets_eval_mode: bool = False
-    # Names its parameters, assignments, ``for`` targets and ``with ... as`` bind (a subset of
-    # ``Scopes.bindings``), and those it declares ``global``/``nonlocal``.
-    bound: set[str] = field(default_factory=set)
-    globals: set[str] = field(default_factory=set)
 
 
 def _assigns_self_attribute(target: ast.AST) -> bool:
@@ -490,24 +414,6 @@ def _outside_body(function: Union[ast.FunctionDef, ast.AsyncFunctionDef]) -> lis
     parts = [*function.decorator_list, *signature.defaults, *filter(None, signature.kw_defaults),
              *(p.annotation for p in parameters if p.annotation is not None), function.returns]
     return [part for part in parts if part is not None and not isinstance(part, ast.Constant) and _dotted(part) is None]
-
-
-def _root(node: ast.AST) -> Optional[str]:
-    """As ``Stores.root_name``: the name under attributes and subscripts, or None."""
-    while type(node) in (ast.Attribute, ast.Subscript):
-        node = node.value
-    return node.id if type(node) is ast.Name else None
-
-
-def _bind(target: ast.AST, names: set[str]) -> None:
-    """The names an assignment target binds (unpacking included, attributes not)."""
-    if type(target) is ast.Name:
-        names.add(target.id)
-    elif type(target) in (ast.Tuple, ast.List):
-        for element in target.elts:
-            _bind(element, names)
-    elif type(target) is ast.Starred:
-        _bind(target.value, names)
 
 
 def _carried_name(node: ast.AST) -> Optional[str]:
@@ -540,9 +446,9 @@ def _joins(call: ast.AST, name: str) -> bool:
 
 # The node types the walk looks at; the others only pass their context on to their children.
 _HANDLED = frozenset({
-    ast.Attribute, ast.Call, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.NamedExpr, ast.Global,
-    ast.Nonlocal, ast.withitem, ast.Import, ast.ImportFrom, ast.For, ast.AsyncFor, ast.While, ast.FunctionDef,
-    ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda,
+    ast.Attribute, ast.Call, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.withitem, ast.Import,
+    ast.ImportFrom, ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
+    ast.Lambda,
 })
 # Children that nothing here looks at or below: leaves, and the context/operator markers.
 _LEAVES = frozenset({ast.Name, ast.Constant, ast.Load, ast.Store, ast.Del, ast.Pass, ast.Break, ast.Continue,

@@ -14,7 +14,7 @@ import libcst as cst
 from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.tree import Tree
 from torchmemlint.semantics.vocabulary import (
-    ITERATION_BUILTINS, PER_STEP_METHODS, is_step_identifier, is_step_target, makes_training_step, steps_environment,
+    ITERATION_BUILTINS, LOADER_ITERABLE, PER_STEP_METHODS, is_step_identifier, is_step_target, makes_training_step, steps_environment,
 )
 
 # Spelled as strings so that importing this module does not load LibCST (see cli.py).
@@ -177,19 +177,6 @@ class Scopes:
             return func
         return None
 
-    def step_iteration(self, node: cst.CSTNode) -> Optional[Union[Loop, cst.FunctionDef]]:
-        """The innermost *step* loop around ``node`` in its function, else its per-step method:
-        the iteration whose repetitions make a kept value pile up. A loop over layers, heads or
-        the steps of one episode inside it is skipped (``while not done:`` in ``for episode``),
-        so a container bound before the step loop is still seen to grow."""
-        for loop in self.loops_around(node):
-            if self.is_step_loop(loop):
-                return loop
-        func = self.function_of(node)
-        if func is not None and self.is_per_step_method(func):
-            return func
-        return None
-
     def is_step_loop(self, loop: Loop) -> bool:
         """A loop that runs one training/evaluation step per iteration (over a loader, over
         epochs or steps, or doing a backward/optimizer step), as opposed to a loop over a few
@@ -206,7 +193,12 @@ class Scopes:
         if self._step_follows(loop):
             return False  # micro-batches, domains or heads of ONE step, differentiated after the loop
         header = loop.iter if isinstance(loop, cst.For) else loop.test
-        if any(is_step_identifier(identifier) for identifier in iterable_identifiers(header)):
+        identifiers = iterable_identifiers(header)
+        if self._in_model_method(loop):
+            # A model's own ``forward``/``generate``/``sample`` loops over time steps, tokens or
+            # layers of one input; only a loop over data makes steps there (``predict(loader)``).
+            return isinstance(loop, cst.For) and any(LOADER_ITERABLE.search(i) for i in identifiers)
+        if any(is_step_identifier(identifier) for identifier in identifiers):
             return True
         if isinstance(loop, cst.For):  # ``for epoch in range(100)``, ``for i, batch in enumerate(...)``
             if any(is_step_target(target.value) for target in self.tree.descendants(loop.target, cst.Name)):
@@ -216,6 +208,12 @@ class Scopes:
             return True  # ``while True:`` training loops run until a break (inside a loop over
             # data it is a per-sample search, e.g. beam search, unless it has step calls)
         return False
+
+    def _in_model_method(self, node: cst.CSTNode) -> bool:
+        """In a method of an ``nn.Module`` class other than a framework's per-step hook."""
+        func = self.function_of(node)
+        return func is not None and func.name.value not in PER_STEP_METHODS and \
+            self.is_torch_module_class(self.class_of(func)) and not self.is_lightning_module(self.class_of(func))
 
     def _step_follows(self, loop: Loop) -> bool:
         """A backward or optimizer step after ``loop`` in its function, at the same loop depth
@@ -328,22 +326,6 @@ class Scopes:
             self.tree.contains(region, b.node) and not (plain_only and b.augmented)
             for b in self.bindings(scope).get(name, [])
         )
-
-    def call_sites(self, func: cst.FunctionDef) -> list[cst.Call]:
-        """Calls of ``func`` in this file: ``name(...)``, or ``self.name(...)`` for a method."""
-        name = func.name.value
-        is_method = self.class_of(func) is not None
-        sites = []
-        for call in self.tree.nodes(cst.Call):
-            callee = call.func
-            if is_method:
-                matches = isinstance(callee, cst.Attribute) and callee.attr.value == name and \
-                    dotted_name(callee.value) == "self"
-            else:
-                matches = isinstance(callee, cst.Name) and callee.value == name
-            if matches:
-                sites.append(call)
-        return sites
 
     def global_names(self, scope: Scope) -> set[str]:
         names: set[str] = set()

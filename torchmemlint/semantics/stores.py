@@ -1,43 +1,54 @@
-"""Where values are kept: stores into containers and accumulations into names, and whether the
-container or accumulator outlives the iteration that produced the value."""
+"""Where values are kept: stores into containers, accumulations into names, and the stores a call
+makes out of sight — the called function (or a function it calls) keeps one of its parameters on
+``self``, in a global, or in a container it was handed (``meter.update(loss)`` where ``update``
+does ``self.sum += val * n``; ``buffer.push(state, log_prob)`` appending a ``Transition(*args)``;
+``log(history, loss)`` doing ``history.append(loss)``). And whether the container or accumulator
+outlives the iteration that produced the value."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Iterator, Optional, Union
 
 import libcst as cst
 
+from torchmemlint.semantics.calls import Calls, Function
+from torchmemlint.semantics.flow import Flow
 from torchmemlint.semantics.imports import ImportTable, dotted_name
+from torchmemlint.semantics.iterations import Iterations
 from torchmemlint.semantics.scopes import Loop, Scopes
 from torchmemlint.semantics.tree import Tree
 from torchmemlint.semantics.vocabulary import STORING_METHODS
 
 _BOUNDED_FACTORIES = frozenset({"collections.deque", "deque"})
+# Methods that keep every argument (a replay buffer's ``push(state, action, reward)``); ``append``
+# and friends keep their one argument.
+_MULTI_ARGUMENT_STORES = frozenset({"push", "add"})
+# Meters of other files (``AverageMeter`` of the PyTorch ImageNet example and its many copies,
+# torchnet's ``AverageValueMeter``) add what ``update``/``add`` get into running sums.
+_METER_CLASS = re.compile(r"Meter$")
+_METER_METHODS = frozenset({"update", "add"})
+_STORING_OR_METERING = STORING_METHODS | _METER_METHODS
+MAX_CALLER_DEPTH = 3
 
 
 @dataclass(frozen=True)
 class Store:
-    """``container`` receives ``value`` at ``node`` (``c.append(v)``, ``c[k] = v``, ``c += [v]``)."""
+    """``container`` receives ``value`` at ``node`` (``c.append(v)``, ``c[k] = v``, ``c += [v]``,
+    or a call whose callee keeps its argument: then ``inside`` is the store in the callee)."""
 
     node: cst.CSTNode
     container: cst.BaseExpression
     value: cst.BaseExpression
     key: Optional[cst.BaseSlice] = None  # the subscript of ``c[k] = v``
+    appended: bool = True  # grows a container (False: added into a running total)
+    inside: Optional[cst.CSTNode] = None
 
     @property
     def overwrites_fixed_slot(self) -> bool:
         """``c["loss"] = v``: a literal key holds only the newest value, so nothing accumulates."""
         return self.key is not None and _is_literal(self.key)
-
-
-def _is_literal(node: cst.CSTNode) -> bool:
-    if isinstance(node, cst.SubscriptElement):
-        node = node.slice
-    if isinstance(node, cst.Index):
-        node = node.value
-    if isinstance(node, cst.Tuple):
-        return all(_is_literal(e.value) for e in node.elements)
-    return isinstance(node, (cst.BaseString, cst.Integer, cst.Float))
 
 
 @dataclass(frozen=True)
@@ -49,35 +60,188 @@ class Accumulation:
     value: cst.BaseExpression
 
 
+@dataclass(frozen=True)
+class Kept:
+    """A function keeps (what derives from) its parameter ``param`` beyond the call: on its
+    instance (``into`` "self"), in a container it receives as parameter ``into`` ("param:NAME"),
+    or in a global; ``store`` is where, in the function or one it calls."""
+
+    param: str
+    into: str
+    store: cst.CSTNode
+    container: cst.BaseExpression
+    appended: bool
+
+
 class Stores:
-    def __init__(self, tree: Tree, imports: ImportTable, scopes: Scopes) -> None:
+    def __init__(self, tree: Tree, imports: ImportTable, scopes: Scopes, calls: Calls, flow: Flow,
+                 iterations: Iterations) -> None:
         self.tree = tree
         self.imports = imports
         self.scopes = scopes
+        self.calls = calls
+        self.flow = flow
+        self.iterations = iterations
+        self._kept: dict[Function, list[Kept]] = {}
 
-    def stores(self) -> Iterator[Store]:
+    # -- visible stores ------------------------------------------------------------------------
+    @cached_property
+    def visible(self) -> list[Store]:
+        """Stores written out in the file (``c.append(v)``, ``c[k] = v``, ``c += [v]``), except
+        calls of a method the file defines, which are judged by its body (``stores``)."""
+        found = []
         for call in self.tree.nodes(cst.Call):
             func = call.func
-            if isinstance(func, cst.Attribute) and func.attr.value in STORING_METHODS and call.args and \
-                    self.imports.qualify(func) is None:  # torch.add(a, b), np.append(a, b): functions, not stores
-                value = call.args[-1].value if func.attr.value == "insert" else call.args[0].value
-                yield Store(call, func.value, value)
+            if not (isinstance(func, cst.Attribute) and func.attr.value in _STORING_OR_METERING and call.args):
+                continue
+            if self.imports.qualify(func) is not None:  # torch.add(a, b), np.append(a, b): functions, not stores
+                continue
+            callee = self.calls.callee(call)
+            if callee is not None and callee.function is not None:
+                continue
+            if func.attr.value in _METER_METHODS and self._is_meter_of_another_file(func.value, call):
+                found.append(Store(call, func.value, call.args[0].value, appended=False))
+                continue
+            if func.attr.value == "insert":
+                values = [call.args[-1].value]
+            elif func.attr.value in _MULTI_ARGUMENT_STORES:
+                values = [a.value for a in call.args if a.keyword is None or a.keyword.value not in ("maxlen",)]
+            else:
+                values = [call.args[0].value]
+            found.extend(Store(call, func.value, value) for value in values)
         for assign in self.tree.nodes(cst.Assign):
             for target in assign.targets:
                 subscript = target.target
                 if isinstance(subscript, cst.Subscript):
                     key = subscript.slice[0] if len(subscript.slice) == 1 else None
-                    yield Store(assign, subscript.value, assign.value, key)
+                    found.append(Store(assign, subscript.value, assign.value, key))
         for aug in self.tree.nodes(cst.AugAssign):
             if isinstance(aug.operator, cst.AddAssign) and isinstance(aug.value, cst.List):
-                for element in aug.value.elements:
-                    yield Store(aug, aug.target, element.value)
+                found.extend(Store(aug, aug.target, element.value) for element in aug.value.elements)
+        return found
 
-    def accumulations(self) -> Iterator[Accumulation]:
+    def _is_meter_of_another_file(self, receiver: cst.BaseExpression, at: cst.CSTNode) -> bool:
+        return any(_METER_CLASS.search(name.rsplit(".", 1)[-1]) and name not in self.scopes.classes_by_name
+                   for name in self.scopes.classes_built_into(receiver, at))
+
+    def stores(self, appended_only: bool = False) -> Iterator[Store]:
+        """Every store: the visible ones, then one per argument a called function keeps."""
+        for store in self.visible:
+            if not (appended_only and not store.appended):
+                yield store
+        for call in self.tree.nodes(cst.Call):
+            yield from self.stores_through(call, appended_only)
+
+    def stores_through(self, call: cst.Call, appended_only: bool = False) -> Iterator[Store]:
+        """The stores ``call`` makes through its callee: one per argument the callee keeps, the
+        container spelled as the caller sees it (the receiver, or the container it passes)."""
+        callee = self.calls.callee(call)
+        if callee is None or callee.function is None or callee.constructs is not None:
+            return
+        kept = self.kept_parameters(callee.function)
+        if not kept:
+            return
+        arguments = self.calls.arguments(call, callee)
+        receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
+        for keep in kept:
+            if appended_only and not keep.appended:
+                continue
+            if keep.into == "self":
+                container = receiver
+            elif keep.into.startswith("param:"):
+                given = arguments.get(keep.into[len("param:"):])
+                container = given[0][0] if given else None
+            else:
+                container = keep.container
+            if container is None:
+                continue
+            for value, _ in arguments.get(keep.param, ()):
+                yield Store(call, container, value, appended=keep.appended, inside=keep.store)
+
+    # -- what a function keeps ------------------------------------------------------------------
+    def kept_parameters(self, function: Function) -> list[Kept]:
+        """The parameters ``function`` keeps beyond its call (see ``Kept``). A method of a class
+        that runs a backward itself (a REINFORCE policy's ``put_data``, a PPO rollout buffer)
+        keeps its data to differentiate it: intended, not counted."""
+        known = self._kept.get(function)
+        if known is not None:
+            return known
+        self._kept[function] = []  # recursion guard
+        if not isinstance(function, cst.FunctionDef):
+            return []
+        cls = self.scopes.class_of(function)
+        if cls is not None and self._trains_itself(cls):
+            return []
+        params = {p.name.value for p in (*function.params.posonly_params, *function.params.params,
+                                         *function.params.kwonly_params)}
+        if isinstance(function.params.star_arg, cst.Param):
+            params.add(function.params.star_arg.name.value)
+        if cls is not None:
+            params.discard(_first_param(function))
+        found: list[Kept] = []
+        candidates = [s for s in self.visible if self.scopes.function_of(s.node) is function]
+        candidates += [s for call in self.scopes.scope_nodes(function, cst.Call) for s in self.stores_through(call)]
+        for store in candidates:
+            if store.overwrites_fixed_slot:
+                continue
+            into = self._persistent_root(store.container, function, cls)
+            if into is None:
+                continue
+            # An item assignment (``buf[i] = v``) grows a dict, never a list or a tensor: as seen
+            # from a caller that passes some container, it is no append.
+            appended = store.appended and store.key is None
+            for param in self.flow.value(store.value, store.node).params & params:
+                if into != f"param:{param}":  # (a container storing what it already holds)
+                    found.append(Kept(param, into, store.inside or store.node, store.container, appended))
+        for accumulation in self.accumulations():
+            if self.scopes.function_of(accumulation.node) is not function:
+                continue
+            into = self._persistent_root(accumulation.target, function, cls)
+            if into is None or (into == "self" and self._rebound_in(function, accumulation.target, accumulation.node)):
+                continue
+            for param in self.flow.value(accumulation.value, accumulation.node).params & params:
+                found.append(Kept(param, into, accumulation.node, accumulation.target, False))
+        self._kept[function] = found
+        return found
+
+    def _persistent_root(self, container: cst.BaseExpression, function: cst.FunctionDef,
+                         cls: Optional[cst.ClassDef]) -> Optional[str]:
+        """Where a container a function stores into lives: on ``self`` (not rebuilt in the
+        function itself), in a parameter the caller passes, or in a global; None for a local."""
+        root = root_name(container)
+        if root is None:
+            return None
+        if cls is not None and root == _first_param(function):
+            return None if self._rebound_in(function, container) else "self"
+        bindings = self.scopes.bindings(function).get(root, [])
+        if any(isinstance(b.node, cst.Param) for b in bindings):
+            return f"param:{root}" if all(isinstance(b.node, cst.Param) for b in bindings) else None
+        if bindings and root not in self.scopes.global_names(function):
+            return None
+        return "global"
+
+    def _rebound_in(self, function: cst.FunctionDef, container: cst.BaseExpression,
+                    before: Optional[cst.CSTNode] = None) -> bool:
+        """``self.activations = []`` (or ``self.total = 0``) in the function itself: each call
+        starts afresh, so nothing piles up across calls."""
+        spelled = dotted_name(container.value if isinstance(container, cst.Subscript) else container)
+        return spelled is not None and any(
+            any(dotted_name(t.target) == spelled for t in assign.targets) and not self._reads(assign.value, spelled)
+            for assign in self.scopes.scope_nodes(function, cst.Assign)
+        )
+
+    def _trains_itself(self, cls: cst.ClassDef) -> bool:
+        return any(isinstance(c.func, cst.Attribute) and c.func.attr.value in ("backward", "manual_backward")
+                   for c in self.tree.descendants(cls, cst.Call))
+
+    # -- accumulations --------------------------------------------------------------------------
+    @cached_property
+    def _accumulations(self) -> list[Accumulation]:
+        found = []
         for aug in self.tree.nodes(cst.AugAssign):
             if isinstance(aug.operator, (cst.AddAssign, cst.SubtractAssign, cst.MultiplyAssign)) and \
                     not isinstance(aug.value, cst.List):
-                yield Accumulation(aug, aug.target, aug.value)
+                found.append(Accumulation(aug, aug.target, aug.value))
         for assign in self.tree.nodes(cst.Assign):
             if len(assign.targets) != 1 or not isinstance(assign.value, cst.BinaryOperation):
                 continue
@@ -87,30 +251,34 @@ class Stores:
                 continue
             left, right = assign.value.left, assign.value.right
             if dotted_name(left) == spelled:
-                yield Accumulation(assign, target, right)
+                found.append(Accumulation(assign, target, right))
             elif dotted_name(right) == spelled and isinstance(assign.value.operator, (cst.Add, cst.Multiply)):
-                yield Accumulation(assign, target, left)
+                found.append(Accumulation(assign, target, left))
+        return found
 
-    def root_name(self, expr: cst.BaseExpression) -> Optional[str]:
-        while isinstance(expr, (cst.Attribute, cst.Subscript)):
-            expr = expr.value
-        return expr.value if isinstance(expr, cst.Name) else None
+    def accumulations(self) -> list[Accumulation]:
+        return self._accumulations
 
-    def outlives(self, container: cst.BaseExpression, at: cst.CSTNode, iteration: Union[Loop, cst.FunctionDef]) -> bool:
+    # -- does the container outlive the iteration? ------------------------------------------------
+    def outlives(self, container: cst.BaseExpression, at: cst.CSTNode, iteration: Union[Loop, cst.FunctionDef],
+                 _depth: int = 0) -> bool:
         """Whether ``container`` (used at ``at``) survives from one iteration to the next:
-        bound before the loop (and not reset in it), an attribute, or a global; bounded
-        containers (``deque(maxlen=...)``) never grow, so they do not count."""
-        root = self.root_name(container)
+        bound before the loop (and not reset in it), an attribute, or a global; for a function
+        run once per step, also a container its callers pass in that outlives their loop.
+        Bounded containers (``deque(maxlen=...)``) never grow, so they do not count."""
+        root = root_name(container)
         if root is None:
             return False
         is_attribute = not isinstance(container, cst.Name)
-        if isinstance(iteration, cst.FunctionDef):  # a per-step method: locals die with the call
+        if isinstance(iteration, cst.FunctionDef):  # once per step: locals die with the call
             if root == "self" and is_attribute:
                 return not self._reset_in(container, iteration)
-            scope_bindings = self.scopes.bindings(iteration)
-            return root in self.scopes.global_names(iteration) or (
-                root not in scope_bindings and root != "self"
-            )
+            scope_bindings = self.scopes.bindings(iteration).get(root)
+            if root in self.scopes.global_names(iteration) or (scope_bindings is None and root != "self"):
+                return True
+            if scope_bindings and all(isinstance(b.node, cst.Param) for b in scope_bindings) and root != "self":
+                return self._passed_in_outliving(iteration, root, container, _depth)
+            return False
         if self._reset_in(container, iteration.body):
             return False
         func = self.scopes.function_of(iteration)
@@ -127,6 +295,22 @@ class Stores:
             self.tree.contains(iteration.body, b.node) and not b.augmented and not self._reads(b.value, root)
             for b in self.scopes.bindings(self.scopes.scope_of(at)).get(root, [])
         )
+
+    def _passed_in_outliving(self, function: cst.FunctionDef, param: str, container: cst.BaseExpression,
+                             depth: int) -> bool:
+        """A container parameter of a function run once per step: some caller passes a container
+        that outlives the caller's own iteration (``log(history, loss)`` in a loop over batches,
+        ``history`` made before it)."""
+        if depth >= MAX_CALLER_DEPTH:
+            return False
+        for site in self.calls.call_sites(function):
+            callee = self.calls.callee(site)
+            given = self.calls.arguments(site, callee).get(param, ()) if callee is not None else ()
+            for argument, _ in given:
+                iteration = self.iterations.step_iteration(site)
+                if iteration is not None and self.outlives(argument, site, iteration, depth + 1):
+                    return True
+        return False
 
     def _reset_in(self, container: cst.BaseExpression, region: cst.CSTNode) -> bool:
         """Rebound (``c = []``) or emptied (``c.clear()``, ``del c[:]``) inside ``region``; an
@@ -195,6 +379,27 @@ class Stores:
             for other in self.tree.descendants(cls, cst.FunctionDef)
             if other is not method and other.name.value != "__init__"
         )
+
+
+def root_name(expr: cst.BaseExpression) -> Optional[str]:
+    while isinstance(expr, (cst.Attribute, cst.Subscript)):
+        expr = expr.value
+    return expr.value if isinstance(expr, cst.Name) else None
+
+
+def _first_param(function: cst.FunctionDef) -> Optional[str]:
+    params = (*function.params.posonly_params, *function.params.params)
+    return params[0].name.value if params else None
+
+
+def _is_literal(node: cst.CSTNode) -> bool:
+    if isinstance(node, cst.SubscriptElement):
+        node = node.slice
+    if isinstance(node, cst.Index):
+        node = node.value
+    if isinstance(node, cst.Tuple):
+        return all(_is_literal(e.value) for e in node.elements)
+    return isinstance(node, (cst.BaseString, cst.Integer, cst.Float))
 
 
 def _is_list(expr) -> bool:

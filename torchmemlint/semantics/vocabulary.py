@@ -2,6 +2,7 @@
 (``prescreen.py``, on Python's ``ast``) and the semantic model (on LibCST) share one definition."""
 from __future__ import annotations
 
+import re
 from typing import Optional
 
 # Methods a framework calls once per training/evaluation step.
@@ -23,6 +24,8 @@ STEP_WORDS = frozenset({
 })
 # Words of a loop variable that name one step (the iterable may be a bare ``range(100)``).
 STEP_TARGET_WORDS = frozenset({"epoch", "step", "episode", "iteration", "batch", "minibatch"})
+# An iterable that yields batches of data.
+LOADER_ITERABLE = re.compile(r"loader|batches|dataset|\bdl\b|_dl\b", re.IGNORECASE)
 # Identifiers of an iterable that say nothing about what it iterates over.
 ITERATION_BUILTINS = frozenset({"iter", "enumerate", "zip", "range", "reversed", "sorted", "list", "tuple",
                                 "tqdm", "trange", "islice", "itertools", "len", "self"})

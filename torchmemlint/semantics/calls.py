@@ -1,0 +1,389 @@
+"""What a call does: which function of this file it runs (through plain names, ``self``/``super()``
+methods, objects built from the file's classes, ``functools.partial``, bound-method aliases and
+lambdas), which arguments land in which parameters, whether it runs a forward pass (a model or a
+loss function) or a backward pass, and where each function of the file is called from (an index
+built once per file, so that every question about callers is a lookup)."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Optional, Union
+
+import libcst as cst
+
+from torchmemlint.semantics.imports import ImportTable, dotted_name
+from torchmemlint.semantics.modules import Modules
+from torchmemlint.semantics.scopes import Scopes, terminal_name
+from torchmemlint.semantics.tree import Tree
+
+# Methods that return a hook handle, not a tensor.
+HOOK_REGISTRATIONS = frozenset({
+    "register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook",
+    "register_full_backward_pre_hook", "register_backward_hook", "register_hook",
+    "register_post_accumulate_grad_hook",
+})
+# Callee names that are models or loss functions: calling one runs a forward pass. The last
+# word of the name decides (``policy_net``, ``ddp_model``), or the first one followed only by a
+# role suffix (``model_ema``, ``encoder_q``); ``policy_fn`` or ``model_path`` are not models.
+MODEL_WORDS = frozenset({
+    "model", "models", "net", "network", "encoder", "decoder", "backbone", "classifier",
+    "generator", "discriminator", "critic", "actor", "policy", "criterion", "criterium", "lossfn",
+    "teacher", "student", "unet", "vae", "lstm", "rnn", "gru", "mlp", "cnn", "autoencoder",
+    "transformer", "qnet", "module", "loss",
+})
+# First words of names that handle models rather than run them.
+_MODEL_HANDLING_VERBS = frozenset({
+    "load", "save", "build", "make", "create", "init", "setup", "prepare", "freeze", "unfreeze", "reset",
+    "wrap", "copy", "clone", "register", "export", "print", "log", "summarize", "count",
+})
+_LOSS_FUNCTION_NAMES = frozenset({"loss_fn", "loss_func", "loss_function", "loss_fct", "lossfn", "loss_module"})
+_ROLE_SUFFIXES = frozenset({"ema", "old", "new", "target", "ddp", "q", "k", "g", "d", "a", "b", "s", "t", "fp16",
+                            "engine", "without_ddp", "wrapped", "eval", "train"})
+EXACT_MODEL_NAMES = frozenset({"G", "D", "E", "netG", "netD", "netE", "Q", "pi", "ddp_model", "vf"})
+# Methods of a model that run (part of) its forward pass.
+FORWARD_METHODS = frozenset({"encode", "decode", "compute_loss", "get_loss", "forward_train"})
+LOSS_SUFFIX = re.compile(r"(?:loss|Loss|criterion)$")
+_FUNCTIONAL_LOSSES = ("cross_entropy", "nll_loss", "kl_div", "binary_cross_entropy_with_logits")
+
+Function = Union["cst.FunctionDef", "cst.Lambda"]  # strings: importing this module does not load LibCST
+
+
+@dataclass(frozen=True)
+class Callee:
+    """The function a call runs. Its first ``skipped`` parameters are filled by the receiver
+    (``self`` of a method), the next ones by the arguments ``functools.partial`` bound (``prefix``,
+    evaluated where the partial was made, ``prefix_at``). ``constructs``: the call builds an object
+    of this class of the file (``function`` is its ``__init__``, or None without one)."""
+
+    function: Optional[Function]
+    skipped: int = 0
+    prefix: tuple[cst.BaseExpression, ...] = ()
+    prefix_at: Optional[cst.CSTNode] = None
+    constructs: Optional[cst.ClassDef] = None
+    # Resolved by the method's name alone (``model.init_hidden()`` where nothing says what
+    # ``model`` is, and one class of the file defines ``init_hidden``): good enough to read what it
+    # returns, not to count the call among the method's call sites.
+    guessed: bool = False
+
+    @property
+    def name(self) -> str:
+        if self.constructs is not None:
+            return self.constructs.name.value
+        return self.function.name.value if isinstance(self.function, cst.FunctionDef) else "<lambda>"
+
+
+class Calls:
+    def __init__(self, tree: Tree, imports: ImportTable, scopes: Scopes, modules: Modules) -> None:
+        self.tree = tree
+        self.imports = imports
+        self.scopes = scopes
+        self.modules = modules
+        self._callee: dict[cst.Call, Optional[Callee]] = {}
+        self._backwarded: dict[object, set[str]] = {}
+        self._feeding_backward: dict[object, set[str]] = {}
+
+    # -- which function a call runs ------------------------------------------------------
+    def callee(self, call: cst.Call) -> Optional[Callee]:
+        if call in self._callee:
+            return self._callee[call]
+        self._callee[call] = None  # recursion guard (``f = partial(f, ...)``)
+        found = self._resolve(call.func, call, 0)
+        self._callee[call] = found
+        return found
+
+    def _resolve(self, func: cst.BaseExpression, at: cst.CSTNode, depth: int) -> Optional[Callee]:
+        if depth > 4:
+            return None
+        if isinstance(func, cst.Name):
+            if func.value not in self._local_callable_names:
+                return None
+            return self._resolve_name(func.value, at, depth)
+        if isinstance(func, cst.Attribute):
+            return self._resolve_method(func, at)
+        if isinstance(func, cst.Call) and dotted_name(func.func) == "super":
+            return None
+        return None
+
+    @cached_property
+    def _local_callable_names(self) -> frozenset[str]:
+        """Names a bare call could resolve to: the file's functions and classes, and names bound
+        to ``partial(...)``, a lambda or an attribute (a bound-method alias)."""
+        names = set(self.scopes.functions_by_name) | set(self.scopes.classes_by_name)
+        for assign in self.tree.nodes(cst.Assign):
+            if isinstance(assign.value, (cst.Call, cst.Lambda, cst.Attribute, cst.Name)):
+                names.update(t.target.value for t in assign.targets if isinstance(t.target, cst.Name))
+        return frozenset(names)
+
+    def _resolve_name(self, name: str, at: cst.CSTNode, depth: int) -> Optional[Callee]:
+        for binding in self.scopes.bindings_of(name, at):
+            value = binding.value
+            if isinstance(value, cst.Lambda):
+                return Callee(value)
+            if isinstance(value, cst.Call) and self.imports.qualify(value.func) == "functools.partial" and value.args:
+                inner = self._resolve(value.args[0].value, binding.node, depth + 1)
+                if inner is None or inner.constructs is not None:
+                    return None
+                bound = tuple(a.value for a in value.args[1:] if a.keyword is None and not a.star)
+                return Callee(inner.function, inner.skipped, bound, binding.node)
+            if isinstance(value, (cst.Name, cst.Attribute)):  # ``step = trainer.train_step``
+                return self._resolve(value, binding.node, depth + 1)
+            return None  # bound to something else: not the function of that name
+        cls = self.scopes.classes_by_name.get(name)
+        if cls is not None:
+            return Callee(self.method_of(cls, "__init__"), skipped=1, constructs=cls)
+        return self._visible_function(name, at)
+
+    def _visible_function(self, name: str, at: cst.CSTNode) -> Optional[Callee]:
+        """A plain function (not a method) of that name, defined at module level or in a
+        function around ``at``; None when several could be meant."""
+        candidates = [f for f in self.scopes.functions_by_name.get(name, ()) if self.scopes.class_of(f) is None]
+        visible = [f for f in candidates
+                   if (outer := self.scopes.function_of(f)) is None or self.tree.contains(outer, at)]
+        return Callee(visible[0]) if len(visible) == 1 else None
+
+    def _resolve_method(self, func: cst.Attribute, at: cst.CSTNode) -> Optional[Callee]:
+        name = func.attr.value
+        receiver = func.value
+        if name not in self.scopes.functions_by_name:
+            return None
+        if isinstance(receiver, cst.Name) and receiver.value == "self" or \
+                isinstance(receiver, cst.Call) and dotted_name(receiver.func) == "super":
+            method = self.scopes.function_of(at)
+            cls = self.scopes.class_of(method) if method is not None else None
+            if cls is None:
+                return None
+            skip_own = isinstance(receiver, cst.Call)
+            found = self.method_of(cls, name, skip_own=skip_own)
+            return Callee(found, skipped=1) if found is not None else None
+        local_class = self.scopes.classes_by_name.get(dotted_name(receiver) or "")
+        if local_class is not None:  # ``Trainer.step(trainer, batch)``: an unbound method
+            found = self.method_of(local_class, name)
+            return Callee(found) if found is not None else None
+        built_from = self.scopes.classes_built_into(receiver, at)
+        for class_name in built_from:
+            cls = self.scopes.classes_by_name.get(class_name)
+            if cls is not None:
+                found = self.method_of(cls, name)
+                if found is not None:
+                    return Callee(found, skipped=0 if _is_static(found) else 1)
+        if built_from or self.imports.qualify(receiver) is not None:
+            return None
+        methods = [f for f in self.scopes.functions_by_name[name] if self.scopes.class_of(f) is not None]
+        if len(methods) == 1:
+            return Callee(methods[0], skipped=0 if _is_static(methods[0]) else 1, guessed=True)
+        return None
+
+    def method_of(self, cls: cst.ClassDef, name: str, skip_own: bool = False) -> Optional[cst.FunctionDef]:
+        """The method ``name`` that ``cls`` (or a base class of this file) defines."""
+        classes = [] if skip_own else [cls]
+        classes += [c for base in self.scopes.class_bases(cls)
+                    if (c := self.scopes.classes_by_name.get(base)) is not None and c is not cls]
+        for owner in classes:
+            for func in self.scopes.functions_by_name.get(name, ()):
+                if self.scopes.class_of(func) is owner:
+                    return func
+        return None
+
+    # -- which argument goes where ---------------------------------------------------------
+    def arguments(self, call: cst.Call, callee: Callee) -> dict[str, list[tuple[cst.BaseExpression, cst.CSTNode]]]:
+        """The argument expressions each parameter of ``callee`` receives (with the node to
+        evaluate each at): positional ones in order after the skipped parameters, keywords by
+        name, the rest in ``*args`` / ``**kwargs``."""
+        function = callee.function
+        if function is None:
+            return {}
+        params = function.params
+        positional = [p.name.value for p in (*params.posonly_params, *params.params)][callee.skipped:]
+        keyword = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+        star = params.star_arg.name.value if isinstance(params.star_arg, cst.Param) else None
+        star_kwargs = params.star_kwarg.name.value if params.star_kwarg is not None else None
+        result: dict[str, list[tuple[cst.BaseExpression, cst.CSTNode]]] = {}
+        for name, expr in zip(positional, callee.prefix):
+            result.setdefault(name, []).append((expr, callee.prefix_at or call))
+        positional = positional[len(callee.prefix):]
+        index = 0
+        for arg in call.args:
+            if arg.star:  # ``f(*xs)`` / ``f(**kw)``: spread over what is left
+                for name in positional[index:] + ([star] if star else []):
+                    result.setdefault(name, []).append((arg.value, call))
+                continue
+            if arg.keyword is not None:
+                name = arg.keyword.value
+                target = name if name in keyword else star_kwargs
+            elif index < len(positional):
+                target = positional[index]
+                index += 1
+            else:
+                target = star
+            if target is not None:
+                result.setdefault(target, []).append((arg.value, call))
+        return result
+
+    # -- where a function is called ----------------------------------------------------------
+    @cached_property
+    def _sites(self) -> dict[Function, list[cst.Call]]:
+        """Every call of the file by the function it runs (resolved once per file)."""
+        sites: dict[Function, list[cst.Call]] = {}
+        names = self._local_callable_names
+        for call in self.tree.nodes(cst.Call):
+            func = call.func
+            spelled = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) \
+                else None
+            if spelled is None or spelled not in names:
+                continue
+            callee = self.callee(call)
+            if callee is not None and callee.function is not None and callee.constructs is None and not callee.guessed:
+                sites.setdefault(callee.function, []).append(call)
+        return sites
+
+    def call_sites(self, function: Function) -> list[cst.Call]:
+        return self._sites.get(function, [])
+
+    # -- forward passes --------------------------------------------------------------------
+    def is_forward_pass(self, call: cst.Call) -> bool:
+        """A call that runs a model or a loss function."""
+        func = call.func
+        qualified = self.imports.qualify(func)
+        if qualified is not None:
+            if qualified.startswith("torch.nn.functional."):
+                return bool(LOSS_SUFFIX.search(qualified)) or qualified.endswith(_FUNCTIONAL_LOSSES)
+            return False
+        if isinstance(func, cst.Call):  # nn.CrossEntropyLoss()(out, y)
+            inner = self.imports.qualify(func.func) or ""
+            return inner.startswith("torch.nn.") and inner.split(".")[-1][:1].isupper()
+        if isinstance(func, cst.Name) and func.value == "self":
+            return True  # ``self(x)`` in a module calls its forward
+        if isinstance(func, cst.Attribute):
+            if func.attr.value == "forward":
+                return True
+            if func.attr.value in FORWARD_METHODS:
+                receiver = func.value
+                return is_model_name(terminal_name(receiver)) or (
+                    isinstance(receiver, cst.Name) and receiver.value == "self" and self._in_module_class(call))
+        if self.modules.submodule_attribute(func):  # self.fc1(x) where __init__ made fc1 a module
+            return True
+        name = terminal_name(func)
+        if name is None or is_class_name(name):
+            return False  # ``Net()`` builds a model, it does not run one
+        if isinstance(func, cst.Name) and name in self.scopes.functions_by_name:
+            return False  # ``test_model(net, loader)``: a helper of this file, read through its body
+        return is_model_name(name) or self._bound_to_module(func)
+
+    def is_loss_function_call(self, call: cst.Call) -> bool:
+        """A forward pass of a loss function: ``criterion(out, y)``, ``F.cross_entropy(...)``,
+        ``nn.MSELoss()(out, y)``."""
+        func = call.func
+        if isinstance(func, cst.Call):
+            func = func.func
+        qualified = self.imports.qualify(func)
+        if qualified is not None:
+            return qualified.startswith("torch.nn.") and (
+                bool(LOSS_SUFFIX.search(qualified)) or qualified.endswith(_FUNCTIONAL_LOSSES))
+        lowered = (terminal_name(func) or "").lower()
+        return "loss" in lowered or "criterion" in lowered
+
+    def _in_module_class(self, node: cst.CSTNode) -> bool:
+        func = self.scopes.function_of(node)
+        return func is not None and self.scopes.is_torch_module_class(self.scopes.class_of(func))
+
+    def _bound_to_module(self, func: cst.BaseExpression) -> bool:
+        """A name bound in this scope to ``nn.Something(...)`` or a Module class of this file."""
+        if not isinstance(func, cst.Name):
+            return False
+        for binding in self.scopes.reaching_bindings(func.value, func):
+            if isinstance(binding.node, cst.For):
+                target = self.modules.submodule_loop_target(binding.node)
+                if isinstance(target, cst.Name) and target.value == func.value:
+                    return True  # ``for block in self.blocks: x = block(x)``
+            value = binding.value
+            while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and \
+                    value.func.attr.value in ("to", "cuda"):
+                value = value.func.value
+            if isinstance(value, cst.Call):
+                qualified = self.imports.qualify(value.func) or ""
+                if qualified.startswith("torch.nn.") and qualified.split(".")[-1][:1].isupper():
+                    return True
+                cls = self.scopes.classes_by_name.get(dotted_name(value.func) or "")
+                if self.scopes.is_torch_module_class(cls):
+                    return True
+        return False
+
+    # -- backward passes -------------------------------------------------------------------
+    def backward_roots(self, call: cst.Call) -> list[cst.BaseExpression]:
+        """The expressions a backward call differentiates, or [] if it is no backward call."""
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "backward":
+            receiver = func.value
+            if call.args and not isinstance(receiver, cst.Call):  # accelerator.backward(loss)
+                return [call.args[0].value] if call.args[0].keyword is None else [receiver]
+            if isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute) and \
+                    receiver.func.attr.value == "scale" and receiver.args:  # scaler.scale(loss)
+                return [receiver.args[0].value]
+            return [receiver]
+        if isinstance(func, cst.Attribute) and func.attr.value == "manual_backward" and call.args:
+            return [call.args[0].value]
+        qualified = self.imports.qualify(func)
+        if qualified in ("torch.autograd.grad", "torch.autograd.backward") and call.args:
+            return [call.args[0].value]
+        return []
+
+    def backwarded_names(self, scope) -> set[str]:
+        """Names some backward pass in ``scope`` differentiates (so they hold a graph there):
+        ``loss.backward()``, ``(loss / n).backward()``, ``scaler.scale(loss).backward()``,
+        ``accelerator.backward(loss)``, ``torch.autograd.grad(loss, ...)``."""
+        cached = self._backwarded.get(scope)
+        if cached is not None:
+            return cached
+        names: set[str] = set()
+        for call in self.scopes.scope_nodes(scope, cst.Call):
+            for root in self.backward_roots(call):
+                names.update(n.value for n in self.tree.descendants(root, cst.Name))
+        names.discard("self")
+        self._backwarded[scope] = names
+        return names
+
+    def names_feeding_backward(self, scope) -> set[str]:
+        """Names whose values flow into a backward pass of ``scope`` (through assignments):
+        ``log_probs`` in ``loss = -torch.stack(log_probs).sum(); loss.backward()``. Keeping
+        such values is how gradient accumulation and REINFORCE work, not a leak."""
+        cached = self._feeding_backward.get(scope)
+        if cached is not None:
+            return cached
+        bindings = self.scopes.bindings(scope)
+        feeding = set(self.backwarded_names(scope))
+        pending = list(feeding)
+        while pending:
+            for binding in bindings.get(pending.pop(), []):
+                if binding.value is None:
+                    continue
+                for name in self.tree.descendants(binding.value, cst.Name):
+                    if name.value not in feeding and name.value in bindings:
+                        feeding.add(name.value)
+                        pending.append(name.value)
+        self._feeding_backward[scope] = feeding
+        return feeding
+
+
+def _is_static(func: cst.FunctionDef) -> bool:
+    return any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod" for d in func.decorators)
+
+
+def is_class_name(name: str) -> bool:
+    """CamelCase names are classes (``Net``, ``QNetwork``); single letters like ``G`` are not."""
+    return name[:1].isupper() and any(c.islower() for c in name) and name not in EXACT_MODEL_NAMES
+
+
+def is_model_name(name: Optional[str]) -> bool:
+    """Whether an identifier names a model or a loss function (see MODEL_WORDS); not one that
+    does something to models (``load_models``, ``build_model``, ``save_model``)."""
+    if not name:
+        return False
+    if name in EXACT_MODEL_NAMES or name.lower() in _LOSS_FUNCTION_NAMES:
+        return True
+    words = name.lower().strip("_").split("_")
+    if len(words) > 1 and words[0] in _MODEL_HANDLING_VERBS:
+        return False
+    if words[-1].rstrip("0123456789") in MODEL_WORDS:
+        return True
+    return words[0].rstrip("0123456789") in MODEL_WORDS and "_".join(words[1:]) in _ROLE_SUFFIXES

@@ -1,0 +1,1176 @@
+"""Value flow: what a value holds — an autograd graph, a tensor on an accelerator, a container or
+record of those, a module, an optimizer, a plain number — wherever it travels: through names,
+tuple/list/dict packing and unpacking, comprehensions, attributes and items of model outputs,
+``self`` attributes across the methods of a class, and the returns of the file's functions (one
+summary per function, computed once and used at every call site, also through
+``functools.partial``, bound methods and objects built from the file's classes).
+
+RULES.md, "what keeps the graph and what breaks it": ``.cpu()``, ``.to()``, ``.clone()``,
+``.float()``, views, indexing, ``torch.stack/cat`` and arithmetic keep the graph; only
+``.detach()``, ``.item()``, ``.tolist()``, ``float()``, ``int()`` and values computed under a
+grad-disabled context break it. A value knows *that* it may hold a graph (``graph``) and, where the
+file says so, *what* it surely is (``kind``): a fix may call ``.item()`` only on what is surely a
+one-element tensor, never on a Python float or a dict of losses.
+
+Inside a function, a parameter's value is unknown; what derives from it without breaking the graph
+carries the parameter's name (``params``), so a function's summary says "returns a graph of its
+own" apart from "returns what its first argument holds", and each call site fills in its own
+arguments."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Iterable, Optional
+
+import libcst as cst
+
+from torchmemlint.semantics.calls import Callee, Calls, HOOK_REGISTRATIONS, is_class_name, is_model_name
+from torchmemlint.semantics.grad import GradContexts
+from torchmemlint.semantics.imports import ImportTable, dotted_name
+from torchmemlint.semantics.modules import MODULE_NAME, Modules
+from torchmemlint.semantics.scopes import Scopes, terminal_name
+from torchmemlint.semantics.tree import Tree
+
+if TYPE_CHECKING:
+    from torchmemlint.semantics.calls import Function
+
+# What a value surely is (``Value.kind``); None: the file does not say.
+TENSOR = "tensor"
+NUMBER = "number"          # a Python number (or bool)
+SEQUENCE = "sequence"      # a tuple or list
+MAPPING = "mapping"        # a dict
+RECORD = "record"          # an object with attributes: a dataclass, namedtuple, SimpleNamespace, model output
+MODULE = "module"          # an nn.Module
+OPTIMIZER = "optimizer"
+OTHER = "other"            # something known to hold no tensor: a string, None, a dtype, a hook handle
+_NOTHING = "nothing"       # no value at all (the identity of ``join``: a recursion cut short)
+
+# Methods whose result holds no graph: Python values, integer/bool tensors, detached copies.
+GRAPH_BREAKING_METHODS = frozenset({
+    "item", "tolist", "numpy", "detach", "detach_", "size", "dim", "numel", "argmax", "argmin",
+    "argsort", "eq", "ne", "lt", "le", "gt", "ge", "nonzero", "isnan", "isinf", "isfinite", "all",
+    "any", "long", "int", "bool", "byte", "char", "short", "data_ptr", "element_size", "nelement",
+    "stride", "storage_offset", "is_contiguous", "get_device", "keys", "__len__", "count",
+    "state_dict", "parameters", "named_parameters", "buffers", "named_buffers", "zero_grad", "train", "eval",
+}) | HOOK_REGISTRATIONS
+_NUMBER_METHODS = frozenset({"item", "size", "dim", "numel", "nelement", "element_size", "data_ptr", "stride",
+                             "storage_offset", "is_contiguous", "get_device", "count", "__len__"})
+_INTEGER_TENSOR_METHODS = frozenset({"argmax", "argmin", "argsort", "eq", "ne", "lt", "le", "gt", "ge", "nonzero",
+                                     "isnan", "isinf", "isfinite", "all", "any", "long", "int", "bool", "byte",
+                                     "char", "short"})
+# Attributes that are not the tensor's data (metadata, or the detached ``.data``/``.grad``).
+NON_GRAPH_ATTRIBUTES = frozenset({
+    "shape", "dtype", "device", "requires_grad", "grad", "data", "is_cuda", "ndim", "grad_fn",
+    "is_leaf", "layout", "T_", "names", "training",
+})
+_DETACHED_TENSOR_ATTRIBUTES = frozenset({"grad", "data"})
+BREAKING_BUILTINS = frozenset({
+    "float", "int", "bool", "len", "str", "repr", "round", "isinstance", "print", "range",
+    "enumerate", "format", "hash", "id", "type",
+})
+_NUMBER_BUILTINS = frozenset({"float", "int", "bool", "len", "round", "hash", "id", "isinstance"})
+_SEQUENCE_BUILTINS = frozenset({"list", "tuple", "sorted", "reversed", "set", "frozenset"})
+_FACTORIES = frozenset({
+    "tensor", "as_tensor", "zeros", "ones", "empty", "full", "rand", "randn", "randint", "arange",
+    "linspace", "zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like",
+    "randint_like", "eye", "from_numpy", "randperm", "logspace", "tensor_split", "Tensor", "FloatTensor",
+    "LongTensor", "DoubleTensor", "HalfTensor", "BoolTensor", "IntTensor", "ByteTensor",
+})
+_JOINS = frozenset({"cat", "concat", "concatenate", "stack", "vstack", "hstack", "dstack", "row_stack",
+                    "column_stack"})
+# ``torch.<x>`` names whose result is no tensor (namespaces, metadata, settings).
+_NON_TENSOR_TORCH = frozenset({
+    "cuda", "backends", "distributed", "jit", "utils", "hub", "onnx", "package", "profiler", "testing",
+    "version", "compile", "device", "dtype", "finfo", "iinfo", "Size", "Generator", "get_default_dtype",
+    "is_tensor", "is_floating_point", "is_complex", "is_grad_enabled", "manual_seed", "seed",
+    "set_default_dtype", "set_grad_enabled", "no_grad", "enable_grad", "inference_mode", "save",
+    "nn", "optim", "autograd", "distributions", "multiprocessing", "amp", "fx", "export", "library",
+    "get_num_threads", "set_num_threads", "numel", "typename", "use_deterministic_algorithms",
+    "set_printoptions", "cpu", "mps", "xpu", "npu", "accelerator", "overrides", "random", "futures",
+})
+_TENSOR_NAMESPACES = frozenset({"", "nn.functional", "linalg", "fft", "special", "sparse", "nested"})
+# Libraries whose functions return Python numbers or arrays, never a torch graph.
+_NUMERIC_LIBRARIES = ("math.", "numpy.", "statistics.", "random.", "time.", "sklearn.", "scipy.")
+# Reductions that return a 0-dim tensor when called without a dimension.
+_FULL_REDUCTIONS = frozenset({"mean", "sum", "norm", "max", "min", "std", "var", "prod", "amax", "amin"})
+# Methods that keep a loss a loss: elementwise maths, dtype/device moves, and broadcasting one
+# value over the batch (``loss.repeat(batch_size)`` holds batch_size copies of one number).
+_LOSS_KEEPING_METHODS = frozenset({
+    "detach", "float", "double", "half", "bfloat16", "clone", "contiguous", "to", "cuda", "abs",
+    "neg", "sqrt", "exp", "log", "mul", "div", "add", "sub", "pow", "clamp", "repeat", "expand",
+    "unsqueeze", "view", "reshape", "flatten",
+})
+# Methods that surely return one tensor when called on one.
+SURE_TENSOR_METHODS = frozenset({
+    "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor", "to", "cuda", "cpu", "float",
+    "half", "double", "bfloat16", "clone", "detach", "contiguous", "requires_grad_", "fill_", "zero_",
+    "view", "reshape", "expand", "repeat", "unsqueeze", "squeeze", "permute", "transpose", "t",
+})
+# Collective helpers (accelerate, torch.distributed wrappers) that gather a value from every process.
+_GATHERING_METHODS = frozenset({"gather", "gather_for_metrics", "all_gather", "reduce"})
+# Methods of a model that return no tensor on its device.
+_MODEL_NON_TENSOR_METHODS = frozenset({
+    "state_dict", "parameters", "named_parameters", "buffers", "named_buffers", "children",
+    "named_children", "modules", "named_modules", "train", "eval", "zero_grad", "apply", "cpu",
+    "requires_grad_", "register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook",
+    "register_buffer", "load_state_dict", "num_parameters", "get_input_embeddings", "save_pretrained",
+    "extra_repr", "type", "share_memory",
+})
+# Methods of a module that return the module itself.
+_SELF_RETURNING = frozenset({"to", "cuda", "cpu", "eval", "train", "half", "float", "double", "bfloat16",
+                             "requires_grad_", "to_empty", "share_memory"})
+_DEVICE_NAME = re.compile(r"device|dev\b|gpu|cuda|rank", re.IGNORECASE)
+# Methods and attributes a tensor has and a tuple, list, dict, ``ModelOutput`` or module lacks.
+_TENSOR_ONLY_MEMBERS = frozenset({
+    "argmax", "argmin", "argsort", "view", "view_as", "reshape", "shape", "size", "detach", "softmax",
+    "log_softmax", "sigmoid", "backward", "item", "dim", "numel", "unsqueeze", "squeeze", "permute",
+    "transpose", "sum", "mean", "topk", "clamp", "masked_fill", "expand", "contiguous", "numpy", "tolist",
+    "max", "min", "exp", "log", "abs", "norm", "std", "var", "ndim", "dtype", "device", "grad", "data",
+    "requires_grad", "cpu", "cuda", "squeeze_", "flatten", "chunk", "split", "gather", "eq", "ne",
+})
+_TENSOR_OPERATORS = (cst.Subtract, cst.Divide, cst.Power, cst.MatrixMultiply, cst.FloorDivide)
+# Record classes of the standard library that keep their keyword arguments as attributes.
+_RECORD_FACTORIES = frozenset({"types.SimpleNamespace", "argparse.Namespace"})
+MAX_DEPTH = 40
+_MAX_WHY = 4
+
+
+@dataclass(frozen=True)
+class Value:
+    """What an expression may hold (see the module docstring). ``graph``: it may hold an autograd
+    graph; ``detached``: it surely holds none; ``device``: it may be or hold a tensor on an
+    accelerator; ``scalar``: surely a one-element tensor; ``loss``: a loss value. Structure, where
+    known: ``elements`` of a tuple, ``fields`` (a dict's literal keys, a record's attributes),
+    ``element`` (any element). ``alias``: the value *is* this parameter of the enclosing function.
+    ``why``: where the graph was made and how it travelled, (node, words), oldest first."""
+
+    graph: bool = False
+    detached: bool = False
+    device: bool = False
+    kind: Optional[str] = None
+    scalar: bool = False
+    loss: bool = False
+    params: frozenset[str] = frozenset()
+    alias: Optional[str] = None
+    elements: Optional[tuple["Value", ...]] = None
+    fields: Optional[tuple[tuple[str, "Value"], ...]] = None
+    element: Optional["Value"] = None
+    cls: Optional[str] = None  # the file's class an object was built from
+    why: tuple[tuple[cst.CSTNode, str], ...] = ()
+
+    # -- reading parts ---------------------------------------------------------------------
+    def any_element(self) -> "Value":
+        """What iterating over (or indexing) this value may give."""
+        parts = [v for v in (self.element, *(self.elements or ()), *(v for _, v in self.fields or ())) if v]
+        if parts:
+            return join(parts)
+        if self.kind in (NUMBER, OTHER):
+            return Value(kind=OTHER, detached=True)
+        if self.kind == MODULE:
+            return Value(kind=MODULE, device=self.device)
+        if self.kind == OPTIMIZER:
+            return Value(detached=True)
+        return Value(graph=self.graph, detached=self.detached, device=self.device, params=self.params,
+                     kind=TENSOR if self.kind == TENSOR else None, why=self.why)
+
+    def field(self, name: str) -> Optional["Value"]:
+        for key, value in self.fields or ():
+            if key == name:
+                return value
+        return None
+
+    def item(self, index: int) -> "Value":
+        if self.elements is not None and -len(self.elements) <= index < len(self.elements):
+            return self.elements[index]
+        return self.any_element()
+
+    # -- changing facets -------------------------------------------------------------------
+    def derived(self, **changes) -> "Value":
+        """A value computed from this one by an operation that keeps the graph (the structure
+        and the alias are not carried over)."""
+        base = dict(graph=self.graph, detached=self.detached, device=self.device, params=self.params, why=self.why)
+        base.update(changes)
+        return Value(**base)
+
+    def without_graph(self) -> "Value":
+        return replace(self, graph=False, detached=True, params=frozenset(), alias=None, why=(),
+                       elements=tuple(e.without_graph() for e in self.elements) if self.elements else self.elements,
+                       fields=tuple((k, v.without_graph()) for k, v in self.fields) if self.fields else self.fields,
+                       element=self.element.without_graph() if self.element else None)
+
+    def travelled(self, node: cst.CSTNode, words: str) -> "Value":
+        """The same value, with one more step in ``why`` (only where it holds a graph)."""
+        if not self.graph or not self.why:
+            return self
+        return replace(self, why=(*self.why, (node, words))[-_MAX_WHY:])
+
+    @property
+    def is_nothing(self) -> bool:
+        return self.kind == _NOTHING
+
+
+NOTHING = Value(kind=_NOTHING, detached=True)
+UNKNOWN = Value()
+NUMBER_VALUE = Value(kind=NUMBER, detached=True)
+OTHER_VALUE = Value(kind=OTHER, detached=True)
+
+
+def join(values: Iterable[Value]) -> Value:
+    """What a value may be when it may be any of ``values``."""
+    result = NOTHING
+    for value in values:
+        result = _join2(result, value)
+    return result
+
+
+def _join2(a: Value, b: Value) -> Value:
+    if a.is_nothing:
+        return b
+    if b.is_nothing:
+        return a
+    elements = None
+    if a.elements is not None and b.elements is not None and len(a.elements) == len(b.elements):
+        elements = tuple(_join2(x, y) for x, y in zip(a.elements, b.elements))
+    fields = None
+    if a.fields is not None or b.fields is not None:
+        merged = dict(a.fields or ())
+        for key, value in b.fields or ():
+            merged[key] = _join2(merged[key], value) if key in merged else value
+        fields = tuple(merged.items())
+    element = None
+    if a.element is not None or b.element is not None:
+        element = _join2(a.element or NOTHING, b.element or NOTHING)
+    if elements is None and (a.elements is not None or b.elements is not None):
+        element = join([element or NOTHING, *(a.elements or ()), *(b.elements or ())])
+    return Value(
+        graph=a.graph or b.graph, detached=a.detached and b.detached, device=a.device or b.device,
+        kind=a.kind if a.kind == b.kind else None, scalar=a.scalar and b.scalar, loss=a.loss and b.loss,
+        params=a.params | b.params, alias=a.alias if a.alias == b.alias else None, elements=elements,
+        fields=fields, element=element, cls=a.cls if a.cls == b.cls else None,
+        why=a.why if a.graph or not b.graph else b.why,
+    )
+
+
+def _combine(values: list[Value], **facets) -> Value:
+    """The result of an operation on ``values`` that keeps the graph (arithmetic, a tensor op)."""
+    return Value(
+        graph=any(v.graph for v in values), detached=all(v.detached for v in values),
+        device=any(v.device for v in values), params=frozenset().union(*(v.params for v in values)),
+        why=next((v.why for v in values if v.graph), ()), **facets)
+
+
+@dataclass(frozen=True)
+class Summary:
+    """What calling a function gives back, with its parameters' contributions still open."""
+
+    returns: Value
+
+
+class Flow:
+    def __init__(self, tree: Tree, imports: ImportTable, scopes: Scopes, grad: GradContexts, modules: Modules,
+                 calls: Calls) -> None:
+        self.tree = tree
+        self.imports = imports
+        self.scopes = scopes
+        self.grad = grad
+        self.modules = modules
+        self.calls = calls
+        self._memo: dict[tuple[cst.CSTNode, cst.CSTNode], Value] = {}
+        self._summaries: dict[object, Summary] = {}
+        self._attributes: dict[tuple[cst.ClassDef, str], Value] = {}
+        self._self_assignments: dict[cst.ClassDef, dict[str, list[SelfAssignment]]] = {}
+        self._tensor_uses: dict[object, set[str]] = {}
+        self._depth = 0
+
+    # -- the question every rule asks --------------------------------------------------------
+    def value(self, expr: cst.BaseExpression, at: Optional[cst.CSTNode] = None) -> Value:
+        """What ``expr``, evaluated where ``at`` stands (default: where it stands), may hold."""
+        at = at if at is not None else expr
+        key = (expr, at)
+        known = self._memo.get(key)
+        if known is not None:
+            return known
+        if self._depth > MAX_DEPTH:
+            return UNKNOWN
+        self._memo[key] = NOTHING  # a cycle through names sees nothing more than it already has
+        self._depth += 1
+        try:
+            result = self._evaluate(expr, at)
+        finally:
+            self._depth -= 1
+        self._memo[key] = result
+        return result
+
+    def summary(self, function: "Function") -> Summary:
+        """The value a function returns (``yield``-ed values for a generator), its parameters'
+        contributions left open."""
+        known = self._summaries.get(function)
+        if known is not None:
+            return known
+        self._summaries[function] = Summary(NOTHING)  # recursion guard
+        if isinstance(function, cst.Lambda):
+            returned = self.value(function.body)
+        else:
+            returns = [self.value(r.value, r) for r in self.scopes.scope_nodes(function, cst.Return) if r.value]
+            yields = [self.value(y.value, y) for y in self.scopes.scope_nodes(function, cst.Yield)
+                      if isinstance(y.value, cst.BaseExpression)]
+            returned = join(returns) if returns else (OTHER_VALUE if not yields else NOTHING)
+            if yields:
+                returned = join([returned, Value(kind=SEQUENCE, element=join(yields))])
+            if self._returns_tensor_annotation(function) and returned.kind is None:
+                returned = replace(returned, kind=TENSOR)
+        summary = Summary(returned)
+        self._summaries[function] = summary
+        return summary
+
+    def at_callers(self, value: Value, function: "Function") -> Value:
+        """``value`` (computed in ``function``) with its parameters' contributions filled in by
+        what the file's call sites of ``function`` pass, all of them joined."""
+        given: dict[str, list[Value]] = {}
+        for site in self.calls.call_sites(function):
+            callee = self.calls.callee(site)
+            if callee is None:
+                continue
+            for name, arguments in self.calls.arguments(site, callee).items():
+                given.setdefault(name, []).extend(self.value(expr, at) for expr, at in arguments)
+        return _substitute(value, {name: join(values) for name, values in given.items()})
+
+    def returns_tensor(self, function: cst.FunctionDef) -> bool:
+        """Annotated ``-> torch.Tensor`` (or a container of tensors), or it may return a tensor."""
+        returned = self.summary(function).returns
+        return self._returns_tensor_annotation(function) or _may_hold_tensor(returned)
+
+    def takes_tensor(self, function: cst.FunctionDef) -> bool:
+        """A parameter annotated as a tensor."""
+        params = function.params
+        return any(p.annotation is not None and self.annotation_has_tensor(p.annotation.annotation)
+                   for p in (*params.posonly_params, *params.params, *params.kwonly_params))
+
+    def _returns_tensor_annotation(self, function: cst.FunctionDef) -> bool:
+        return function.returns is not None and self.annotation_has_tensor(function.returns.annotation)
+
+    def annotation_has_tensor(self, annotation: cst.BaseExpression) -> bool:
+        for node in self.tree.descendants(annotation, cst.Name):
+            parent = self.tree.parent.get(node)
+            expr = parent if isinstance(parent, cst.Attribute) and parent.attr is node else node
+            qualified = self.imports.qualify(expr) or dotted_name(expr) or ""
+            if qualified in ("torch.Tensor", "Tensor", "torch.FloatTensor", "torch.LongTensor"):
+                return True
+        return any("Tensor" in s.value for s in self.tree.descendants(annotation, cst.SimpleString))
+
+    # -- evaluation --------------------------------------------------------------------------
+    def _evaluate(self, expr: cst.BaseExpression, at: cst.CSTNode) -> Value:
+        if isinstance(expr, cst.Name):
+            return self._name(expr, at)
+        if isinstance(expr, cst.Call):
+            value = self._call(expr, at)
+            return self._computed(value, at)
+        if isinstance(expr, cst.Attribute):
+            return self._attribute(expr, at)
+        if isinstance(expr, cst.Subscript):
+            return self._subscript(expr, at)
+        if isinstance(expr, cst.BinaryOperation):
+            return self._computed(self._arithmetic(self.value(expr.left, at), self.value(expr.right, at)), at)
+        if isinstance(expr, cst.UnaryOperation):
+            if isinstance(expr.operator, cst.Not):
+                return NUMBER_VALUE
+            operand = self.value(expr.expression, at)
+            return self._computed(operand.derived(kind=operand.kind, scalar=operand.scalar, loss=operand.loss), at)
+        if isinstance(expr, cst.BooleanOperation):
+            return join([self.value(expr.left, at), self.value(expr.right, at)])
+        if isinstance(expr, cst.Comparison):
+            operands = [self.value(expr.left, at), *(self.value(c.comparator, at) for c in expr.comparisons)]
+            return Value(detached=True, device=any(v.device for v in operands),
+                         kind=NUMBER if all(v.kind == NUMBER for v in operands) else None)
+        if isinstance(expr, cst.IfExp):
+            return join([self.value(expr.body, at), self.value(expr.orelse, at)])
+        if isinstance(expr, (cst.Tuple, cst.List, cst.Set)):
+            return self._sequence(expr.elements, at)
+        if isinstance(expr, cst.Dict):
+            return self._mapping(expr, at)
+        if isinstance(expr, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
+            elt = self.value(expr.elt, expr.elt)
+            return _combine([elt], kind=SEQUENCE, element=elt)
+        if isinstance(expr, cst.DictComp):
+            entry = self.value(expr.value, expr.value)
+            return _combine([entry], kind=MAPPING, element=entry)
+        if isinstance(expr, (cst.NamedExpr, cst.Await)):
+            return self.value(expr.value if isinstance(expr, cst.NamedExpr) else expr.expression, at)
+        if isinstance(expr, (cst.Integer, cst.Float, cst.Imaginary)):
+            return NUMBER_VALUE
+        if isinstance(expr, (cst.BaseString, cst.Lambda)):
+            return OTHER_VALUE
+        return UNKNOWN
+
+    def _computed(self, value: Value, at: cst.CSTNode) -> Value:
+        """An operation evaluated where autograd is off records no graph."""
+        if value.graph and self.grad.is_disabled(at):
+            return value.without_graph()
+        return value
+
+    # -- names -------------------------------------------------------------------------------
+    def _name(self, expr: cst.Name, at: cst.CSTNode) -> Value:
+        name = expr.value
+        if name in ("True", "False", "None"):
+            return OTHER_VALUE
+        bound_by = self._comprehension_target(expr)
+        if bound_by is not None:
+            comp, target = bound_by
+            return _destructure(self.value(comp.iter, comp.iter).any_element(), target, name)
+        if self._lambda_parameter(expr):
+            return UNKNOWN
+        bindings = self._bindings(name, at)
+        values = [self._binding_value(b, name) for b in bindings]
+        result = join(values) if values else UNKNOWN
+        if not result.graph and self._differentiated(name, at, bindings):
+            result = replace(result, graph=True, detached=False, kind=result.kind or TENSOR,
+                             why=((bindings[-1].node if bindings else expr, f"`{name}` is differentiated"),))
+        scope = self.scopes.scope_of(at)
+        if result.kind is None and (result.graph or result.device) and values and \
+                all(v.kind in (None, TENSOR, _NOTHING) for v in values) and name in self._used_as_tensor(scope):
+            result = replace(result, kind=TENSOR)
+        if result.kind in (TENSOR, None) and (result.graph or result.kind == TENSOR) and \
+                name in self._backwarded_as_scalar(scope):
+            result = replace(result, kind=TENSOR, scalar=True)  # ``backward()`` without a gradient needs one
+        return result
+
+    def _used_as_tensor(self, scope) -> set[str]:
+        """Names the code of ``scope`` uses in ways only a tensor allows: a tensor method or
+        attribute (``out.argmax(1)``, ``feats.cpu()``: a tuple, a dict or a ``ModelOutput`` has
+        none), arithmetic other than ``+``/``*`` (``out - y``), or an input of a torch loss or
+        tensor function (``criterion(out, y)``, ``F.softmax(out)``). If the code runs, those are
+        tensors (a module or a Python number never holds a graph, so where the value may hold one
+        it is a tensor)."""
+        known = self._tensor_uses.get(scope)
+        if known is not None:
+            return known
+        names: set[str] = set()
+        for node in self.scopes.scope_nodes(scope, cst.Name):
+            parent = self.tree.parent.get(node)
+            if isinstance(parent, cst.Attribute) and parent.value is node:
+                if parent.attr.value in _TENSOR_ONLY_MEMBERS:
+                    names.add(node.value)
+            elif isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, _TENSOR_OPERATORS):
+                names.add(node.value)
+            elif isinstance(parent, cst.Arg) and parent.keyword is None and parent.value is node:
+                call = self.tree.parent.get(parent)
+                if isinstance(call, cst.Call) and self._takes_tensors(call):
+                    names.add(node.value)
+        self._tensor_uses[scope] = names
+        return names
+
+    def _takes_tensors(self, call: cst.Call) -> bool:
+        qualified = self.imports.qualify(call.func)
+        if qualified is not None:
+            function = qualified.rsplit(".", 1)[-1]
+            return qualified.startswith(("torch.nn.functional.", "torch.linalg.")) or (
+                qualified.startswith("torch.") and qualified.count(".") == 1 and function not in _JOINS
+                and function not in _NON_TENSOR_TORCH and function not in _FACTORIES)
+        return self.calls.is_forward_pass(call) and self.calls.is_loss_function_call(call)
+
+    def _binding_value(self, binding, name: str) -> Value:
+        node = binding.node
+        if isinstance(node, cst.Param):
+            return self._parameter(node)
+        if isinstance(node, cst.For):
+            return _destructure(self.value(node.iter, node).any_element(), node.target, name)
+        if binding.value is None:
+            return UNKNOWN
+        value = self.value(binding.value, node)
+        if binding.index is not None:
+            return value.item(binding.index)
+        if binding.augmented:  # ``t += v``: the new value is computed from the old one and ``v``
+            return self._computed(value.derived(kind=TENSOR if value.kind == TENSOR else
+                                                NUMBER if value.kind == NUMBER else None), node)
+        return value
+
+    def _differentiated(self, name: str, at: cst.CSTNode, bindings) -> bool:
+        """A name some backward pass differentiates holds a graph, when what reaches here is
+        opaque (a parameter, a call of something unknown) rather than known to be detached."""
+        scope = self.scopes.scope_of(at)
+        if name not in self.calls.backwarded_names(scope):
+            return False
+        return all(b.value is None or (isinstance(b.value, cst.Call) and not self.value(b.value, b.node).detached)
+                   for b in bindings)
+
+    def _backwarded_as_scalar(self, scope) -> set[str]:
+        """Names ``n`` of ``n.backward()`` / ``scaler.scale(n).backward()`` with no gradient
+        argument (PyTorch raises unless ``n`` has one element), and of ``accelerator.backward(n)``
+        / ``fabric.backward(n)`` / ``self.manual_backward(n)``, which call ``n.backward()``."""
+        names = set()
+        for call in self.scopes.scope_nodes(scope, cst.Call):
+            func = call.func
+            if not isinstance(func, cst.Attribute):
+                continue
+            receiver = func.value
+            if func.attr.value == "manual_backward" or (
+                    func.attr.value == "backward" and _FRAMEWORK_RECEIVER.search(terminal_name(receiver) or "")):
+                root = call.args[0].value if call.args and call.args[0].keyword is None else None
+                rest = call.args[1:]
+            elif func.attr.value == "backward":
+                root, rest = receiver, call.args
+                if isinstance(root, cst.Call) and isinstance(root.func, cst.Attribute) and \
+                        root.func.attr.value == "scale" and len(root.args) == 1:
+                    root = root.args[0].value
+            else:
+                continue
+            if isinstance(root, cst.Name) and not any(a.keyword is None or a.keyword.value == "gradient" for a in rest):
+                names.add(root.value)
+        return names
+
+    def is_scalar_loss_name(self, name: str, scope) -> bool:
+        return name in self._backwarded_as_scalar(scope)
+
+    def _comprehension_target(self, expr: cst.Name) -> Optional[tuple[cst.CompFor, cst.BaseExpression]]:
+        """The comprehension clause whose target binds ``expr`` (``x`` in ``[f(x) for x in xs]``)."""
+        child: cst.CSTNode = expr
+        for ancestor in self.tree.ancestors(expr):
+            if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.Module)):
+                return None
+            if isinstance(ancestor, cst.CompFor) and child is not ancestor.iter:
+                if _binds(ancestor.target, expr.value):
+                    return ancestor, ancestor.target
+            if isinstance(ancestor, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)) and \
+                    child is not ancestor.for_in:
+                clause = ancestor.for_in
+                found = None
+                while clause is not None:
+                    if _binds(clause.target, expr.value):
+                        found = clause
+                    clause = clause.inner_for_in
+                if found is not None:
+                    return found, found.target
+            child = ancestor
+        return None
+
+    def _lambda_parameter(self, expr: cst.Name) -> bool:
+        for ancestor in self.tree.ancestors(expr):
+            if isinstance(ancestor, cst.Lambda):
+                params = ancestor.params
+                if any(p.name.value == expr.value for p in (*params.posonly_params, *params.params,
+                                                             *params.kwonly_params)):
+                    return True
+            if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)):
+                return False
+        return False
+
+    def _bindings(self, name: str, at: cst.CSTNode):
+        """The bindings that may give ``name`` its value at ``at``: in its own function, else in
+        the functions around it (a closure), else at module level."""
+        reaching = self.scopes.reaching_bindings(name, at)
+        if reaching:
+            return reaching
+        func = self.scopes.function_of(at)
+        if func is not None and name in self.scopes.bindings(func):
+            return []  # bound in this function, but only after ``at``
+        while func is not None:
+            func = self.scopes.function_of(func)
+            scope = func if func is not None else self.tree.module
+            bindings = self.scopes.bindings(scope).get(name)
+            if bindings:
+                return bindings
+        return []
+
+    def _parameter(self, param: cst.Param) -> Value:
+        name = param.name.value
+        func = self.scopes.function_of(param)
+        kind = None
+        annotation = param.annotation.annotation if param.annotation is not None else None
+        if annotation is not None and self.annotation_has_tensor(annotation):
+            kind = TENSOR
+        elif isinstance(annotation, cst.Name) and annotation.value in ("int", "float", "bool"):
+            kind = NUMBER
+        device = func is not None and self._lightning_batch(func, name)
+        return Value(alias=name, params=frozenset({name}), kind=kind, device=device,
+                     loss="loss" in name.lower().split("_"))
+
+    def _lightning_batch(self, func: cst.FunctionDef, name: str) -> bool:
+        """Lightning moves ``batch`` to the module's device before calling a step method."""
+        if not self.scopes.is_per_step_method(func) or not self.scopes.is_lightning_module(self.scopes.class_of(func)):
+            return False
+        params = func.params.params
+        return len(params) >= 2 and params[1].name.value == name
+
+    # -- calls -------------------------------------------------------------------------------
+    def _call(self, call: cst.Call, at: cst.CSTNode) -> Value:
+        func = call.func
+        qualified = self.imports.qualify(func)
+        if qualified is not None:
+            return self._library_call(qualified, call, at)
+        if isinstance(func, cst.Attribute):
+            known = self._known_method(func.attr.value, func, call, at)
+            if known is not None:
+                return known
+        callee = self.calls.callee(call)
+        if callee is not None:
+            return self._local_call(callee, call, at)
+        if isinstance(func, cst.Call):  # ``nn.CrossEntropyLoss()(out, y)``
+            if self.calls.is_forward_pass(call):
+                return self._forward(call, at)
+            return UNKNOWN
+        if self.calls.is_forward_pass(call) or self.value(func, at).kind == MODULE:
+            return self._forward(call, at)
+        if is_class_name(terminal_name(func) or ""):
+            if MODULE_NAME.search(terminal_name(func) or ""):
+                return Value(kind=MODULE)  # ``ResNet18()``, ``Generator()`` from another file
+            return self._record(call, at)
+        if isinstance(func, cst.Name):
+            return self._builtin(func.value, call, at)
+        if isinstance(func, cst.Attribute):
+            return self._method(func.attr.value, self.value(func.value, at), func, call, at)
+        return UNKNOWN
+
+    def _forward(self, call: cst.Call, at: cst.CSTNode) -> Value:
+        """A forward pass: a model's output holds the graph of its parameters; a loss function's
+        the graph of its inputs (unless every input is surely detached)."""
+        why = ((call, f"graph made by `{_spelled(call)}(...)`"),)
+        if self.calls.is_loss_function_call(call):
+            inputs = [self.value(a.value, at) for a in call.args]
+            if inputs and all(v.detached for v in inputs):
+                return Value(detached=True, device=any(v.device for v in inputs), kind=TENSOR)
+            reduced = _reduces(call) and (not isinstance(call.func, cst.Call) or _reduces(call.func))
+            if reduced and isinstance(call.func, cst.Name):
+                reduced = all(not isinstance(b.value, cst.Call) or _reduces(b.value)
+                              for b in self.scopes.reaching_bindings(call.func.value, call))
+            scalar = reduced and self._builds_reduced_loss(call)
+            return Value(graph=True, device=True, kind=TENSOR, scalar=scalar, loss=reduced, why=why,
+                         params=frozenset().union(*(v.params for v in inputs)))
+        return Value(graph=True, device=True, why=why)
+
+    def _builds_reduced_loss(self, call: cst.Call) -> bool:
+        """A loss call known to return one number: a torch loss (``F.mse_loss``, an ``nn.*Loss()``
+        instance, bound by name in this file), not a function merely named like one."""
+        func = call.func
+        if isinstance(func, cst.Call):
+            return (self.imports.qualify(func.func) or "").startswith("torch.nn.")
+        qualified = self.imports.qualify(func)
+        if qualified is not None:
+            return qualified.startswith("torch.nn.")
+        if isinstance(func, cst.Name):
+            bindings = self.scopes.reaching_bindings(func.value, call)
+            return len(bindings) == 1 and isinstance(bindings[0].value, cst.Call) and \
+                (self.imports.qualify(bindings[0].value.func) or "").startswith("torch.nn.") and \
+                (self.imports.qualify(bindings[0].value.func) or "").endswith("Loss")
+        return False
+
+    def _local_call(self, callee: Callee, call: cst.Call, at: cst.CSTNode) -> Value:
+        if callee.constructs is not None:
+            return self._construct(callee, call, at)
+        returned = self.summary(callee.function).returns
+        arguments = {name: join([self.value(expr, where) for expr, where in given])
+                     for name, given in self.calls.arguments(call, callee).items()}
+        return _substitute(returned, arguments).travelled(call, f"returned by `{callee.name}()`")
+
+    def _construct(self, callee: Callee, call: cst.Call, at: cst.CSTNode) -> Value:
+        """An object of a class of this file: a module, or a record whose attributes are what
+        ``__init__`` (or the dataclass / NamedTuple fields) assign from the arguments."""
+        cls = callee.constructs
+        if self.scopes.is_torch_module_class(cls):
+            return Value(kind=MODULE, cls=cls.name.value)
+        fields: dict[str, Value] = {}
+        if callee.function is not None:
+            arguments = {name: join([self.value(expr, where) for expr, where in given])
+                         for name, given in self.calls.arguments(call, callee).items()}
+            for attribute, assigned in self.self_assignments(cls).items():
+                values = [self.assigned_value(a) for a in assigned if self.scopes.function_of(a.node) is callee.function]
+                if values:
+                    fields[attribute] = _substitute(join(values), arguments)
+        else:  # a dataclass or NamedTuple: the class body's annotated names, in order
+            names = [s.target.value for s in self._class_fields(cls)]
+            positional = [a.value for a in call.args if a.keyword is None and not a.star]
+            for name, expr in zip(names, positional):
+                fields[name] = self.value(expr, at)
+            for arg in call.args:
+                if arg.keyword is not None:
+                    fields[arg.keyword.value] = self.value(arg.value, at)
+        values = list(fields.values())
+        return Value(kind=RECORD, cls=cls.name.value, fields=tuple(fields.items()),
+                     graph=any(v.graph for v in values), device=any(v.device for v in values),
+                     params=frozenset().union(*(v.params for v in values)) if values else frozenset(),
+                     elements=tuple(values) if callee.function is None else None,
+                     why=next((v.why for v in values if v.graph), ()))
+
+    def _record(self, call: cst.Call, at: cst.CSTNode) -> Value:
+        """An object of a class this file does not define (``Transition(*args)`` of a
+        ``namedtuple``, a library's record type): it holds what it is given."""
+        positional = tuple(self.value(a.value, at) for a in call.args if a.keyword is None)
+        fields = tuple((a.keyword.value, self.value(a.value, at)) for a in call.args if a.keyword is not None)
+        parts = [*positional, *(v for _, v in fields)]
+        return _combine(parts, kind=RECORD, elements=positional if not any(a.star for a in call.args) else None,
+                        fields=fields or None, element=join(parts) if parts else None)
+
+    def _class_fields(self, cls: cst.ClassDef) -> list[cst.AnnAssign]:
+        return [s for line in cls.body.body if isinstance(line, cst.SimpleStatementLine)
+                for s in line.body if isinstance(s, cst.AnnAssign) and isinstance(s.target, cst.Name)]
+
+    def _library_call(self, qualified: str, call: cst.Call, at: cst.CSTNode) -> Value:
+        args = [self.value(a.value, at) for a in call.args]
+        if qualified.startswith("torch."):
+            return self._torch_call(qualified, call, args, at)
+        if qualified in _RECORD_FACTORIES:
+            fields = tuple((a.keyword.value, self.value(a.value, at)) for a in call.args if a.keyword is not None)
+            return _combine([v for _, v in fields], kind=RECORD, fields=fields)
+        if qualified == "copy.deepcopy" and args:
+            return args[0] if args[0].kind == MODULE else args[0].without_graph()
+        if qualified in ("collections.namedtuple", "functools.partial", "dataclasses.dataclass"):
+            return OTHER_VALUE
+        if qualified.startswith(_NUMERIC_LIBRARIES):
+            return Value(detached=True)
+        if self.modules.is_constructor(call):
+            return Value(kind=MODULE)
+        # An unknown library function on tensors (``einops.rearrange(x, ...)``) keeps their graph.
+        return _combine(args) if args else UNKNOWN
+
+    def _torch_call(self, qualified: str, call: cst.Call, args: list[Value], at: cst.CSTNode) -> Value:
+        namespace, _, function = qualified[len("torch."):].rpartition(".")
+        if qualified.startswith("torch.nn.functional.") and self.calls.is_forward_pass(call):
+            return self._forward(call, at)
+        if qualified == "torch.autograd.grad":  # gradients hold a graph only with create_graph=True
+            graph = _keyword_true(call, "create_graph")
+            return Value(kind=SEQUENCE, graph=graph, detached=not graph, element=Value(
+                kind=TENSOR, graph=graph, detached=not graph, device=any(v.device for v in args)),
+                why=((call, "graph made by `torch.autograd.grad(..., create_graph=True)`"),) if graph else ())
+        if function in _FACTORIES:
+            device = _keyword(call, "device")
+            on_device = (not _is_cpu(device)) if device is not None else (
+                function.endswith("_like") and bool(args) and args[0].device)
+            return Value(kind=TENSOR, detached=True, device=on_device)
+        if qualified.startswith("torch.nn."):
+            if function == "Parameter" or function.endswith("Tensor"):
+                return Value(kind=TENSOR, detached=True, device=bool(args) and args[0].device)
+            if function[:1].isupper():
+                return Value(kind=MODULE)
+        if qualified.startswith("torch.optim.") and function[:1].isupper():
+            return Value(kind=OPTIMIZER, detached=True)
+        if function in _JOINS and args:
+            pieces = args[0].any_element() if args[0].kind == SEQUENCE else args[0]
+            return _combine([pieces, args[0]], kind=TENSOR)
+        if namespace not in _TENSOR_NAMESPACES or function in _NON_TENSOR_TORCH or \
+                function.startswith(("is_", "has_", "get_", "set_")) or qualified.startswith(("torch.cuda.", "torch.utils.")):
+            return Value(detached=True)
+        if function == "load":
+            return UNKNOWN
+        scalar = function in _FULL_REDUCTIONS and len(call.args) == 1
+        return _combine(args, kind=TENSOR, scalar=scalar) if args else Value(kind=TENSOR, detached=True)
+
+    def _known_method(self, method: str, func: cst.Attribute, call: cst.Call, at: cst.CSTNode) -> Optional[Value]:
+        """Methods whose result the receiver's own kind does not change (asked before the
+        file's own methods: ``loss.item()`` is a number whatever ``loss`` is)."""
+        if method in _NUMBER_METHODS:
+            return NUMBER_VALUE
+        if method in ("tolist", "numpy"):
+            return Value(kind=SEQUENCE if method == "tolist" else OTHER, detached=True)
+        if method in HOOK_REGISTRATIONS or method in ("zero_grad", "backward", "append", "extend", "insert"):
+            return OTHER_VALUE
+        if method in ("detach", "detach_"):
+            receiver = self.value(func.value, at)
+            return Value(kind=TENSOR if receiver.kind in (TENSOR, None) else receiver.kind, detached=True,
+                         device=receiver.device, scalar=receiver.scalar, loss=receiver.loss)
+        return None
+
+    def _method(self, method: str, receiver: Value, func: cst.Attribute, call: cst.Call, at: cst.CSTNode) -> Value:
+        """A method of something this file does not define: a tensor's, a container's, a
+        module's, an optimizer's, or an unknown object's."""
+        if receiver.kind == MODULE and method in _SELF_RETURNING:
+            destination = self._to_destination(call) if method == "to" else None
+            device = receiver.device if method not in ("cuda", "cpu", "to") else (
+                method == "cuda" or (method == "to" and (destination if destination is not None else receiver.device)))
+            return replace(receiver, device=bool(device))
+        if receiver.kind == OPTIMIZER:
+            return Value(detached=True)
+        if method in _INTEGER_TENSOR_METHODS:
+            return Value(kind=TENSOR if receiver.kind == TENSOR else None, detached=True, device=receiver.device)
+        if method in GRAPH_BREAKING_METHODS:
+            return Value(detached=True, device=receiver.device and method in ("state_dict", "parameters",
+                                                                               "named_parameters", "buffers"))
+        if method in ("items", "values"):
+            entry = receiver.any_element() if receiver.kind in (MAPPING, RECORD, None) else UNKNOWN
+            if method == "items":
+                entry = Value(kind=SEQUENCE, elements=(OTHER_VALUE, entry), graph=entry.graph, device=entry.device,
+                              params=entry.params, why=entry.why)
+            return Value(kind=SEQUENCE, element=entry, graph=entry.graph, device=entry.device, params=entry.params,
+                         why=entry.why)
+        if method in ("get", "pop", "setdefault") and receiver.kind in (MAPPING, RECORD, SEQUENCE, None):
+            key = _literal_key(call.args[0].value) if call.args else None
+            found = receiver.field(key) if isinstance(key, str) else None
+            if found is not None:
+                return found
+            if method == "pop" and receiver.kind == SEQUENCE:
+                return receiver.any_element()
+            return receiver.any_element() if receiver.kind in (MAPPING, SEQUENCE) else receiver.derived()
+        if method == "copy" and receiver.kind in (MAPPING, SEQUENCE):
+            return receiver
+        if method in _GATHERING_METHODS and not receiver.graph:  # accelerate / distributed: detached copies
+            gathered = self.value(call.args[0].value, at) if call.args else UNKNOWN
+            return Value(kind=gathered.kind, detached=True, device=True, loss=gathered.loss, scalar=False)
+        if method == "cpu":
+            return receiver.derived(device=False, kind=receiver.kind if receiver.kind in (TENSOR, MODULE) else None,
+                                    scalar=receiver.scalar, loss=receiver.loss)
+        if method == "cuda":
+            return receiver.derived(device=True, kind=receiver.kind if receiver.kind in (TENSOR, MODULE) else None,
+                                    scalar=receiver.scalar, loss=receiver.loss)
+        if method == "to":
+            destination = self._to_destination(call)
+            return receiver.derived(device=receiver.device if destination is None else destination,
+                                    kind=receiver.kind if receiver.kind in (TENSOR, MODULE) else None,
+                                    scalar=receiver.scalar, loss=receiver.loss)
+        if method == "generate" and (receiver.kind == MODULE or is_model_name(terminal_name(func.value))):
+            return Value(kind=TENSOR, detached=True, device=True)
+        if receiver.kind not in (TENSOR, None) and receiver.kind != MODULE:
+            return UNKNOWN
+        on_model = receiver.kind == MODULE or (is_model_name(terminal_name(func.value)) and not receiver.graph
+                                               and not _LOSS_NAME.search(terminal_name(func.value) or ""))
+        if on_model:  # ``model.linear_probe(code)``: on the model's device
+            return Value(device=method not in _MODEL_NON_TENSOR_METHODS, detached=method in _MODEL_NON_TENSOR_METHODS)
+        # A tensor method keeps the graph.
+        reduction = method in _FULL_REDUCTIONS and not call.args
+        keeps_loss = method in _LOSS_KEEPING_METHODS
+        return receiver.derived(
+            kind=TENSOR if receiver.kind == TENSOR or method in SURE_TENSOR_METHODS and receiver.kind == TENSOR
+            or reduction else None,
+            scalar=reduction or (keeps_loss and receiver.scalar and method not in ("repeat", "expand")),
+            loss=reduction or (keeps_loss and receiver.loss))
+
+    def _to_destination(self, call: cst.Call) -> Optional[bool]:
+        """For ``x.to(...)``: True if it moves to an accelerator, False if to the CPU, None if
+        it only changes the dtype (the device stays)."""
+        for arg in call.args:
+            if arg.keyword is not None and arg.keyword.value != "device":
+                continue
+            value = arg.value
+            if _is_cpu(value):
+                return False
+            if isinstance(value, cst.SimpleString):
+                return True
+            qualified = self.imports.qualify(value) or ""
+            if qualified.startswith("torch.") and qualified != "torch.device":
+                continue  # a dtype such as torch.float16
+            if isinstance(value, cst.Call) and (self.imports.qualify(value.func) == "torch.device"):
+                return not (value.args and _is_cpu(value.args[0].value))
+            if _DEVICE_NAME.search(dotted_name(value) or ""):
+                return True
+            if arg.keyword is not None:
+                return True
+        return None
+
+    def _builtin(self, name: str, call: cst.Call, at: cst.CSTNode) -> Value:
+        args = [self.value(a.value, at) for a in call.args if a.keyword is None]
+        if name in _NUMBER_BUILTINS or name in ("abs",) and args and args[0].kind == NUMBER:
+            return NUMBER_VALUE
+        if name in BREAKING_BUILTINS:
+            return OTHER_VALUE if name in ("str", "repr", "format", "type", "print") else NUMBER_VALUE
+        if name in _SEQUENCE_BUILTINS:
+            element = args[0].any_element() if args else NOTHING
+            return _combine([element], kind=SEQUENCE, element=element) if args else Value(kind=SEQUENCE, detached=True)
+        if name == "enumerate" and args:
+            pair = Value(kind=SEQUENCE, elements=(NUMBER_VALUE, args[0].any_element()))
+            return _combine([args[0].any_element()], kind=SEQUENCE, element=replace(pair, **_facets(args[0].any_element())))
+        if name == "zip" and args:
+            elements = tuple(a.any_element() for a in args)
+            pair = _combine(list(elements), kind=SEQUENCE, elements=elements)
+            return _combine(list(elements), kind=SEQUENCE, element=pair)
+        if name == "dict":
+            fields = tuple((a.keyword.value, self.value(a.value, at)) for a in call.args if a.keyword is not None)
+            base = args[0] if args else Value(kind=MAPPING, detached=True)
+            return join([base, _combine([v for _, v in fields], kind=MAPPING, fields=fields)]) if fields else \
+                replace(base, kind=MAPPING)
+        if name in ("sum", "max", "min") and args:
+            parts = [a.any_element() if a.kind in (SEQUENCE, MAPPING) or len(args) == 1 else a for a in args]
+            return self._arithmetic(*parts) if len(parts) == 2 else parts[0].derived(
+                kind=parts[0].kind, scalar=parts[0].scalar, loss=parts[0].loss)
+        if name == "next" and args:
+            return args[0].any_element()
+        if name == "getattr" and len(call.args) >= 2:
+            attribute = _literal_key(call.args[1].value)
+            if isinstance(attribute, str):
+                found = args[0].field(attribute)
+                if found is not None:
+                    return found
+            return args[0].derived() if args else UNKNOWN
+        if name in ("map", "filter", "iter"):
+            return _combine(args, kind=SEQUENCE, element=args[-1].any_element() if args else None)
+        if name in ("super", "open", "vars", "globals", "locals", "callable", "hasattr", "setattr", "delattr",
+                    "input", "exit", "quit", "min_", "ord", "chr", "bin", "hex", "oct", "divmod", "pow_"):
+            return OTHER_VALUE
+        return UNKNOWN
+
+    # -- attributes and items ----------------------------------------------------------------
+    def _attribute(self, expr: cst.Attribute, at: cst.CSTNode) -> Value:
+        name = expr.attr.value
+        if isinstance(expr.value, cst.Name) and expr.value.value == "self":
+            own = self._self_attribute(expr, at)
+            if own is not None:
+                return own
+        base = self.value(expr.value, at)
+        if name in NON_GRAPH_ATTRIBUTES:
+            if name in _DETACHED_TENSOR_ATTRIBUTES:
+                return Value(kind=TENSOR if base.kind == TENSOR else None, detached=True, device=base.device)
+            return Value(detached=True, kind=SEQUENCE if name == "shape" else OTHER)
+        field = base.field(name)
+        if field is not None:
+            return field.travelled(expr, f"read as `.{name}`")
+        if base.cls is not None:
+            cls = self.scopes.classes_by_name.get(base.cls)
+            if cls is not None and name in self.self_assignments(cls):
+                return self.class_attribute(cls, name).travelled(expr, f"read as `.{name}`")
+        if base.kind in (OPTIMIZER, NUMBER, OTHER):
+            return Value(detached=True)
+        if base.kind == MODULE:  # a submodule or a parameter: no graph of its own
+            return Value(device=base.device, detached=True, kind=None)
+        return base.derived(kind=TENSOR if base.kind == TENSOR and name in ("T", "mT", "H", "real", "imag") else None,
+                            loss=name == "loss").travelled(expr, f"read as `.{name}`")
+
+    def _subscript(self, expr: cst.Subscript, at: cst.CSTNode) -> Value:
+        base = self.value(expr.value, at)
+        key = _literal_key(expr.slice[0].slice.value) if len(expr.slice) == 1 and \
+            isinstance(expr.slice[0].slice, cst.Index) else None
+        if base.kind in (OPTIMIZER, NUMBER, OTHER):
+            return Value(detached=True)
+        if isinstance(key, str):
+            found = base.field(key)
+            if found is not None:
+                return found.travelled(expr, f"read as `[{key!r}]`")
+            element = base.any_element() if base.kind in (MAPPING, SEQUENCE, RECORD) else base.derived()
+            return replace(element, loss=element.loss or "loss" in key.lower()).travelled(expr, f"read as `[{key!r}]`")
+        if isinstance(key, int) and base.kind in (SEQUENCE, RECORD) or base.elements is not None and isinstance(key, int):
+            return base.item(key)
+        if base.kind == TENSOR:
+            return self._computed(base.derived(kind=TENSOR), at)
+        if base.kind == MODULE:
+            return Value(kind=MODULE, device=base.device)
+        return base.any_element()
+
+    def _self_attribute(self, expr: cst.Attribute, at: cst.CSTNode) -> Optional[Value]:
+        """``self.x`` in a method: what the method assigned to it earlier, else what any method
+        of the class assigns to it; a submodule for a module's attribute made from a module."""
+        method = self.scopes.function_of(at)
+        cls = self.scopes.class_of(method) if method is not None else None
+        if cls is None:
+            return None
+        name = expr.attr.value
+        kind = self.modules.attribute_kinds(cls).get(name)
+        if kind in ("module", "parameters"):
+            return Value(kind=MODULE)
+        assigned = self.self_assignments(cls).get(name)
+        if not assigned:
+            return None
+        earlier = [a for a in assigned if self.scopes.function_of(a.node) is method and self.tree.before(a.node, at)
+                   and not self.tree.contains(a.node, at)]
+        if earlier:
+            return self.assigned_value(earlier[-1])
+        return self.class_attribute(cls, name)
+
+    def class_attribute(self, cls: cst.ClassDef, name: str) -> Value:
+        """What any method of ``cls`` assigns to ``self.<name>``, joined."""
+        key = (cls, name)
+        known = self._attributes.get(key)
+        if known is not None:
+            return known
+        self._attributes[key] = NOTHING  # recursion guard: ``self.h = f(self.h)``
+        values = [self.assigned_value(a) for a in self.self_assignments(cls).get(name, ())]
+        result = join(values) if values else UNKNOWN
+        self._attributes[key] = result
+        return result
+
+    def assigned_value(self, assignment: "SelfAssignment") -> Value:
+        value = self.value(assignment.value, assignment.node)
+        if assignment.position is not None:
+            value = value.item(assignment.position)
+        if isinstance(assignment.node, cst.AugAssign):
+            value = self._computed(value.derived(kind=value.kind if value.kind == TENSOR else None), assignment.node)
+        return value
+
+    def self_assignments(self, cls: cst.ClassDef) -> dict[str, list["SelfAssignment"]]:
+        """``self.<name> = value`` (also ``+=`` and tuple targets) in the methods of ``cls`` and
+        its base classes of this file."""
+        known = self._self_assignments.get(cls)
+        if known is not None:
+            return known
+        found: dict[str, list[SelfAssignment]] = {}
+        self._self_assignments[cls] = found
+        owners = [cls] + [c for b in self.scopes.class_bases(cls)
+                          if (c := self.scopes.classes_by_name.get(b)) is not None and c is not cls]
+        for owner in owners:
+            for node in (*self.tree.descendants(owner, cst.Assign), *self.tree.descendants(owner, cst.AugAssign),
+                         *self.tree.descendants(owner, cst.AnnAssign)):
+                if node.value is None:
+                    continue
+                targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+                for target in targets:
+                    for position, attribute in _self_targets(target):
+                        found.setdefault(attribute, []).append(SelfAssignment(node.value, node, position))
+        return found
+
+    # -- composite values ----------------------------------------------------------------------
+    def _sequence(self, elements, at: cst.CSTNode) -> Value:
+        values = []
+        spread = []
+        for element in elements:
+            if isinstance(element, cst.StarredElement):
+                spread.append(self.value(element.value, at).any_element())
+            else:
+                values.append(self.value(element.value, at))
+        if spread:
+            element = join(values + spread)
+            return _combine([element], kind=SEQUENCE, element=element)
+        return _combine(values, kind=SEQUENCE, elements=tuple(values))
+
+    def _mapping(self, expr: cst.Dict, at: cst.CSTNode) -> Value:
+        fields: dict[str, Value] = {}
+        others: list[Value] = []
+        for element in expr.elements:
+            if isinstance(element, cst.StarredDictElement):
+                spread = self.value(element.value, at)
+                fields.update(spread.fields or ())
+                if spread.element is not None:
+                    others.append(spread.element)
+                continue
+            key = _literal_key(element.key)
+            value = self.value(element.value, at)
+            if isinstance(key, str):
+                fields[key] = value
+            else:
+                others.append(value)
+        parts = list(fields.values()) + others
+        return _combine(parts, kind=MAPPING, fields=tuple(fields.items()),
+                        element=join(others) if others else None)
+
+    @staticmethod
+    def _arithmetic(left: Value, right: Value) -> Value:
+        kinds = {left.kind, right.kind}
+        kind = TENSOR if TENSOR in kinds else NUMBER if kinds == {NUMBER} else None
+        numeric = {NUMBER}
+        scalar = (left.scalar or left.kind in numeric) and (right.scalar or right.kind in numeric) and kind == TENSOR
+        loss = (left.loss and (right.kind == NUMBER or right.scalar or not right.device)) or \
+            (right.loss and (left.kind == NUMBER or left.scalar or not left.device))
+        return _combine([left, right], kind=kind, scalar=scalar, loss=loss)
+
+
+@dataclass(frozen=True)
+class SelfAssignment:
+    """``self.<name> = value`` at ``node``; ``position``: the element of a tuple assigned to several
+    targets (``self.h, self.c = state``)."""
+
+    value: cst.BaseExpression
+    node: cst.CSTNode
+    position: Optional[int] = None
+
+
+_FRAMEWORK_RECEIVER = re.compile(r"accelerator|fabric", re.IGNORECASE)
+_LOSS_NAME = re.compile(r"(?:loss|Loss|criterion)$")
+
+
+def _self_targets(target: cst.BaseExpression) -> list[tuple[Optional[int], str]]:
+    """The ``self.<name>`` attributes an assignment target binds, with their tuple position."""
+    if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self":
+        return [(None, target.attr.value)]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        found = []
+        for position, element in enumerate(target.elements):
+            inner = element.value
+            if isinstance(inner, cst.Attribute) and isinstance(inner.value, cst.Name) and inner.value.value == "self":
+                found.append((position, inner.attr.value))
+        return found
+    return []
+
+
+def _binds(target: cst.BaseExpression, name: str) -> bool:
+    if isinstance(target, cst.Name):
+        return target.value == name
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return any(_binds(e.value, name) for e in target.elements)
+    if isinstance(target, cst.StarredElement):
+        return _binds(target.value, name)
+    return False
+
+
+def _destructure(value: Value, target: cst.BaseExpression, name: str) -> Value:
+    """The part of ``value`` that ``name`` gets when ``value`` is unpacked into ``target``."""
+    if isinstance(target, cst.Name):
+        return value if target.value == name else NOTHING
+    if isinstance(target, (cst.Tuple, cst.List)):
+        for position, element in enumerate(target.elements):
+            if _binds(element.value, name):
+                part = value.any_element() if isinstance(element.value, cst.StarredElement) else value.item(position)
+                inner = element.value.value if isinstance(element.value, cst.StarredElement) else element.value
+                return _destructure(part, inner, name)
+    return UNKNOWN
+
+
+def _substitute(value: Value, arguments: dict[str, Value]) -> Value:
+    """``value`` (from a function's summary) with each parameter's contribution replaced by what
+    the call site passes: the caller's values, and the caller's own parameters where it passes
+    them on."""
+    if value.alias is not None:
+        given = arguments.get(value.alias)
+        return given if given is not None else replace(value, alias=None, params=frozenset())
+    passed = [arguments[p] for p in value.params if p in arguments]
+    substituted = replace(
+        value,
+        graph=value.graph or any(v.graph for v in passed),
+        device=value.device or any(v.device for v in passed),
+        detached=value.detached and all(v.detached for v in passed),
+        params=frozenset().union(*(v.params for v in passed)) if passed else frozenset(),
+        elements=tuple(_substitute(e, arguments) for e in value.elements) if value.elements else value.elements,
+        fields=tuple((k, _substitute(v, arguments)) for k, v in value.fields) if value.fields else value.fields,
+        element=_substitute(value.element, arguments) if value.element else None,
+        why=value.why or next((v.why for v in passed if v.graph), ()),
+    )
+    return substituted
+
+
+def _facets(value: Value) -> dict:
+    return dict(graph=value.graph, device=value.device, params=value.params, why=value.why)
+
+
+def _may_hold_tensor(value: Value) -> bool:
+    if value.kind == TENSOR or value.graph or value.device:
+        return True
+    if value.kind in (SEQUENCE, MAPPING, RECORD):
+        return _may_hold_tensor(value.any_element())
+    return False
+
+
+def _literal_key(expr: Optional[cst.BaseExpression]):
+    if isinstance(expr, cst.SimpleString):
+        evaluated = expr.evaluated_value
+        return evaluated if isinstance(evaluated, str) else None
+    if isinstance(expr, cst.Integer):
+        return int(expr.value, 0) if expr.value.isdigit() else None
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus) and isinstance(expr.expression, cst.Integer):
+        return -int(expr.expression.value)
+    return None
+
+
+def _keyword(call: cst.Call, name: str) -> Optional[cst.BaseExpression]:
+    return next((a.value for a in call.args if a.keyword is not None and a.keyword.value == name), None)
+
+
+def _keyword_true(call: cst.Call, name: str) -> bool:
+    value = _keyword(call, name)
+    return value is not None and not (isinstance(value, cst.Name) and value.value in ("False", "None"))
+
+
+def _reduces(call: cst.Call) -> bool:
+    """No ``reduction="none"`` (nor the deprecated ``reduce=``/``size_average=``) argument."""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == "reduction":
+            return isinstance(arg.value, cst.SimpleString) and arg.value.evaluated_value in ("mean", "sum")
+        if arg.keyword is not None and arg.keyword.value in ("reduce", "size_average"):
+            return False
+    return True
+
+
+def _is_cpu(expr: Optional[cst.BaseExpression]) -> bool:
+    if isinstance(expr, cst.SimpleString):
+        return expr.evaluated_value in ("cpu", b"cpu")
+    if isinstance(expr, cst.Call) and expr.args:
+        return _is_cpu(expr.args[0].value)
+    return False
+
+
+def _spelled(call: cst.Call) -> str:
+    func = call.func
+    if isinstance(func, cst.Call):
+        func = func.func
+    return dotted_name(func) or terminal_name(func) or "..."
