@@ -96,7 +96,8 @@ def test_zero_grad_goes_between_blank_lines_and_the_comment_above_the_backward()
 
 
 def test_diagnostics_left_unfixed_are_remaining() -> None:
-    source = b"for x, y in val_loader:\n    model.eval()\n    out = model(x)\n"  # its fix is unsafe
+    # its fix is unsafe: the loop reads autograd state, which no_grad changes
+    source = b"for x, y in val_loader:\n    model.eval()\n    out = model(x)\n    print(out.grad_fn)\n"
     result = fix_source(source, "t.py", ALL_RULES, unsafe=False)
     assert result.source == source
     assert [d.code for d in result.remaining] == ["TML003"]

@@ -1,6 +1,7 @@
 """Building blocks for rule fixes (node replacements), shared so no rule re-implements them."""
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Optional, Sequence, Union
 
 import libcst as cst
@@ -26,14 +27,36 @@ TYPE_UNKNOWN = "no automatic fix: what the value holds is not known (a tensor, a
 
 
 def without_graph(model: SemanticModel, expr: cst.BaseExpression, at: cst.CSTNode,
-                  *then: str) -> tuple[Optional[cst.BaseExpression], str]:
+                  *then: str, stored_in: Optional[cst.BaseExpression] = None) -> tuple[Optional[cst.BaseExpression], str]:
     """``expr`` rewritten to keep no autograd graph, by what the value flow knows it holds:
     ``x.detach()`` (then ``then``, e.g. ``.cpu()``) for a tensor; element by element for a
     tuple, list or dict written out; ``{k: v.detach() for k, v in d.items()}`` for a dict of
     tensors. Never a method a Python number or a container lacks: (None, why) when the kind is
-    not known."""
+    not known. ``stored_in``: the list ``expr`` is appended to; when the code joins that list
+    with ``torch.cat``/``torch.stack``, its elements are tensors (else the join would fail)."""
     value = model.flow.value(expr, at)
+    if value.kind is None and (value.graph or value.device) and stored_in is not None and \
+            joined_as_tensors(model, stored_in, at):
+        value = replace(value, kind=TENSOR)
     return _without_graph(expr, value, then)
+
+
+_JOINS = frozenset({"torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.vstack", "torch.hstack"})
+
+
+def joined_as_tensors(model: SemanticModel, container: cst.BaseExpression, at: cst.CSTNode) -> bool:
+    """Whether the list named ``container`` (a local name or ``self.x``) is handed whole to a torch
+    join (``torch.cat(preds)``) in the scope of ``at`` or, for ``self.x``, anywhere in the file:
+    the join takes only tensors, so every element is one."""
+    spelled = model.code(container)
+    if not isinstance(container, (cst.Name, cst.Attribute)):
+        return False
+    where = model.module if isinstance(container, cst.Attribute) else model.scopes.scope_of(at)
+    for call in model.tree.descendants(where, cst.Call):
+        if model.imports.qualify(call.func) in _JOINS and call.args and call.args[0].keyword is None and \
+                model.code(call.args[0].value) == spelled:
+            return True
+    return False
 
 
 def _without_graph(expr: cst.BaseExpression, value: Value, then: Sequence[str]) -> tuple[Optional[cst.BaseExpression], str]:
@@ -159,15 +182,30 @@ def first_statement_after_docstring_and_futures(module: cst.Module) -> Optional[
     return None
 
 
+TORCH_NAME_TAKEN = "no automatic fix: `torch` names something else in this file (`import numpy as torch`?)"
+
+
+def torch_name_taken(model: SemanticModel) -> bool:
+    """Whether the file binds ``torch`` to something other than the torch package (``import
+    numpy as torch``, ``torch = ...``, ``def torch``): a fix must not spell ``torch.x`` there,
+    nor add an ``import torch`` that the file's own binding would shadow or be shadowed by."""
+    if model.imports.aliases.get("torch", "torch") != "torch":
+        return True
+    return any(not isinstance(binding.node, (cst.Import, cst.ImportFrom, cst.ImportAlias))
+               for scope in (model.module, *model.tree.nodes(cst.FunctionDef))
+               for binding in model.scopes.bindings(scope).get("torch", ()))
+
+
 def with_torch_import(model: SemanticModel, replacements: Sequence[Replacement]) -> Optional[list[Replacement]]:
     """``replacements`` plus an ``import torch`` before the first statement after the module
-    docstring and ``__future__`` imports; None where there is no such statement.
+    docstring and ``__future__`` imports; None where there is no such statement, or where the
+    file binds ``torch`` to something else (``torch_name_taken``).
 
     When that statement is itself replaced, or holds a replaced node (the loop to wrap may sit in
     the first ``if __name__ == "__main__":``), the replacement is folded into it: the engine
     replaces the outermost node, so a nested replacement would be lost."""
     first = first_statement_after_docstring_and_futures(model.module)
-    if first is None:
+    if first is None or torch_name_taken(model):
         return None
     new_first: cst.CSTNode = first
     others: list[Replacement] = []

@@ -32,8 +32,13 @@ with torch.no_grad():
 
 ## Fix safety
 The fix wraps the evaluation loop in `with torch.no_grad():` (or decorates the evaluation
-function with `@torch.no_grad()`), adding `import torch` if needed. Code that relied on
-gradients there would break, so the fix is **unsafe**.
+function with `@torch.no_grad()`), spelling `torch` as the file does and adding `import torch`
+if needed. It is **safe** when nothing in the wrapped code asks autograd for anything — no
+`.backward()`, `torch.autograd.grad`, optimizer step, `.grad`, `.grad_fn`, `.requires_grad`,
+`requires_grad_()` or `enable_grad`/`set_grad_enabled` — since then only memory changes;
+otherwise it is **unsafe** (code that relied on gradients there would break). A file where
+`torch` names something else (`import numpy as torch`) gets no fix, nor does module-level code
+without a loop to wrap.
 
 ## Runtime signature
 A higher peak every iteration (`confirmed-peak-excess`); growth when outputs are kept.
@@ -46,7 +51,7 @@ from typing import Iterator, Optional, Union
 import libcst as cst
 
 from torchmemlint.rules.base import Finding, NodeFix, Replacement, Rule
-from torchmemlint.rules.edits import torch_spelling, with_torch_import
+from torchmemlint.rules.edits import TORCH_NAME_TAKEN, torch_name_taken, torch_spelling, with_torch_import
 from torchmemlint.semantics import SemanticModel
 from torchmemlint.semantics.prescreen import FileFacts
 from torchmemlint.semantics.scopes import Loop, Scope, is_step_call, iterable_identifiers
@@ -88,7 +93,8 @@ class EvalWithoutNoGrad(Rule):
             if model.grad.is_disabled(call) or _has_backward(model, context):
                 continue
             reported.add(context)
-            yield Finding(call, fix=_no_grad_fix(model, context))
+            fix, no_fix = _no_grad_fix(model, context)
+            yield Finding(call, fix=fix, no_fix=no_fix)
 
 
 def _is_unit_test(model: SemanticModel, func: cst.FunctionDef) -> bool:
@@ -179,7 +185,24 @@ def _has_backward(model: SemanticModel, context: cst.CSTNode) -> bool:
                for call in model.tree.descendants(region, cst.Call))
 
 
-def _no_grad_fix(model: SemanticModel, context: cst.CSTNode) -> Optional[NodeFix]:
+# What asks autograd for something: with any of these in the wrapped code, ``no_grad`` may
+# change what it computes (the other signs, backward and optimizer steps, ``_has_backward``
+# already keeps out of the findings).
+_AUTOGRAD_ATTRIBUTES = frozenset({"grad", "grad_fn", "requires_grad", "requires_grad_", "retain_grad", "register_hook"})
+_AUTOGRAD_FUNCTIONS = frozenset({"torch.autograd.grad", "torch.autograd.backward", "torch.enable_grad",
+                                 "torch.set_grad_enabled"})
+
+
+def _uses_autograd(model: SemanticModel, context: cst.CSTNode) -> bool:
+    if any(attribute.attr.value in _AUTOGRAD_ATTRIBUTES for attribute in model.tree.descendants(context, cst.Attribute)):
+        return True
+    return any(model.imports.qualify(call.func) in _AUTOGRAD_FUNCTIONS or model.calls.backward_roots(call)
+               for call in model.tree.descendants(context, cst.Call))
+
+
+def _no_grad_fix(model: SemanticModel, context: cst.CSTNode) -> tuple[Optional[NodeFix], str]:
+    if torch_name_taken(model):
+        return None, TORCH_NAME_TAKEN
     no_grad, needs_import = torch_spelling(model, "torch.no_grad", context)
     if isinstance(context, cst.FunctionDef):
         decorator = cst.Decorator(cst.parse_expression(f"{no_grad}()"))
@@ -191,10 +214,11 @@ def _no_grad_fix(model: SemanticModel, context: cst.CSTNode) -> Optional[NodeFix
             leading_lines=context.leading_lines,
         )
     else:
-        return None  # module-level code without a loop: no clear block to wrap
+        return None, "no automatic fix: module-level evaluation code without a loop to wrap in `torch.no_grad()`"
     replacements: Optional[list[Replacement]] = [Replacement(context, wrapped)]
     if needs_import:
         replacements = with_torch_import(model, replacements)
         if replacements is None:
-            return None
-    return NodeFix("run the evaluation under torch.no_grad()", safe=False, replacements=replacements)
+            return None, "no automatic fix: there is no place for the `import torch` it needs"
+    return NodeFix("run the evaluation under torch.no_grad()", safe=not _uses_autograd(model, context),
+                   replacements=replacements), ""

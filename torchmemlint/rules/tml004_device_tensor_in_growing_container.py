@@ -31,8 +31,14 @@ the documented pattern and stays silent. So do loss values (`losses.append(loss.
 on purpose, because `.item()` every step would wait for the GPU.
 
 ## Fix safety
-The fix appends `.detach().cpu()`. Later code that combines the stored tensors with device
-tensors would fail or move data, so the fix is **unsafe**.
+The fix stores `.detach().cpu()` of what the value flow knows to be a tensor (element by element
+for a tuple or dict written out, `{key: tensor.detach().cpu() for key, tensor in d.items()}` for
+a dict of tensors); a value whose type is not known gets no fix. It is **safe** where the
+container only ever feeds host-side consumers — a metric library (`sklearn.metrics.f1_score(labels,
+preds)`), numpy or scipy, `len()`, or `torch.cat(preds)` whose result goes on to `.cpu()`,
+`.numpy()`, `.tolist()` or `.item()` — because those see the same numbers on the host either way.
+Elsewhere it is **unsafe**: later code that combines the stored tensors with device tensors would
+fail or move data.
 
 ## Runtime signature
 Live device memory grows with the number of iterations (`confirmed-growth`).
@@ -44,7 +50,7 @@ from typing import Iterator
 import libcst as cst
 
 from torchmemlint.rules.base import Finding, NodeFix, Replacement, Rule
-from torchmemlint.rules.edits import call_method
+from torchmemlint.rules.edits import without_graph
 from torchmemlint.semantics import SemanticModel
 from torchmemlint.semantics.prescreen import CALL_STORE, LIST_STORE
 
@@ -74,7 +80,70 @@ class DeviceTensorInGrowingContainer(Rule):
                 continue  # (a graph-attached value is TML001's)
             if value.loss or value.scalar:
                 continue  # one 512-byte block per step, kept on the device on purpose (no sync)
-            yield Finding(store.value, fix=NodeFix(
-                "store `.detach().cpu()`", safe=False,
-                replacements=[Replacement(store.value, call_method(store.value, "detach", "cpu"))],
-            ))
+            new, no_fix = without_graph(model, store.value, store.node, "cpu", stored_in=store.container)
+            fix = None if new is None else NodeFix(
+                "store `.detach().cpu()`", safe=_only_host_consumers(model, store.container, store.node),
+                replacements=[Replacement(store.value, new)])
+            yield Finding(store.value, fix=fix, no_fix=no_fix)
+
+
+# Where values end up on the host whatever device they come from.
+_HOST_LIBRARIES = ("sklearn.", "numpy.", "scipy.")
+_TO_HOST = frozenset({"cpu", "numpy", "tolist", "item"})
+_CONCATENATIONS = frozenset({"torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.vstack",
+                             "torch.hstack"})
+
+
+def _only_host_consumers(model: SemanticModel, container: cst.BaseExpression, store: cst.CSTNode) -> bool:
+    """Whether the local list ``container`` is read, apart from the stores into it, only by
+    host-side consumers (``_HOST_LIBRARIES``, ``len``, a concatenation moved to the host): the
+    stored tensors' device is then invisible."""
+    if not isinstance(container, cst.Name):
+        return False
+    name = container.value
+    scope = model.scopes.scope_of(store)
+    if any(model.scopes.scope_of(n) is not scope for n in model.tree.descendants(scope, cst.Name) if n.value == name):
+        return False  # read by a nested function: not followed
+    reads = [n for n in model.scopes.scope_nodes(scope, cst.Name) if n.value == name and not _is_binding(model, n)]
+    consumers = [read for read in reads if not _is_store_receiver(model, read)]
+    return bool(consumers) and all(_host_consumer(model, read) for read in consumers)
+
+
+def _is_binding(model: SemanticModel, name: cst.Name) -> bool:
+    return isinstance(model.tree.parent.get(name), (cst.AssignTarget, cst.Param))
+
+
+def _is_store_receiver(model: SemanticModel, name: cst.Name) -> bool:
+    """``name.append(...)`` / ``name.extend(...)`` / ``name += ...``: a store, not a use."""
+    parent = model.tree.parent.get(name)
+    if isinstance(parent, cst.AugAssign):
+        return parent.target is name
+    return isinstance(parent, cst.Attribute) and parent.attr.value in ("append", "extend", "insert") and \
+        isinstance(model.tree.parent.get(parent), cst.Call)
+
+
+def _host_consumer(model: SemanticModel, read: cst.Name) -> bool:
+    arg = model.tree.parent.get(read)
+    if isinstance(arg, cst.Element):  # ``torch.cat([a, b])``: the list literal is the argument
+        listed = model.tree.parent.get(arg)
+        arg = model.tree.parent.get(listed) if isinstance(listed, (cst.List, cst.Tuple)) else arg
+    call = model.tree.parent.get(arg) if isinstance(arg, cst.Arg) else None
+    if not isinstance(call, cst.Call):
+        return False
+    qualified = model.imports.qualify(call.func) or ""
+    if qualified.startswith(_HOST_LIBRARIES) or isinstance(call.func, cst.Name) and call.func.value == "len":
+        return True
+    return qualified in _CONCATENATIONS and _moved_to_host(model, call)
+
+
+def _moved_to_host(model: SemanticModel, expr: cst.BaseExpression) -> bool:
+    """``expr.cpu()``, ``expr.argmax(1).numpy()``, ``expr.tolist()``: a chain of method calls on
+    ``expr`` that reaches the host before the value is used for anything else."""
+    while True:
+        attribute = model.tree.parent.get(expr)
+        call = model.tree.parent.get(attribute) if isinstance(attribute, cst.Attribute) else None
+        if not isinstance(call, cst.Call) or call.func is not attribute:
+            return False
+        if attribute.attr.value in _TO_HOST:
+            return True
+        expr = call

@@ -37,9 +37,10 @@ for x, y in loader:
 ```
 
 ## Fix safety
-The fix deletes the call (comment lines above it stay). It is **safe**: releasing cached blocks
-changes no value the program computes, only the memory the process keeps reserved — other
-processes sharing the GPU see less free memory.
+The fix deletes the call (comment lines above it stay). It changes no value the program
+computes, but it is **unsafe**: the process keeps its cached blocks reserved, so other processes
+sharing the GPU (a second training run, a data-loading or serving process) see less free memory
+and may run out where they did not before, and the reserved figure `nvidia-smi` shows goes up.
 
 ## Runtime signature
 No live memory is freed (allocated bytes are the same with and without the call); reserved
@@ -79,4 +80,4 @@ def _removal(model: SemanticModel, call: cst.Call) -> Optional[NodeFix]:
     block = model.tree.parent.get(statement) if isinstance(statement, cst.SimpleStatementLine) else None
     if not isinstance(block, (cst.IndentedBlock, cst.Module)):
         return None  # the call is part of an expression, or the only statement of a one-line block
-    return NodeFix("remove the call", safe=True, replacements=[remove_statement(block, statement, expr)])
+    return NodeFix("remove the call", safe=False, replacements=[remove_statement(block, statement, expr)])

@@ -25,8 +25,12 @@ model.load_state_dict(state["model"])  # copies into the model's own device
 A call that forwards `**kwargs` is left alone (the caller may pass `map_location`).
 
 ## Fix safety
-The fix adds `map_location="cpu"`. It is **unsafe**: code that used the loaded tensors directly
-on the GPU (without `load_state_dict` or `.to(device)`) would now compute on the CPU.
+The fix adds `map_location="cpu"`. It is **safe** where everything loaded goes into
+`load_state_dict` — `model.load_state_dict(torch.load(p))`, or `state = torch.load(p)` whose
+every use is `x.load_state_dict(state)` or `x.load_state_dict(state["model"])` — because
+`load_state_dict` copies into the module's (or optimizer's) own tensors on their own device.
+Elsewhere it is **unsafe**: code that used the loaded tensors (or a whole pickled model)
+directly on the GPU would now compute on the CPU.
 
 ## Runtime signature
 A peak on the saving device (GPU 0) while loading, before any `.to()`; no growth.
@@ -60,5 +64,35 @@ class TorchLoadWithoutMapLocation(Rule):
             if sum(1 for arg in call.args if arg.keyword is None) >= 2:  # torch.load(f, "cpu")
                 continue
             fixed = add_keyword_argument(call, "map_location", cst.SimpleString('"cpu"'))
-            yield Finding(call, fix=NodeFix('add `map_location="cpu"`', safe=False,
+            yield Finding(call, fix=NodeFix('add `map_location="cpu"`', safe=_only_loaded_into_state_dicts(model, call),
                                             replacements=[Replacement(call, fixed)]))
+
+
+def _only_loaded_into_state_dicts(model: SemanticModel, call: cst.Call) -> bool:
+    """Whether what ``call`` loads only ever reaches ``load_state_dict`` (itself, or subscripted):
+    then the tensors are copied onto the target's device and where they were loaded is unseen."""
+    parent = model.tree.parent.get(call)
+    if isinstance(parent, cst.Arg) or isinstance(parent, cst.Subscript):
+        return _into_load_state_dict(model, call)
+    assign = model.tree.parent.get(parent) if isinstance(parent, cst.AssignTarget) else parent
+    if not isinstance(assign, cst.Assign) or len(assign.targets) != 1 or \
+            not isinstance(assign.targets[0].target, cst.Name):
+        return False
+    name = assign.targets[0].target.value
+    scope = model.scopes.scope_of(assign)
+    reads = [n for n in model.scopes.scope_nodes(scope, cst.Name) if n.value == name and n is not assign.targets[0].target]
+    # A nested function reading the name sees it too: not followed, so not safe.
+    nested = [n for n in model.tree.descendants(scope, cst.Name) if n.value == name and model.scopes.scope_of(n) is not scope]
+    return bool(reads) and not nested and all(_into_load_state_dict(model, read) for read in reads)
+
+
+def _into_load_state_dict(model: SemanticModel, expr: cst.BaseExpression) -> bool:
+    """``expr`` (or ``expr[key]``, ``expr[a][b]``) is the argument of a ``.load_state_dict()`` call."""
+    parent = model.tree.parent.get(expr)
+    while isinstance(parent, cst.Subscript) and parent.value is expr:
+        expr, parent = parent, model.tree.parent.get(parent)
+    if not isinstance(parent, cst.Arg) or parent.value is not expr:
+        return False
+    consumer = model.tree.parent.get(parent)
+    return isinstance(consumer, cst.Call) and isinstance(consumer.func, cst.Attribute) and \
+        consumer.func.attr.value == "load_state_dict"

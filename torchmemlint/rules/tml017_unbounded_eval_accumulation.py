@@ -73,13 +73,15 @@ class UnboundedEvalAccumulation(Rule):
             if not hf.keeps_outputs_on_device(setup) or hf.has_small_outputs(setup):
                 continue
             fix = _add_accumulation_steps(setup)
+            no_fix = "" if fix is not None else \
+                "no automatic fix: the `TrainingArguments(...)` this Trainer gets is not built in this file"
             metrics = _keyword_arg(setup.call, "compute_metrics")
             if metrics is not None:
                 if keyword(setup.call, "preprocess_logits_for_metrics") is None and _evaluates(model, setup):
-                    yield Finding(metrics, fix=fix)
+                    yield Finding(metrics, fix=fix, no_fix=no_fix)
                 continue
             for predict in hf.method_calls(setup, "predict"):
-                yield Finding(predict, message=PREDICT_MESSAGE, fix=fix)
+                yield Finding(predict, message=PREDICT_MESSAGE, fix=fix, no_fix=no_fix)
 
 
 def _keyword_arg(call: cst.Call, name: str) -> Optional[cst.Arg]:

@@ -779,7 +779,8 @@ class Flow:
         if receiver.kind == OPTIMIZER:
             return Value(detached=True)
         if method in _INTEGER_TENSOR_METHODS:
-            return Value(kind=TENSOR if receiver.kind == TENSOR else None, detached=True, device=receiver.device)
+            return Value(kind=TENSOR if _tensor_receiver(method, receiver) else None, detached=True,
+                         device=receiver.device)
         if method in GRAPH_BREAKING_METHODS:
             return Value(detached=True, device=receiver.device and method in ("state_dict", "parameters",
                                                                                "named_parameters", "buffers"))
@@ -826,8 +827,8 @@ class Flow:
         reduction = method in _FULL_REDUCTIONS and not call.args
         keeps_loss = method in _LOSS_KEEPING_METHODS
         return receiver.derived(
-            kind=TENSOR if receiver.kind == TENSOR or method in SURE_TENSOR_METHODS and receiver.kind == TENSOR
-            or reduction else None,
+            kind=TENSOR if _tensor_receiver(method, receiver) and method not in _SEVERAL_RESULTS or reduction
+            else None,
             scalar=reduction or (keeps_loss and receiver.scalar and method not in ("repeat", "expand")),
             loss=reduction or (keeps_loss and receiver.loss))
 
@@ -1117,6 +1118,18 @@ def _substitute(value: Value, arguments: dict[str, Value]) -> Value:
         why=value.why or next((v.why for v in passed if v.graph), ()),
     )
     return substituted
+
+
+# Tensor methods that return a tuple (of values and indices, of chunks) rather than one tensor.
+_SEVERAL_RESULTS = frozenset({"max", "min", "topk", "chunk", "split", "sort", "unbind", "median", "mode", "kthvalue"})
+
+
+def _tensor_receiver(method: str, receiver: Value) -> bool:
+    """Whether the receiver of ``method`` is surely a tensor: known to be one, or a value that may
+    hold a graph or device memory (so no module, number or string) calling a method only a tensor
+    has (a tuple, a dict or a ``ModelOutput`` lacks ``argmax``): if the code runs, it is a tensor."""
+    return receiver.kind == TENSOR or receiver.kind is None and (receiver.graph or receiver.device) and \
+        method in _TENSOR_ONLY_MEMBERS
 
 
 def _facets(value: Value) -> dict:
