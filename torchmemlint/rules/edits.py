@@ -268,6 +268,17 @@ def add_keyword_argument(call: cst.Call, keyword: str, value: cst.BaseExpression
     return call.with_changes(args=[*head, last, new_arg])
 
 
+def remove_keyword_argument(call: cst.Call, keyword: str) -> cst.Call:
+    """``f(a, keyword=v, b=w)`` -> ``f(a, b=w)``; the argument before a removed last one takes its
+    comma (a trailing comma stays, none is added)."""
+    args = list(call.args)
+    index = next(i for i, arg in enumerate(args) if arg.keyword is not None and arg.keyword.value == keyword)
+    removed = args.pop(index)
+    if index == len(args) and args:
+        args[-1] = args[-1].with_changes(comma=removed.comma, whitespace_after_arg=removed.whitespace_after_arg)
+    return call.with_changes(args=args)
+
+
 def remove_statement(block: Union[cst.IndentedBlock, cst.Module], statement: cst.SimpleStatementLine,
                      small: cst.BaseSmallStatement) -> Replacement:
     """Delete ``small`` from its line in ``block``. The comment lines above it stay (on the next

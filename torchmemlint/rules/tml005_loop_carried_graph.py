@@ -94,24 +94,25 @@ class LoopCarriedGraph(Rule):
                        f"{'its' if len(names) == 1 else 'their'} autograd graph: every step's graph links to the "
                        f"previous one, so memory and backward time grow; detach once per iteration "
                        f"(`{names[0]} = {names[0]}.detach()`, `repackage_hidden`)")
-            yield Finding(site, message=message, fix=_detach_fix(model, site, carries))
+            fix, no_fix = _detach_fix(model, site, carries)
+            yield Finding(site, message=message, fix=fix, no_fix=no_fix)
 
 
-def _detach_fix(model: SemanticModel, site: cst.CSTNode, carries: list[Carry]) -> Optional[NodeFix]:
+def _detach_fix(model: SemanticModel, site: cst.CSTNode, carries: list[Carry]) -> tuple[Optional[NodeFix], str]:
     first = carries[0]
     if first.kind == UPDATE:
         if len(carries) != 1 or not isinstance(site, cst.Assign):
-            return None
+            return None, "no automatic fix: several values, or not a plain assignment, carry the graph here"
         if not first.requires_grad or _marks_requires_grad(model, first):
             return NodeFix("detach the carried value", safe=False,
-                           replacements=[Replacement(site.value, call_method(site.value, "detach"))])
+                           replacements=[Replacement(site.value, call_method(site.value, "detach"))]), ""
         # The value the next iteration starts from must be a new leaf that requires grad: detach
         # the last assignment of the iteration (``x_adv = x_adv.clamp(0, 1)`` after the update).
         last = _last_assignment(model, site, first.name)
         if last is None:
-            return None
+            return None, f"no automatic fix: `{first.name}` is assigned again in a branch after the update"
         return NodeFix("make the carried tensor a new leaf", safe=False,
-                       replacements=[Replacement(last.value, call_method(last.value, "detach", "requires_grad_"))])
+                       replacements=[Replacement(last.value, call_method(last.value, "detach", "requires_grad_"))]), ""
     replacements = []
     for carry in carries:
         kind = _state_kind(model, carry)
@@ -121,9 +122,10 @@ def _detach_fix(model: SemanticModel, site: cst.CSTNode, carries: list[Carry]) -
             elif kind == SEQUENCE:
                 new = cst.parse_expression(f"tuple(state.detach() for state in {model.code(read)})")
             else:
-                return None
+                return None, (f"no automatic fix: what `{carry.name}` holds when the iteration starts is not known "
+                              f"(a tensor, a tuple of them, None?)")
             replacements.append(Replacement(read, new))
-    return NodeFix("detach the carried state where the iteration reads it", safe=False, replacements=replacements)
+    return NodeFix("detach the carried state where the iteration reads it", safe=False, replacements=replacements), ""
 
 
 def _last_assignment(model: SemanticModel, site: cst.Assign, name: str) -> Optional[cst.Assign]:

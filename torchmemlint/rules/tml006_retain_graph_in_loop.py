@@ -44,10 +44,14 @@ for x, y in loader:
 ```
 
 ## Fix safety
-No fix. Removing `retain_graph=True` alone turns the growth back into the "backward through the
-graph a second time" error whenever a later iteration does reach the graph (through the carried
-value); it is only provably unneeded when nothing outlives the iteration, and then this rule is
-silent. The fix is to cut what carries the graph over (TML005's `.detach()`), then drop the flag.
+Where what outlives the iteration is a kept or accumulated value (`history.append(loss)`,
+`total += loss`) that no later backward goes through, the fix removes `retain_graph=True`: the
+next iteration's backward does not reach the old graph, so nothing needs its saved tensors. It is
+**unsafe**: code that does differentiate the kept graph again (outside what the file shows) would
+then fail with "Trying to backward through the graph a second time". Where a loop-carried value
+(`h = rnn(x, h)`, an EMA) feeds the old graph into the next iteration there is no fix: removing
+the flag alone turns the growth into exactly that error. Cut the carried graph first (TML005's
+`.detach()`), after which this rule is silent.
 
 ## Runtime signature
 Live memory grows by one step's activations per iteration (`confirmed-growth`).
@@ -58,11 +62,12 @@ from typing import Iterator, Optional
 
 import libcst as cst
 
-from torchmemlint.rules.base import Finding, Rule
+from torchmemlint.rules.base import Finding, NodeFix, Replacement, Rule
+from torchmemlint.rules.edits import remove_keyword_argument
 from torchmemlint.semantics import SemanticModel
 from torchmemlint.semantics.prescreen import FileFacts
 from torchmemlint.semantics.iterations import Iteration, keyword_is_true
-from torchmemlint.semantics.loop_carried import carried_name
+from torchmemlint.semantics.loop_carried import STATE, UPDATE, carried_name
 
 
 class RetainGraphInLoop(Rule):
@@ -85,10 +90,30 @@ class RetainGraphInLoop(Rule):
                     break
                 kept = _outliving_attached(model, iteration)
                 if kept is not None:
+                    fix, no_fix = _removal_fix(model, call, iteration)
                     yield Finding(call, message=f"backward(retain_graph=True) ends the iteration while `{kept}` keeps "
                                                 f"a graph-attached value across iterations: every iteration's graph "
-                                                f"and activations stay alive")
+                                                f"and activations stay alive", fix=fix, no_fix=no_fix)
                     break
+
+
+def _removal_fix(model: SemanticModel, call: cst.Call, iteration: Iteration) -> tuple[Optional[NodeFix], str]:
+    """Remove ``retain_graph=True`` unless a later backward may go through the retained graph: a
+    value carried into the next iteration's forward (recurrent state, an update), or a kept name
+    that some backward of the scope differentiates."""
+    for carry in model.loop_carried.chains:
+        if carry.iteration is iteration and carry.kind in (STATE, UPDATE):
+            return None, (f"no automatic fix: `{carry.name}` carries this graph into the next iteration, whose "
+                          f"backward would fail without the flag; detach it first (TML005)")
+    feeding = model.calls.names_feeding_backward(model.scopes.scope_of(call))
+    for store in model.stores.stores():
+        name = carried_name(store.container)
+        if model.tree.contains(iteration, store.node) and name in feeding:
+            return None, f"no automatic fix: `{name}` is differentiated again later, through the retained graph"
+    if not any(arg.keyword is not None and arg.keyword.value == "retain_graph" for arg in call.args):
+        return None, "no automatic fix: `retain_graph` is not passed by keyword"
+    return NodeFix("remove `retain_graph=True`", safe=False,
+                   replacements=[Replacement(call, remove_keyword_argument(call, "retain_graph"))]), ""
 
 
 def _iterations_around(model: SemanticModel, call: cst.Call) -> list[Iteration]:

@@ -37,10 +37,21 @@ handle.remove()
 ```
 
 ## Fix safety
-No fix. Moving the registration before the loop changes what the hook's closure sees (it may
-capture per-iteration variables); inserting `handle.remove()` at the end of the iteration changes
-which later forward or backward passes run the hook (code after the loop may rely on it), and
-`continue`/`break` paths would skip it. The intended lifetime of the hook is the author's call.
+For a registration that is a statement of its own directly in the body of the loop (`recv.register_forward_hook(f)`
+or `handle = recv.register_forward_hook(f)`), with no `return` in the loop:
+- when the call reads nothing the loop binds (the hook function, its default arguments, the
+  module are the same on every iteration), the fix registers once before the loop, keeps the
+  handle and calls `handle.remove()` after the loop;
+- otherwise (`lambda ..., kept=activations: ...` with `activations` made per iteration), it keeps
+  the registration in place with its handle and calls `handle.remove()` at the end of the
+  iteration, when no `continue` or `break` can skip that.
+
+Both are **unsafe**: the first runs the hook once instead of once per registration made so far
+(which is the point, but a hook that counts calls sees fewer), and code after the loop no longer
+has the hook; the second also drops the hook before later iterations' code outside the loop
+body. A registration in a per-step method (`forward`, `training_step`), inside a nested loop or
+condition, or inside a larger expression (`handles.append(m.register_forward_hook(f))`) gets no
+fix: where the hook should live is the author's call.
 
 ## Runtime signature
 Live memory (host, and device when the closures hold tensors) grows every iteration, and step
@@ -48,10 +59,14 @@ time grows with the number of hooks (`confirmed-growth`).
 """
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Iterator, Optional, Union
 
-from torchmemlint.rules.base import Finding, Rule
+import libcst as cst
+
+from torchmemlint.rules.base import Finding, NodeFix, Replacement, Rule
+from torchmemlint.rules.edits import split_leading_lines
 from torchmemlint.semantics import SemanticModel
+from torchmemlint.semantics.hooks import HookRegistration
 from torchmemlint.semantics.prescreen import HOOK
 
 
@@ -68,7 +83,104 @@ class HookRegisteredInLoop(Rule):
             if model.hooks.piles_up(registration) is None:
                 continue
             target = model.code(registration.receiver) if registration.receiver is not None else "every module"
-            yield Finding(registration.call,
+            fix, no_fix = _register_once_fix(model, registration)
+            yield Finding(registration.call, fix=fix, no_fix=no_fix,
                           message=f"`{registration.method}` on `{target}` runs every iteration and the handle is never "
                                   f"removed: hooks and what their closures capture pile up; register once before the "
                                   f"loop, or keep the handle and call `.remove()`")
+
+
+def _register_once_fix(model: SemanticModel, registration: HookRegistration) -> tuple[Optional[NodeFix], str]:
+    """Register once before the loop and remove after it, or, when the registration reads what
+    the loop binds, remove the hook at the end of each iteration (see "Fix safety")."""
+    loop = model.hooks.piles_up(registration)
+    if not isinstance(loop, (cst.For, cst.While)):
+        return None, "no automatic fix: the hook is registered on every call of a method; where it should live is the author's call"
+    statement = model.tree.parent.get(model.tree.parent.get(registration.call))
+    small = model.tree.parent.get(registration.call)
+    handle_name = _handle_name(model, small, registration.call)
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1 or handle_name is None \
+            or statement not in loop.body.body:
+        return None, "no automatic fix: the registration is not a statement of its own directly in the loop body"
+    if _any_inside(model, loop.body, (cst.Return, cst.Yield)):
+        return None, "no automatic fix: the loop can return from inside; a `remove()` after it could be skipped"
+    register = cst.parse_statement(f"{handle_name} = {model.code(registration.call)}\n")
+    remove = cst.parse_statement(f"{handle_name}.remove()\n")
+    body = list(loop.body.body)
+    if not _reads_loop_bindings(model, registration.call, loop):
+        index = body.index(statement)
+        if len(body) == 1:
+            return None, "no automatic fix: the loop does nothing else"
+        del body[index]
+        if index < len(body):  # comment lines above the registration stay in the loop, above what follows it
+            body[index] = body[index].with_changes(leading_lines=[*statement.leading_lines, *body[index].leading_lines])
+        before, attached = split_leading_lines(loop.leading_lines)
+        moved = loop.with_changes(body=loop.body.with_changes(body=body), leading_lines=attached)
+        register = register.with_changes(leading_lines=before, trailing_whitespace=statement.trailing_whitespace)
+        new = cst.FlattenSentinel([register, moved, remove])
+        return NodeFix("register the hook once before the loop and remove it after", safe=False,
+                       replacements=[Replacement(loop, new)]), ""
+    if _any_inside(model, loop.body, (cst.Continue, cst.Break)):
+        return None, ("no automatic fix: the registration reads what the loop binds, and a `continue`/`break` "
+                      "could skip a `remove()` at the end of the iteration")
+    body[body.index(statement)] = register.with_changes(leading_lines=statement.leading_lines,
+                                                        trailing_whitespace=statement.trailing_whitespace)
+    body.append(remove)
+    return NodeFix("remove the hook at the end of each iteration", safe=False,
+                   replacements=[Replacement(loop.body, loop.body.with_changes(body=body))]), ""
+
+
+def _handle_name(model: SemanticModel, small: cst.CSTNode, call: cst.Call) -> Optional[str]:
+    """The name the handle is (or will be) kept in: the name a plain ``h = ...register...(...)``
+    binds, else ``hook_handle`` (numbered if the file uses that name); None inside a larger
+    expression."""
+    if isinstance(small, cst.Assign):
+        if len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
+            return small.targets[0].target.value
+        return None
+    if not isinstance(small, cst.Expr):
+        return None
+    used = {name.value for name in model.tree.nodes(cst.Name)}
+    candidates = ("hook_handle", *(f"hook_handle_{n}" for n in range(2, 100)))
+    return next(name for name in candidates if name not in used)
+
+
+def _reads_loop_bindings(model: SemanticModel, call: cst.Call, loop: Union[cst.For, cst.While]) -> bool:
+    """Whether evaluating ``call`` reads a name the loop binds (its target, an assignment or def
+    in its body). Lambda bodies are not evaluated at registration: a closure looks its names up
+    when the hook runs, as the original's closures do."""
+    tree = model.tree
+    bound = {name.value for name in tree.descendants(loop.target, cst.Name)} if isinstance(loop, cst.For) else set()
+    targets = [*tree.descendants(loop.body, cst.AssignTarget), *tree.descendants(loop.body, cst.AugAssign),
+               *tree.descendants(loop.body, cst.AnnAssign), *tree.descendants(loop.body, cst.For),
+               *tree.descendants(loop.body, cst.CompFor), *tree.descendants(loop.body, cst.AsName),
+               *tree.descendants(loop.body, cst.NamedExpr)]
+    for node in targets:
+        target = node.name if isinstance(node, cst.AsName) else node.target
+        bound.update(n.value for n in tree.descendants(target, cst.Name))
+    bound.update(node.name.value for kind in (cst.FunctionDef, cst.ClassDef) for node in tree.descendants(loop.body, kind))
+    lambda_bodies = [lam.body for lam in model.tree.descendants(call, cst.Lambda)]
+    for name in model.tree.descendants(call, cst.Name):
+        parent = model.tree.parent.get(name)
+        if isinstance(parent, cst.Attribute) and parent.attr is name or isinstance(parent, cst.Arg) and parent.keyword is name:
+            continue
+        if isinstance(parent, cst.Param) and parent.name is name:
+            continue
+        if any(model.tree.contains(body, name) for body in lambda_bodies):
+            continue
+        if name.value in bound:
+            return True
+    return False
+
+
+def _any_inside(model: SemanticModel, block: cst.CSTNode, kinds: tuple) -> bool:
+    """A node of ``kinds`` in ``block`` that belongs to it: not in a nested function, nor (for
+    ``continue``/``break``) in a nested loop."""
+    for node in (found for kind in kinds for found in model.tree.descendants(block, kind)):
+        if model.scopes.function_of(node) is not model.scopes.function_of(block):
+            continue
+        if isinstance(node, (cst.Continue, cst.Break)) and any(
+                model.tree.contains(block, loop) for loop in model.scopes.loops_around(node)):
+            continue
+        return True
+    return False
