@@ -82,10 +82,18 @@ def test_diff_writes_nothing_and_exits_1_when_there_would_be_changes(project, ca
     assert status == 1
     assert path.read_text() == SCRIPT
     assert out == (
+        "# train.py:10:19: TML001 graph-attached value kept across iterations; store `.item()` or `.detach()` "
+        "instead\n#   fixed (safe): keep the Python number (`.item()`)\n"
         "--- a/train.py\n+++ b/train.py\n@@ -7,6 +7,6 @@\n"
         "     loss = criterion(out, y)\n     loss.backward()\n     opt.step()\n"
         "-    total_loss += loss  # running sum\n+    total_loss += loss.item()  # running sum\n"
-        "     outputs.append(out)\n" + ' print(f"{total_loss:.3f}")\n')
+        "     outputs.append(out)\n" + ' print(f"{total_loss:.3f}")\n'
+        "# train.py:8:5: TML002 loop calls backward() and optimizer.step() but never resets gradients; they "
+        "accumulate across steps\n#   not fixed: its fix is unsafe (reset the optimizer's gradients every step); "
+        "apply it with --unsafe-fixes\n"
+        "# train.py:11:20: TML001 graph-attached value kept across iterations; store `.item()` or `.detach()` "
+        "instead\n#   not fixed: its fix is unsafe (store it without its graph (`.detach()`)); apply it with "
+        "--unsafe-fixes\n")
     assert err.strip() == "Would fix 1 error in 1 file; 2 remaining (2 fixable with --unsafe-fixes)."
     # The diff is a patch that `git apply` takes, giving what `fix` writes.
     subprocess.run(["git", "init", "-q"], cwd=project, check=True)
@@ -93,9 +101,70 @@ def test_diff_writes_nothing_and_exits_1_when_there_would_be_changes(project, ca
     assert path.read_text() == SAFE_FIXED
 
 
+# Two fixes far apart (two hunks) and a finding whose value's type is unknown (no fix).
+REVIEWED = """\
+import torch
+
+model.eval()
+for x, y in val_loader:
+    out = model(x)
+    print((out.argmax(1) == y).float().mean().item())
+
+history = []
+total = 0
+for batch in train_loader:
+    result = model(batch)
+    loss = result["loss"]
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    history.append(result)
+    total += loss
+print(f"{total:.2f}")
+"""
+
+
+def test_diff_is_a_review_that_git_applies(project, capsys):
+    path = write(project, "train.py", REVIEWED)
+    status, out, _ = fix_command(capsys, "--diff", "--unsafe-fixes", "train.py")
+    assert status == 1
+    assert path.read_text() == REVIEWED
+    headers = [line for line in out.splitlines() if line.startswith(("#", "---", "@@"))]
+    assert headers == [
+        "# train.py:5:11: TML003 forward pass in evaluation code without torch.no_grad()/inference_mode(); "
+        "activations are kept for a backward that never comes",
+        "#   fixed (safe): run the evaluation under torch.no_grad()",
+        "--- a/train.py",
+        "@@ -1,9 +1,10 @@",
+        "# train.py:17:14: TML001 graph-attached value kept across iterations; store `.item()` or `.detach()` "
+        "instead (graph made by `model(...)`; read as `['loss']`)",
+        "#   fixed (safe): keep the Python number (`.item()`)",
+        "--- a/train.py",
+        "@@ -15,5 +15,5 @@",  # counted from the text the first hunk made, where this one starts
+        # Positioned on the file as it is (the fixes above moved it down a line).
+        "# train.py:16:20: TML001 graph-attached value kept across iterations; store `.item()` or `.detach()` "
+        "instead",
+        "#   not fixed: what the value holds is not known (a tensor, a tuple, a dict?)",
+    ]
+    # Comment lines before a patch header are what git apply and patch skip: the review applies.
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+    subprocess.run(["git", "apply"], input=out, text=True, cwd=project, check=True)
+    fixed = path.read_text()
+    path.write_text(REVIEWED)
+    fix_command(capsys, "--unsafe-fixes", "train.py")
+    assert path.read_text() == fixed
+
+
 def test_diff_exits_0_when_nothing_would_change(project, capsys):
     write(project, "train.py", SAFE_FIXED)
-    assert fix_command(capsys, "--diff", "train.py")[:2] == (0, "")
+    status, out, _ = fix_command(capsys, "--diff", "train.py")
+    # No patch, only the review of what is left (the unsafe fixes are not asked for).
+    assert status == 0
+    assert [line for line in out.splitlines() if not line.startswith("#   not fixed: its fix is unsafe")] == [
+        "# train.py:8:5: TML002 loop calls backward() and optimizer.step() but never resets gradients; they "
+        "accumulate across steps",
+        "# train.py:11:20: TML001 graph-attached value kept across iterations; store `.item()` or `.detach()` "
+        "instead"]
     write(project, "clean.py", "x = 1\n")
     assert fix_command(capsys, "--diff", "clean.py") == (0, "", "Would fix 0 errors in 0 files; 0 remaining.\n")
 

@@ -179,6 +179,8 @@ class FileFix:
     encoding: str
     applied: list[Diagnostic]
     remaining: FileResult
+    # What remains, positioned on ``original`` (``remaining`` is positioned on ``fixed``).
+    unfixed: list[Diagnostic] = field(default_factory=list)
 
     @property
     def changed(self) -> bool:
@@ -193,20 +195,21 @@ def fix_file(task: FileTask, unsafe: bool = False, write: bool = True) -> FileFi
     if isinstance(source, FileError):
         return FileFix(task.path, b"", b"", "utf-8", [], FileResult(task.path, errors=[source]))
     if is_notebook(task.path):  # not rewritten: what check finds remains
-        return FileFix(task.path, source, source, "utf-8", [], check_file(task))
+        checked = check_file(task)
+        return FileFix(task.path, source, source, "utf-8", [], checked, checked.diagnostics)
     from torchmemlint import fix  # LibCST loads only when something is to be fixed
 
     rules = [RULES_BY_CODE[code] for code in task.rule_codes]
     result = fix.fix_source(source, task.path, rules, unsafe)
     outcome = FileFix(task.path, source, result.source, result.encoding, result.applied,
-                      FileResult(task.path, result.remaining, result.errors))
+                      FileResult(task.path, result.remaining, result.errors), result.unfixed)
     if write and outcome.changed:
         try:
             write_atomic(task.path, result.source)
         except OSError as error:
             unfixed = check_file(task)  # the file as it still is
             unfixed.errors.append(FileError(task.path, f"cannot write the fixed file: {error.strerror or error}"))
-            return FileFix(task.path, source, source, result.encoding, [], unfixed)
+            return FileFix(task.path, source, source, result.encoding, [], unfixed, unfixed.diagnostics)
     return outcome
 
 

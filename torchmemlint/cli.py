@@ -216,7 +216,7 @@ def _check(args: argparse.Namespace) -> int:
     argument("--show-fixes", action="store_true", help="list the fixes applied, per file and rule"),
 )
 def fix(args: argparse.Namespace) -> int:
-    from torchmemlint.fix import unified_diff  # the engine loads only when something is fixed
+    from torchmemlint.fix import review_diff  # the engine loads only when something is fixed
 
     # The remaining findings (or, with --diff, the patch) go to stdout; the summary to stderr.
     reporter = reporter_for("text", sys.stdout)
@@ -226,10 +226,11 @@ def fix(args: argparse.Namespace) -> int:
         tally.add(outcome)
         if not args.diff:
             reporter.add(outcome.remaining)
-        elif outcome.changed:
-            sys.stdout.write(unified_diff(outcome.path, outcome.original, outcome.fixed, outcome.encoding))
-        else:
-            reporter.add(FileResult(outcome.path, errors=outcome.remaining.errors))
+            continue
+        # A patch laid out for review: the findings above each hunk, then those left alone and why.
+        sys.stdout.write(review_diff(outcome.path, outcome.original, outcome.fixed, outcome.applied,
+                                     outcome.unfixed, args.unsafe_fixes, outcome.encoding))
+        reporter.add(FileResult(outcome.path, errors=outcome.remaining.errors))
     reporter.finish()
     if not tally.files:
         return EXIT_CLEAN

@@ -9,6 +9,7 @@ BOM — stays byte for byte, because edits replace only the text they cover.
 """
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import os
 import re
@@ -79,8 +80,9 @@ class FixResult:
     """The outcome of fixing one file's bytes.
 
     ``source`` is the fixed file (the input itself when nothing applied or ``error`` is set);
-    ``applied`` the diagnostics whose fixes were applied, over all rounds; ``remaining`` what
-    ``check`` reports on ``source``; ``errors`` why the file (or a rule on it) could not be
+    ``applied`` the diagnostics whose fixes were applied, over all rounds (positioned on the
+    input); ``remaining`` what ``check`` reports on ``source`` (``unfixed``: the same, positioned
+    on the input); ``errors`` why the file (or a rule on it) could not be
     checked or fixed; ``error`` why the fixes were not applied (the file is left as it was; it
     is also the last of ``errors``)."""
 
@@ -90,6 +92,7 @@ class FixResult:
     errors: list[FileError] = field(default_factory=list)
     error: str = ""
     encoding: str = "utf-8"
+    unfixed: list[Diagnostic] = field(default_factory=list)  # ``remaining``, positioned on the input
 
 
 def fix_source(source: bytes, path: str, rules: Sequence[Rule], unsafe: bool = False) -> FixResult:
@@ -105,6 +108,7 @@ def fix_source(source: bytes, path: str, rules: Sequence[Rule], unsafe: bool = F
     text = original_text = source.decode(encoding)
     current = source
     applied: list[Diagnostic] = []
+    rounds: list[list[Edit]] = []  # the edits each round applied
     diagnostics, errors = check_source(current, path, rules)
     original_diagnostics, original_errors = diagnostics, errors
     for _ in range(MAX_ROUNDS):
@@ -119,20 +123,44 @@ def fix_source(source: bytes, path: str, rules: Sequence[Rule], unsafe: bool = F
             return _unchanged(source, path, original_diagnostics, original_errors,
                               f"a fix would {refusal}; file left unchanged", encoding)
         used_ids = {id(f) for f in used}
-        applied.extend(d for d in fixable if id(d.fix) in used_ids)
+        # Positions of later rounds refer to the text earlier rounds made: report them on the
+        # file as it was, where ``--diff`` and the user read them.
+        applied.extend(_on_original(d, rounds) for d in fixable if id(d.fix) in used_ids)
+        rounds.append([edit for f in used for edit in f.edits])
         text, current = new_text, new_text.encode(encoding)
         diagnostics, errors = check_source(current, path, rules)
     if current != source and _compiles(original_text, path) and not _compiles(text, path):
         return _unchanged(source, path, original_diagnostics, original_errors,
                           "a fix would produce code Python rejects; file left unchanged", encoding)
-    return FixResult(current, applied, diagnostics, errors, encoding=encoding)
+    return FixResult(current, applied, diagnostics, errors, encoding=encoding,
+                     unfixed=[_on_original(d, rounds) for d in diagnostics])
+
+
+def _on_original(diagnostic: Diagnostic, rounds: list[list[Edit]]) -> Diagnostic:
+    """``diagnostic``, found on the text after ``rounds`` of edits, with its lines (and its fix's)
+    moved back to the original text: each earlier edit that ends above a line shifted it by the
+    lines it added. Columns stay as they are."""
+    if not rounds:
+        return diagnostic
+
+    def back(line: int) -> int:
+        for edits in reversed(rounds):
+            line -= sum(len(_offsets(e.content)) - 1 - (e.end_line - e.line) for e in edits if e.end_line < line)
+        return line
+
+    fix = diagnostic.fix
+    if fix is not None:
+        fix = dataclasses.replace(fix, edits=tuple(
+            dataclasses.replace(e, line=back(e.line), end_line=back(e.end_line)) for e in fix.edits))
+    return dataclasses.replace(diagnostic, line=back(diagnostic.line),
+                               end_line=back(diagnostic.end_line) if diagnostic.end_line else 0, fix=fix)
 
 
 def _unchanged(source: bytes, path: str, diagnostics: list[Diagnostic], errors: list[FileError],
                why: str, encoding: str) -> FixResult:
     """The file as it was, its diagnostics, and one more error saying why no fix applied."""
     return FixResult(source, remaining=diagnostics, errors=[*errors, FileError(path, why)], error=why,
-                     encoding=encoding)
+                     encoding=encoding, unfixed=diagnostics)
 
 
 def _refusal(text: str, encoding: str, path: str) -> str:
@@ -170,3 +198,91 @@ def unified_diff(path: str, before: bytes, after: bytes, encoding: str = "utf-8"
     for line in difflib.unified_diff(old, new, fromfile=fromfile, tofile=tofile):
         lines.append(line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n")
     return "".join(lines)
+
+
+NO_FIX_PREFIX = "no automatic fix: "
+
+
+def review_diff(path: str, before: bytes, after: bytes, applied: Sequence[Diagnostic],
+                remaining: Sequence[Diagnostic], unsafe: bool, encoding: str = "utf-8") -> str:
+    """``unified_diff`` laid out for review: each hunk is a patch of its own (``git apply`` and
+    ``patch -p1`` take them in turn), preceded by ``#`` lines naming the findings it fixes
+    (position, code, message, the fix and its safety class); the findings left alone follow,
+    each with why it was not fixed. Comment lines before a patch header are ignored by both
+    tools, so the whole text still applies."""
+    old = _LINES.findall(before.decode(encoding, errors="replace"))
+    new = _LINES.findall(after.decode(encoding, errors="replace"))
+    relative = not os.path.isabs(path)
+    fromfile, tofile = (f"a/{path}", f"b/{path}") if relative else (path, path)
+    groups = list(difflib.SequenceMatcher(None, old, new, autojunk=False).get_grouped_opcodes(3)) if old != new else []
+    ranges = [(group[0][1], group[-1][2]) for group in groups]  # lines of ``before`` each hunk covers
+    by_hunk: list[list[Diagnostic]] = [[] for _ in groups]
+    for diagnostic in applied:
+        if by_hunk:
+            by_hunk[_hunk_of(diagnostic, ranges)].append(diagnostic)
+    out: list[str] = []
+    for group, diagnostics in zip(groups, by_hunk):
+        for diagnostic in sorted(diagnostics):
+            fix = diagnostic.fix
+            out.append(f"# {_where(diagnostic)} {diagnostic.code} {diagnostic.message}\n")
+            if fix is not None:
+                out.append(f"#   fixed ({'safe' if fix.safe else 'unsafe'}): {fix.description}\n")
+        out.append(f"--- {fromfile}\n+++ {tofile}\n")
+        out.extend(_hunk(group, old, new))
+    for diagnostic in sorted(remaining):
+        out.append(f"# {_where(diagnostic)} {diagnostic.code} {diagnostic.message}\n")
+        out.append(f"#   not fixed: {_why_not_fixed(diagnostic, unsafe)}\n")
+    return "".join(out)
+
+
+def _where(diagnostic: Diagnostic) -> str:
+    cell = f"cell {diagnostic.cell}:" if diagnostic.cell is not None else ""
+    return f"{diagnostic.path}:{cell}{diagnostic.line}:{diagnostic.column + 1}:"
+
+
+def _why_not_fixed(diagnostic: Diagnostic, unsafe: bool) -> str:
+    if diagnostic.fix is not None:
+        if not diagnostic.fix.safe and not unsafe:
+            return f"its fix is unsafe ({diagnostic.fix.description}); apply it with --unsafe-fixes"
+        return "its fix overlapped another one and did not apply"
+    reason = diagnostic.no_fix[len(NO_FIX_PREFIX):] if diagnostic.no_fix.startswith(NO_FIX_PREFIX) else diagnostic.no_fix
+    return reason or "this rule has no automatic fix (`torchmemlint explain " + diagnostic.code + "` says what to do)"
+
+
+def _hunk_of(diagnostic: Diagnostic, ranges: list[tuple[int, int]]) -> int:
+    """The hunk a fix belongs to: the first whose lines its edits touch, else the nearest (a fix
+    of a later round has positions in the text of that round)."""
+    fix = diagnostic.fix
+    spans = [(edit.line - 1, edit.end_line) for edit in fix.edits] if fix is not None and fix.edits else \
+        [(diagnostic.line - 1, diagnostic.line)]
+    for index, (start, end) in enumerate(ranges):
+        if any(a <= end and start <= b for a, b in spans):
+            return index
+    return min(range(len(ranges)), key=lambda i: min(abs(ranges[i][0] - a) for a, _ in spans))
+
+
+def _hunk(group, old: list[str], new: list[str]) -> list[str]:
+    """One hunk as a patch of its own: its old lines are counted from the text the earlier hunks
+    have already changed, which is where its new start is."""
+    first, last = group[0], group[-1]
+    old_length, new_length = last[2] - first[1], last[4] - first[3]
+    where = first[3]  # 0-based, in the text the earlier hunks made; a range of 0 lines names the line before
+    lines = [f"@@ -{_range(where + bool(old_length), old_length)} +{_range(where + bool(new_length), new_length)} @@\n"]
+    for tag, i1, i2, j1, j2 in group:
+        if tag == "equal":
+            lines.extend(_marked(" ", old[i1:i2]))
+            continue
+        if tag in ("replace", "delete"):
+            lines.extend(_marked("-", old[i1:i2]))
+        if tag in ("replace", "insert"):
+            lines.extend(_marked("+", new[j1:j2]))
+    return lines
+
+
+def _range(start: int, length: int) -> str:
+    return f"{start}" if length == 1 else f"{start},{length}"
+
+
+def _marked(mark: str, lines: list[str]) -> list[str]:
+    return [mark + line if line.endswith(("\n", "\r")) else mark + line + "\n\\ No newline at end of file\n"
+            for line in lines]
