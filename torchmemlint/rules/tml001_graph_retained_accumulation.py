@@ -168,11 +168,12 @@ def _store_fix(model: SemanticModel, store: Store) -> tuple[Optional[NodeFix], s
     container holds: unsafe."""
     if _is_scalar(model, store.value, store.node) and _elements_used_only_as_numbers(model, store.container):
         return _item_fix(store.value, safe=False), ""
-    return _detach_fix(model, store.value, store.node)
+    return _detach_fix(model, store.value, store.node, stored_in=store.container)
 
 
-def _detach_fix(model: SemanticModel, value: cst.BaseExpression, at: cst.CSTNode) -> tuple[Optional[NodeFix], str]:
-    new, why_not = without_graph(model, value, at)
+def _detach_fix(model: SemanticModel, value: cst.BaseExpression, at: cst.CSTNode,
+                stored_in: Optional[cst.BaseExpression] = None) -> tuple[Optional[NodeFix], str]:
+    new, why_not = without_graph(model, value, at, stored_in=stored_in)
     if new is None:
         return None, why_not
     return NodeFix("store it without its graph (`.detach()`)", safe=False, replacements=[Replacement(value, new)]), ""
