@@ -94,18 +94,20 @@ EXPECTED = {
         CONFIRMED_GROWTH, F32 * (B * 32 + B * 64), original_bytes_per_iteration=F32 * (B * 32 + B * 64) + I64 * B,
         twin_bytes_per_iteration=I64 * B, retained_by="h"),
     # retain_graph=True and the loss kept: each step's whole graph stays (as for the validation
-    # total above) plus the loss's own float. The hand-written twin keeps Python numbers, and so
-    # does the TML001 fix alone (`.item()`: the history is only counted), which frees the graph
-    # just as well, retained or not.
+    # total above) plus the loss's own float and nll_loss's saved 0-dim total weight. The TML006
+    # fix alone (no retain_graph) frees what the graph saved; the history still keeps each loss's
+    # float. The TML001 fix alone (`.item()`: the history is only counted) keeps Python numbers,
+    # which frees the graph just as well, retained or not.
     ("tml006_retain_graph.py", "TML006"): Expected(
-        CONFIRMED_GROWTH, MLP_SAVED + LOGITS + I64 * B + 2 * F32, twin_bytes_per_iteration=0,
-        retained_by="history", twin_origin="file"),
+        CONFIRMED_GROWTH, MLP_SAVED + LOGITS + I64 * B + F32, twin_bytes_per_iteration=F32,
+        retained_by="history"),
     ("tml006_retain_graph.py", "TML001"): Expected(
         CONFIRMED_GROWTH, MLP_SAVED + LOGITS + I64 * B + 2 * F32, twin_bytes_per_iteration=0, retained_by="history"),
-    # Every old hook's list receives every new ReLU output (B x 64); the twin's one list is
-    # emptied each step. The survivors are found through the module's hooks and their closures.
+    # Every old hook's list receives every new ReLU output (B x 64); the fix removes each
+    # iteration's hook at its end, so each list dies with its iteration. The survivors are found
+    # through the module's hooks and their closures.
     ("tml007_hook_in_loop.py", "TML007"): Expected(
-        CONFIRMED_GROWTH, F32 * B * 64, twin_bytes_per_iteration=0, retained_by="model", twin_origin="file"),
+        CONFIRMED_GROWTH, F32 * B * 64, twin_bytes_per_iteration=0, retained_by="model"),
     # Linear(32, 256) embeddings under no_grad. Both keep B x 256 floats per iteration; at
     # iteration k the original also holds the old accumulator (k - 1 rows of batches) beside the
     # new one (k) and allocates the new one: k x B x 256 floats more than the twin's list, at the
