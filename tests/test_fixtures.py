@@ -1,6 +1,8 @@
 """Every fixture under fixtures/ carries its expected diagnostics as trailing ``# expect:``
-comments; a file without any expects nothing. A ``name.py.fixed`` next to ``name.py`` is the
-expected result of ``fix --unsafe-fixes``."""
+comments; a file without any expects nothing. A labelled fixture's ``name.py.expected`` holds
+each diagnostic whole (position, code, message, its fix's safety class) and ``name.py.fixed``
+the expected result of ``fix --unsafe-fixes``. ``python tests/update_fixture_expectations.py
+[--fixed]`` rewrites both from what the linter does now, for review with ``git diff``."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -10,7 +12,7 @@ import pytest
 from torchmemlint.engine import check_source
 from torchmemlint.fix import fix_source
 from torchmemlint.rules import ALL_RULES
-from torchmemlint.testing import expected_diagnostics
+from torchmemlint.testing import describe, expected_diagnostics
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 FIXTURE_FILES = sorted(FIXTURES.rglob("*.py"))
@@ -23,6 +25,18 @@ def test_fixture_diagnostics(path: Path) -> None:
     assert not errors
     actual = {(d.line, d.code) for d in diagnostics}
     assert actual == expected_diagnostics(source.decode("utf-8"))
+
+
+LABELLED = [p for p in FIXTURE_FILES if expected_diagnostics(p.read_text(encoding="utf-8"))]
+
+
+@pytest.mark.parametrize("path", LABELLED, ids=lambda p: str(p.relative_to(FIXTURES)))
+def test_fixture_whole_diagnostics(path: Path) -> None:
+    """Column, message and the fix's safety class too, not only line and code."""
+    expected = path.with_name(path.name + ".expected")
+    assert expected.is_file(), "run tests/update_fixture_expectations.py and review the result"
+    diagnostics, _ = check_source(path.read_bytes(), str(path), ALL_RULES)
+    assert [describe(d) for d in sorted(diagnostics)] == expected.read_text(encoding="utf-8").splitlines()
 
 
 FIXED_FILES = sorted(FIXTURES.rglob("*.py.fixed"))
