@@ -225,7 +225,37 @@ def _accumulation_fix(model: SemanticModel, accumulation: Accumulation) -> tuple
                   if not b.augmented and b.node is not accumulation.node]
         if starts and all(isinstance(b.value, (cst.Integer, cst.Float)) for b in starts):
             return _item_fix(value, safe=used_only_as_number(model, target.value, scope, exclude=accumulation.node)), ""
+    if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) and \
+            _is_scalar(model, value, accumulation.node) and _holds_numbers(model, target.value, accumulation.node):
+        # ``running[name] += loss_value`` into ``defaultdict(float)``: a number per component
+        # (unsafe: the dict's values become floats, which is what its callers see).
+        return _item_fix(value, safe=False), ""
     return _detach_fix(model, value, accumulation.node)
+
+
+_NUMBER_TYPES = frozenset({"float", "int"})
+
+
+def _holds_numbers(model: SemanticModel, container: cst.Name, at: cst.CSTNode) -> bool:
+    """Every binding of ``container`` in the scope of ``at`` makes a dict of Python numbers:
+    ``defaultdict(float)``, ``{"ce": 0.0, "reg": 0.0}``, ``dict.fromkeys(names, 0.0)``."""
+    starts = [b for b in model.scopes.bindings(model.scopes.scope_of(at)).get(container.value, []) if not b.augmented]
+    return bool(starts) and all(_numbers_dict(model, b.value) for b in starts)
+
+
+def _numbers_dict(model: SemanticModel, value: Optional[cst.BaseExpression]) -> bool:
+    if isinstance(value, cst.Dict):
+        return bool(value.elements) and all(isinstance(e, cst.DictElement) and isinstance(e.value, (cst.Integer, cst.Float))
+                                            for e in value.elements)
+    if not isinstance(value, cst.Call) or not value.args:
+        return False
+    callee = model.imports.qualify(value.func) or model.code(value.func)
+    first = value.args[0].value
+    if callee == "collections.defaultdict":
+        return isinstance(first, cst.Name) and first.value in _NUMBER_TYPES
+    if callee == "dict.fromkeys":
+        return len(value.args) == 2 and isinstance(value.args[1].value, (cst.Integer, cst.Float))
+    return False
 
 
 def _is_scalar(model: SemanticModel, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
