@@ -51,8 +51,11 @@ keep requiring grad for the next iteration (its `.grad` is read, it is different
 new leaf with `.requires_grad_()`. For recurrent state fed to a module, it detaches the previous
 value where the iteration reads it — `model(x, h.detach())`, or
 `tuple(s.detach() for s in hidden)` for a tuple of states — when the state's type is known from
-its initialisation (a tensor factory, a tuple of them, a helper of the file returning one); for a
-state that starts as `None` or comes from elsewhere there is no fix. Always **unsafe**: gradients
+its initialisation (a tensor factory, a tuple of them, a helper of the file returning one). A
+state whose type is not known (`model.init_hidden()`, `None` at first) is read through
+`detach_state(hidden)`, a helper the fix adds after the module's imports: it detaches a tensor,
+a tuple or list of them element by element, and returns anything else unchanged, so it cannot
+fail on what the state turns out to be (no fix where the file binds `torch` to something else). Always **unsafe**: gradients
 no longer flow into earlier iterations, which is the point, but changes what backward computes.
 
 ## Runtime signature
@@ -66,7 +69,7 @@ from typing import Iterator, Optional
 import libcst as cst
 
 from torchmemlint.rules.base import Finding, NodeFix, Replacement, Rule
-from torchmemlint.rules.edits import call_method
+from torchmemlint.rules.edits import call_method, torch_name_taken, torch_spelling, with_torch_import
 from torchmemlint.semantics import SemanticModel
 from torchmemlint.semantics.flow import SEQUENCE, TENSOR, Value
 from torchmemlint.semantics.loop_carried import STATE, UPDATE, Carry, carried_name
@@ -122,10 +125,67 @@ def _detach_fix(model: SemanticModel, site: cst.CSTNode, carries: list[Carry]) -
             elif kind == SEQUENCE:
                 new = cst.parse_expression(f"tuple(state.detach() for state in {model.code(read)})")
             else:
-                return None, (f"no automatic fix: what `{carry.name}` holds when the iteration starts is not known "
-                              f"(a tensor, a tuple of them, None?)")
+                return _state_helper_fix(model, carries)
             replacements.append(Replacement(read, new))
     return NodeFix("detach the carried state where the iteration reads it", safe=False, replacements=replacements), ""
+
+
+STATE_HELPER = "detach_state"
+_STATE_HELPER_SOURCE = '''
+
+def {name}(state):
+    """``state`` without its autograd history: a tensor detached, a tuple or list of states element
+    by element; anything else (None, another object) as it is."""
+    if isinstance(state, {tensor}):
+        return state.detach()
+    if type(state) in (tuple, list):
+        return type(state)({name}(part) for part in state)
+    return state
+'''
+
+
+def _state_helper_fix(model: SemanticModel, carries: list[Carry]) -> tuple[Optional[NodeFix], str]:
+    """For state whose type is not known (``model.init_hidden()``, ``None`` at first):
+    ``detach_state(hidden)`` where the iteration reads it, with a module-level helper that
+    detaches whatever the state turns out to be — a tensor, a tuple or list of them — and leaves
+    anything else alone (the ``repackage_hidden`` of PyTorch's word language model)."""
+    unknown = (f"no automatic fix: what `{carries[0].name}` holds when the iteration starts is not known "
+               f"(a tensor, a tuple of them, None?) and no `{STATE_HELPER}` helper can be added here")
+    if torch_name_taken(model) or any(
+            name.value == STATE_HELPER for name in model.tree.nodes(cst.Name)
+            if not isinstance(model.tree.parent.get(name), cst.FunctionDef)):
+        return None, unknown
+    replacements = [Replacement(read, cst.parse_expression(f"{STATE_HELPER}({model.code(read)})"))
+                    for carry in carries for read in carry.reads]
+    if not any(f.name.value == STATE_HELPER for f in model.module.body if isinstance(f, cst.FunctionDef)):
+        tensor, needs_import = torch_spelling(model, "torch.Tensor", model.module)
+        anchor = _last_leading_import(model.module)
+        if anchor is None or any(model.tree.contains(anchor, r.old) for r in replacements):
+            return None, unknown
+        helper = cst.parse_module(_STATE_HELPER_SOURCE.format(name=STATE_HELPER, tensor=tensor)).body[0]
+        helper = helper.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
+        replacements.append(Replacement(anchor, cst.FlattenSentinel([anchor, helper])))
+        if needs_import:
+            with_import = with_torch_import(model, replacements)
+            if with_import is None:
+                return None, unknown
+            replacements = with_import
+    return NodeFix(f"detach the carried state where the iteration reads it (`{STATE_HELPER}`, whatever it holds)",
+                   safe=False, replacements=replacements), ""
+
+
+def _last_leading_import(module: cst.Module) -> Optional[cst.BaseStatement]:
+    """The last import of the block of imports that opens the module (after its docstring), or
+    the docstring itself when nothing is imported; None for a module with neither."""
+    last: Optional[cst.BaseStatement] = None
+    for statement in module.body:
+        small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and statement.body else None
+        if isinstance(small, (cst.Import, cst.ImportFrom)) or (last is None and isinstance(small, cst.Expr) and
+                                                              isinstance(small.value, cst.SimpleString)):
+            last = statement
+        elif last is not None or small is None or not isinstance(small, cst.Expr):
+            break
+    return last
 
 
 def _last_assignment(model: SemanticModel, site: cst.Assign, name: str) -> Optional[cst.Assign]:
