@@ -45,8 +45,9 @@ for x, y in loader:
 ```
 
 ## Fix safety
-For an update of the carried value (arithmetic: EMA, running statistics, `x_adv`, `W`), the fix
-detaches the new value — `ema = (0.9 * ema + 0.1 * loss).detach()` — and, when the tensor must
+For an update of the carried value (arithmetic: EMA, running statistics, `x_adv`, `W`) that is
+surely a tensor (the value flow says so, or it is made with `-`, `/`, `**` or `@`, which no tuple,
+list or dict has), the fix detaches the new value — `ema = (0.9 * ema + 0.1 * loss).detach()` — and, when the tensor must
 keep requiring grad for the next iteration (its `.grad` is read, it is differentiated), makes it a
 new leaf with `.requires_grad_()`. For recurrent state fed to a module, it detaches the previous
 value where the iteration reads it — `model(x, h.detach())`, or
@@ -106,6 +107,8 @@ def _detach_fix(model: SemanticModel, site: cst.CSTNode, carries: list[Carry]) -
     if first.kind == UPDATE:
         if len(carries) != 1 or not isinstance(site, cst.Assign):
             return None, "no automatic fix: several values, or not a plain assignment, carry the graph here"
+        if not _surely_tensor_update(model, site.value, site):
+            return None, "no automatic fix: what the value holds is not known (a tensor, a tuple, a dict?)"
         if not first.requires_grad or _marks_requires_grad(model, first):
             return NodeFix("detach the carried value", safe=False,
                            replacements=[Replacement(site.value, call_method(site.value, "detach"))]), ""
@@ -186,6 +189,18 @@ def _last_leading_import(module: cst.Module) -> Optional[cst.BaseStatement]:
         elif last is not None or small is None or not isinstance(small, cst.Expr):
             break
     return last
+
+
+# Operators a tuple, list or dict lacks: an update made with one that holds a graph is a tensor
+# (a Python number holds none). ``+`` and ``*`` also concatenate and repeat sequences.
+_TENSOR_ONLY_OPERATORS = (cst.Subtract, cst.Divide, cst.Power, cst.MatrixMultiply, cst.FloorDivide)
+
+
+def _surely_tensor_update(model: SemanticModel, value: cst.BaseExpression, at: cst.CSTNode) -> bool:
+    """The new value is a tensor, so that ``.detach()`` cannot fail on it."""
+    if model.flow.value(value, at).kind == TENSOR:
+        return True
+    return isinstance(value, cst.BinaryOperation) and isinstance(value.operator, _TENSOR_ONLY_OPERATORS)
 
 
 def _last_assignment(model: SemanticModel, site: cst.Assign, name: str) -> Optional[cst.Assign]:
