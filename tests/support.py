@@ -59,3 +59,15 @@ def copy_working_tree(destination: Path) -> None:
         if source.is_file():
             (destination / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, destination / name)
+
+
+def assert_fixed_findings_gone(found, applied, remaining) -> None:
+    """After ``fix``, each rule has at most its findings before minus those whose fix applied:
+    every fix removed its finding (another of the same rule, without a fix, may stay). A fix can
+    apply to a finding that an earlier round's fix made (TML004's ``.cpu()`` after TML001's
+    ``.detach()``), so ``fixed`` may exceed ``before``: then nothing of that rule may remain."""
+    for code in {d.code for d in applied}:
+        before = sum(d.code == code for d in found)
+        fixed = sum(d.code == code for d in applied)
+        after = sum(d.code == code for d in remaining)
+        assert after <= max(0, before - fixed), (code, before, fixed, after)
