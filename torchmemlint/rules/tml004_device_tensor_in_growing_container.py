@@ -6,7 +6,8 @@ a factory with `device=`) appended to a container that outlives the loop — typ
 predictions of a whole validation set collected on the GPU — when it is not graph-attached (that
 case is TML001) and not moved off the device with `.cpu()`, `.item()` or `.tolist()`; also when
 the append happens inside a method of a helper object of the same file (`collector.update(preds)`
-where `update` does `self.preds.append(preds)`).
+where `update` does `self.preds.append(preds)`). A model moved to the device and kept in such a
+container (one per hyper-parameter trial or cross-validation fold) is flagged with its own message.
 
 ## Why is this bad?
 Each iteration adds one batch's outputs to GPU memory for the rest of the loop: live device
@@ -31,7 +32,9 @@ the documented pattern and stays silent. So do loss values (`losses.append(loss.
 on purpose, because `.item()` every step would wait for the GPU.
 
 ## Fix safety
-The fix appends `.detach().cpu()`. Later code that combines the stored tensors with device
+The fix appends `.detach().cpu()`, only where the value is known to be a tensor (or nothing
+says otherwise); a tuple, dict or record gets no fix ("type unknown"), nor does a model (what to
+keep of it is the author's call). Later code that combines the stored tensors with device
 tensors would fail or move data, so the fix is **unsafe**.
 
 ## Runtime signature
@@ -44,9 +47,15 @@ from typing import Iterator
 import libcst as cst
 
 from torchmemlint.rules.base import Finding, NodeFix, Replacement, Rule
-from torchmemlint.rules.edits import call_method
+from torchmemlint.rules.edits import TYPE_UNKNOWN, call_method
 from torchmemlint.semantics import SemanticModel
+from torchmemlint.semantics.flow import MODULE, TENSOR
 from torchmemlint.semantics.prescreen import CALL_STORE, LIST_STORE
+
+MODULE_MESSAGE = ("model on the device kept in a container that grows every iteration (a model per trial or "
+                  "fold): every one's parameters, and whatever its optimizer state and closures hold, stay on "
+                  "the device; keep its `state_dict()` on the CPU, or only its metrics")
+MODULE_NO_FIX = "no automatic fix: what to keep of each model (weights on the CPU, a score) is the author's call"
 
 
 class DeviceTensorInGrowingContainer(Rule):
@@ -74,7 +83,12 @@ class DeviceTensorInGrowingContainer(Rule):
                 continue  # (a graph-attached value is TML001's)
             if value.loss or value.scalar:
                 continue  # one 512-byte block per step, kept on the device on purpose (no sync)
-            yield Finding(store.value, fix=NodeFix(
-                "store `.detach().cpu()`", safe=False,
-                replacements=[Replacement(store.value, call_method(store.value, "detach", "cpu"))],
-            ))
+            if value.kind == MODULE:
+                yield Finding(store.value, message=MODULE_MESSAGE, no_fix=MODULE_NO_FIX)
+            elif value.kind not in (None, TENSOR):
+                yield Finding(store.value, no_fix=TYPE_UNKNOWN)
+            else:
+                yield Finding(store.value, fix=NodeFix(
+                    "store `.detach().cpu()`", safe=False,
+                    replacements=[Replacement(store.value, call_method(store.value, "detach", "cpu"))],
+                ))

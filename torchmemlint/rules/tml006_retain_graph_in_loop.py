@@ -92,12 +92,15 @@ class RetainGraphInLoop(Rule):
 
 
 def _iterations_around(model: SemanticModel, call: cst.Call) -> list[Iteration]:
-    """Loops whose iterations are training steps, then the per-step method."""
+    """Loops whose iterations are training steps (they step an optimizer, or run a step through
+    a helper), then the function around the call when it runs once per step (a per-step method,
+    or a helper called from a step loop)."""
     iterations: list[Iteration] = [
-        loop for loop in model.scopes.loops_around(call) if model.iterations.steps_optimizer(loop)
+        loop for loop in model.scopes.loops_around(call)
+        if model.iterations.steps_optimizer(loop) or model.scopes.is_step_loop(loop)
     ]
     func = model.scopes.function_of(call)
-    if func is not None and model.scopes.is_per_step_method(func):
+    if func is not None and model.iterations.runs_per_step(func):
         iterations.append(func)
     return iterations
 
@@ -110,14 +113,21 @@ def _is_last_backward(model: SemanticModel, call: cst.Call, iteration: Iteration
 
 
 def _outliving_attached(model: SemanticModel, iteration: Iteration) -> Optional[str]:
-    """What keeps a graph-attached value from one iteration to the next, spelled, or None."""
+    """What keeps a graph-attached value from one iteration to the next, spelled, or None: a
+    loop-carried value, a store into a container that outlives the iteration (also through a
+    callee: ``history.add(loss)``), or an accumulation into an outliving name."""
     for carry in model.loop_carried.chains:
         if carry.iteration is iteration:
             return carry.name
-    if isinstance(iteration, cst.FunctionDef):
-        return None
+    region = iteration if isinstance(iteration, cst.FunctionDef) else iteration.body
     for store in model.stores.stores():
-        if model.tree.contains(iteration.body, store.node) and model.stores.outlives(store.container, store.node, iteration) \
+        if model.tree.contains(region, store.node) and not model.stores.never_grows(store) \
+                and model.stores.outlives(store.container, store.node, iteration) \
                 and model.flow.value(store.value, store.node).graph:
             return carried_name(store.container) or model.code(store.container)
+    for accumulation in model.stores.accumulations():
+        if model.tree.contains(region, accumulation.node) \
+                and model.stores.outlives(accumulation.target, accumulation.node, iteration) \
+                and model.flow.value(accumulation.value, accumulation.node).graph:
+            return carried_name(accumulation.target) or model.code(accumulation.target)
     return None

@@ -18,6 +18,7 @@ from torchmemlint.semantics.scopes import Scopes, terminal_name
 from torchmemlint.semantics.tree import Tree
 
 # Methods that return a hook handle, not a tensor.
+FORWARD_HOOK_REGISTRATIONS = frozenset({"register_forward_hook", "register_forward_pre_hook"})
 HOOK_REGISTRATIONS = frozenset({
     "register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook",
     "register_full_backward_pre_hook", "register_backward_hook", "register_hook",
@@ -239,6 +240,41 @@ class Calls:
 
     def call_sites(self, function: Function) -> list[cst.Call]:
         return self._sites.get(function, [])
+
+    # -- hooks -------------------------------------------------------------------------------
+    @cached_property
+    def forward_hooks(self) -> dict[Function, cst.Call]:
+        """The file's functions registered as module forward hooks (by name, bound method,
+        ``partial``, or returned by a factory: ``register_forward_hook(get_activation("fc"))``),
+        with the registering call. PyTorch calls each on every forward pass of its module."""
+        found: dict[Function, cst.Call] = {}
+        for call in self.tree.nodes(cst.Call):
+            func = call.func
+            if not (isinstance(func, cst.Attribute) and func.attr.value in FORWARD_HOOK_REGISTRATIONS and call.args):
+                continue
+            hook = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "hook"),
+                        call.args[0].value)
+            for function in self._functions_given(hook, call):
+                found.setdefault(function, call)
+        return found
+
+    def _functions_given(self, expr: cst.BaseExpression, at: cst.CSTNode) -> list[Function]:
+        """The functions of the file that passing ``expr`` as a callable hands over."""
+        if isinstance(expr, cst.Lambda):
+            return [expr]
+        if isinstance(expr, cst.Call) and self.imports.qualify(expr.func) == "functools.partial" and expr.args:
+            return self._functions_given(expr.args[0].value, at)
+        if isinstance(expr, cst.Call):  # a factory: the nested functions it returns
+            callee = self.callee(expr)
+            if callee is None or not isinstance(callee.function, cst.FunctionDef):
+                return []
+            returned = {r.value.value for r in self.scopes.scope_nodes(callee.function, cst.Return)
+                        if isinstance(r.value, cst.Name)}
+            return [f for f in self.tree.descendants(callee.function.body, cst.FunctionDef)
+                    if f.name.value in returned and self.scopes.function_of(f) is callee.function]
+        resolved = self._resolve(expr, at, 1)
+        return [resolved.function] if resolved is not None and resolved.function is not None \
+            and resolved.constructs is None else []
 
     # -- forward passes --------------------------------------------------------------------
     def is_forward_pass(self, call: cst.Call) -> bool:

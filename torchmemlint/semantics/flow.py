@@ -128,7 +128,9 @@ _TENSOR_ONLY_MEMBERS = frozenset({
     "max", "min", "exp", "log", "abs", "norm", "std", "var", "ndim", "dtype", "device", "grad", "data",
     "requires_grad", "cpu", "cuda", "squeeze_", "flatten", "chunk", "split", "gather", "eq", "ne",
 })
-_TENSOR_OPERATORS = (cst.Subtract, cst.Divide, cst.Power, cst.MatrixMultiply, cst.FloorDivide)
+# Operators a tuple, list or dict lacks (by class name: naming LibCST's classes here would import
+# LibCST with this module, which a warm run never needs).
+_TENSOR_OPERATORS = frozenset({"Subtract", "Divide", "Power", "MatrixMultiply", "FloorDivide"})
 # Record classes of the standard library that keep their keyword arguments as attributes.
 _RECORD_FACTORIES = frozenset({"types.SimpleNamespace", "argparse.Namespace"})
 MAX_DEPTH = 40
@@ -417,12 +419,13 @@ class Flow:
         if bound_by is not None:
             comp, target = bound_by
             return _destructure(self.value(comp.iter, comp.iter).any_element(), target, name)
-        if self._lambda_parameter(expr):
-            return UNKNOWN
+        lam = self._lambda_parameter(expr)
+        if lam is not None:
+            return self._hook_argument(lam, expr.value) or UNKNOWN
         bindings = self._bindings(name, at)
         values = [self._binding_value(b, name) for b in bindings]
         result = join(values) if values else UNKNOWN
-        if not result.graph and self._differentiated(name, at, bindings):
+        if not result.graph and result.kind not in (MODULE, OPTIMIZER) and self._differentiated(name, at, bindings):
             result = replace(result, graph=True, detached=False, kind=result.kind or TENSOR,
                              why=((bindings[-1].node if bindings else expr, f"`{name}` is differentiated"),))
         scope = self.scopes.scope_of(at)
@@ -450,7 +453,7 @@ class Flow:
             if isinstance(parent, cst.Attribute) and parent.value is node:
                 if parent.attr.value in _TENSOR_ONLY_MEMBERS:
                     names.add(node.value)
-            elif isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, _TENSOR_OPERATORS):
+            elif isinstance(parent, cst.BinaryOperation) and type(parent.operator).__name__ in _TENSOR_OPERATORS:
                 names.add(node.value)
             elif isinstance(parent, cst.Arg) and parent.keyword is None and parent.value is node:
                 call = self.tree.parent.get(parent)
@@ -543,16 +546,33 @@ class Flow:
             child = ancestor
         return None
 
-    def _lambda_parameter(self, expr: cst.Name) -> bool:
+    def _lambda_parameter(self, expr: cst.Name) -> Optional[cst.Lambda]:
+        """The lambda whose parameter ``expr`` is, if any."""
         for ancestor in self.tree.ancestors(expr):
             if isinstance(ancestor, cst.Lambda):
                 params = ancestor.params
                 if any(p.name.value == expr.value for p in (*params.posonly_params, *params.params,
                                                              *params.kwonly_params)):
-                    return True
+                    return ancestor
             if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)):
-                return False
-        return False
+                return None
+        return None
+
+    def _hook_argument(self, function: "Function", name: str) -> Optional[Value]:
+        """A forward hook's ``input`` or ``output`` parameter: the module's activations, holding
+        the graph of the forward pass that called the hook (on the module's device)."""
+        registration = self.calls.forward_hooks.get(function)
+        if registration is None:
+            return None
+        params = [p.name.value for p in (*function.params.posonly_params, *function.params.params)]
+        if isinstance(function, cst.FunctionDef) and self.scopes.class_of(function) is not None:
+            params = params[1:]  # a bound method: ``self`` is not the hook's
+        carrying = params[1:3] if registration.func.attr.value == "register_forward_hook" else params[1:2]
+        if name not in carrying:
+            return None
+        if self._hooked_forwards_disabled(registration):
+            return Value(device=True)
+        return Value(graph=True, device=True, why=((function, f"`{name}` is a forward hook's activation"),))
 
     def _bindings(self, name: str, at: cst.CSTNode):
         """The bindings that may give ``name`` its value at ``at``: in its own function, else in
@@ -571,6 +591,19 @@ class Flow:
                 return bindings
         return []
 
+    def _hooked_forwards_disabled(self, registration: cst.Call) -> bool:
+        """The hook runs only where grad is off: registered under ``no_grad``, or every call of
+        the hooked model in the file (``model`` of ``model.layer4.register_forward_hook``) is."""
+        if self.grad.is_disabled(registration):
+            return True
+        root = registration.func.value
+        while isinstance(root, (cst.Attribute, cst.Subscript)):
+            root = root.value
+        if not isinstance(root, cst.Name):
+            return False
+        runs = [c for c in self.tree.nodes(cst.Call) if isinstance(c.func, cst.Name) and c.func.value == root.value]
+        return bool(runs) and all(self.grad.is_disabled(c) for c in runs)
+
     def _parameter(self, param: cst.Param) -> Value:
         name = param.name.value
         func = self.scopes.function_of(param)
@@ -580,6 +613,10 @@ class Flow:
             kind = TENSOR
         elif isinstance(annotation, cst.Name) and annotation.value in ("int", "float", "bool"):
             kind = NUMBER
+        if func is not None:
+            hooked = self._hook_argument(func, name)
+            if hooked is not None:
+                return replace(hooked, alias=name, params=frozenset({name}))
         device = func is not None and self._lightning_batch(func, name)
         return Value(alias=name, params=frozenset({name}), kind=kind, device=device,
                      loss="loss" in name.lower().split("_"))

@@ -75,7 +75,7 @@ class Hooks:
             if isinstance(loop, cst.While) or self.iterations.runs_step(loop) or self.iterations.is_batch_loop(loop)
         ]
         func = self.scopes.function_of(node)
-        if func is not None and (self.scopes.is_per_step_method(func) or self._called_repeatedly(func)):
+        if func is not None and (self.iterations.runs_per_step(func) or self._called_repeatedly(func)):
             iterations.append(func)
         return iterations
 
@@ -130,7 +130,10 @@ class Hooks:
             node = binding.node
             if not self.tree.contains(iteration.body, node):
                 if isinstance(iteration, cst.FunctionDef):
-                    return False  # a parameter of the method: another object on every call
+                    # A parameter: the same object on every call when a caller passes one that
+                    # persists across the caller's own step loop (``attach(model)`` per batch).
+                    return isinstance(node, cst.Param) and depth < 4 and \
+                        self._passed_persistent(iteration, node.name.value, depth)
                 continue
             if isinstance(node, cst.For):  # ``for m in model.modules():``
                 if not self._iterates_members_of_persistent(node, iteration, depth):
@@ -139,6 +142,17 @@ class Hooks:
                     not self.persists_across(binding.value, iteration, depth):
                 return False
         return True
+
+    def _passed_persistent(self, function: cst.FunctionDef, param: str, depth: int) -> bool:
+        if self.scopes.is_per_step_method(function):
+            return False  # the framework passes a new batch on every call
+        for site in self.iterations.calls.call_sites(function):
+            callee = self.iterations.calls.callee(site)
+            given = self.iterations.calls.arguments(site, callee).get(param, ()) if callee is not None else ()
+            outer = self.iterations.step_iteration(site)
+            if outer is not None and any(self.persists_across(argument, outer, depth + 1) for argument, _ in given):
+                return True
+        return False
 
     def _iterates_members_of_persistent(self, loop: cst.For, iteration: Iteration, depth: int) -> bool:
         iterable = loop.iter
@@ -166,6 +180,12 @@ class Hooks:
             return True
         if isinstance(parent, cst.Expr):
             return False  # the handle is thrown away: nothing can remove the hook
+        if isinstance(parent, cst.Return) and isinstance(iteration, cst.FunctionDef):
+            # The caller gets the handle: removed where every caller keeps it and removes one.
+            sites = self.iterations.calls.call_sites(iteration)
+            return bool(sites) and all(
+                not isinstance(self.tree.parent.get(site), cst.Expr)
+                and self._has_remove(self.scopes.function_of(site) or self.tree.module) for site in sites)
         region: cst.CSTNode = iteration if isinstance(iteration, cst.FunctionDef) else iteration.body
         if isinstance(iteration, cst.FunctionDef):
             region = self.scopes.class_of(iteration) or iteration

@@ -270,6 +270,17 @@ class Stores:
         if root is None:
             return False
         is_attribute = not isinstance(container, cst.Name)
+        if isinstance(iteration, cst.Lambda):  # a hook lambda binds nothing but its parameters
+            if any(p.name.value == root for p in iteration.params.params) or self._emptied_between_calls(container):
+                return False
+            enclosing = self.scopes.function_of(iteration)
+            bindings = self.scopes.bindings(enclosing).get(root, []) if enclosing is not None else []
+            if bindings and all(isinstance(b.node, cst.Param) for b in bindings) and root != "self":
+                return self._passed_in_outliving(enclosing, root, container, _depth)
+            return True
+        if isinstance(iteration, cst.FunctionDef) and iteration in self.calls.forward_hooks and \
+                self._emptied_between_calls(container):
+            return False
         if isinstance(iteration, cst.FunctionDef):  # once per step: locals die with the call
             if root == "self" and is_attribute:
                 return not self._reset_in(container, iteration)
@@ -311,6 +322,22 @@ class Stores:
                 if iteration is not None and self.outlives(argument, site, iteration, depth + 1):
                     return True
         return False
+
+    def _emptied_between_calls(self, container: cst.BaseExpression) -> bool:
+        """A container a hook fills that the file empties somewhere (``features.clear()`` after
+        each forward, ``self.acts = []`` in a ``reset``), besides where it is first made."""
+        spelled = dotted_name(container.value if isinstance(container, cst.Subscript) else container)
+        if spelled is None:
+            return False
+        for call in self.tree.nodes(cst.Call):
+            func = call.func
+            if isinstance(func, cst.Attribute) and func.attr.value == "clear" and dotted_name(func.value) == spelled:
+                return True
+        for delete in self.tree.nodes(cst.Del):
+            if isinstance(delete.target, cst.Subscript) and dotted_name(delete.target.value) == spelled:
+                return True
+        made = [a for a in self.tree.nodes(cst.Assign) if any(dotted_name(t.target) == spelled for t in a.targets)]
+        return len(made) > 1
 
     def _reset_in(self, container: cst.BaseExpression, region: cst.CSTNode) -> bool:
         """Rebound (``c = []``) or emptied (``c.clear()``, ``del c[:]``) inside ``region``; an
@@ -359,6 +386,8 @@ class Stores:
             return True
         if store.key is None:
             return False
+        if self._closure_constant(store.key, store.node):
+            return True
         spelled = dotted_name(store.container)
         if spelled is None:
             return False
@@ -367,6 +396,17 @@ class Stores:
         else:
             values = [a.value for a in self.tree.nodes(cst.Assign) if any(dotted_name(t.target) == spelled for t in a.targets)]
         return bool(values) and all(_is_list(v) for v in values)
+
+    def _closure_constant(self, key: cst.BaseExpression, at: cst.CSTNode) -> bool:
+        """A key made only of names the enclosing *function* binds (``activation[name] = out``
+        in a hook that ``get_activation(name)`` returns): the same slot on every call."""
+        function = self.scopes.function_of(at)
+        outer = self.scopes.function_of(function) if function is not None else None
+        if outer is None:
+            return False
+        names = [n.value for n in self.tree.descendants(key, cst.Name)] if not isinstance(key, cst.Name) else [key.value]
+        own = self.scopes.bindings(function)
+        return bool(names) and all(n not in own and n in self.scopes.bindings(outer) for n in names)
 
     def reset_elsewhere_in_class(self, container: cst.BaseExpression, method: cst.FunctionDef) -> bool:
         """A ``self`` container that another method (not ``__init__``) empties or rebinds, e.g.
@@ -381,9 +421,20 @@ class Stores:
         )
 
 
+_ITEM_GETTERS = frozenset({"setdefault", "get"})
+
+
 def root_name(expr: cst.BaseExpression) -> Optional[str]:
-    while isinstance(expr, (cst.Attribute, cst.Subscript)):
-        expr = expr.value
+    """The name a container hangs from: ``self`` for ``self.history[k]`` and for
+    ``self.history.setdefault(k, [])`` (the dict's own item, not a new container)."""
+    while True:
+        if isinstance(expr, (cst.Attribute, cst.Subscript)):
+            expr = expr.value
+        elif (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute)
+              and expr.func.attr.value in _ITEM_GETTERS):
+            expr = expr.func.value
+        else:
+            break
     return expr.value if isinstance(expr, cst.Name) else None
 
 
