@@ -990,7 +990,7 @@ class Flow:
             return Value(kind=MODULE)
         assigned = self.self_assignments(cls).get(name)
         if not assigned:
-            return None
+            return Value(kind=TENSOR) if kind == "tensor" else None  # ``register_buffer("name", ...)``
         earlier = [a for a in assigned if self.scopes.function_of(a.node) is method and self.tree.before(a.node, at)
                    and not self.tree.contains(a.node, at)]
         if earlier:

@@ -14,12 +14,12 @@ from typing import Iterator, Optional, Union
 import libcst as cst
 
 from torchmemlint.semantics.calls import Calls, Function
-from torchmemlint.semantics.flow import Flow
+from torchmemlint.semantics.flow import TENSOR, Flow
 from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.iterations import Iterations
 from torchmemlint.semantics.scopes import Loop, Scopes
 from torchmemlint.semantics.tree import Tree
-from torchmemlint.semantics.vocabulary import STORING_METHODS
+from torchmemlint.semantics.vocabulary import METER_METHODS, STORING_METHODS
 
 _BOUNDED_FACTORIES = frozenset({"collections.deque", "deque"})
 # Methods that keep every argument (a replay buffer's ``push(state, action, reward)``); ``append``
@@ -28,8 +28,7 @@ _MULTI_ARGUMENT_STORES = frozenset({"push", "add"})
 # Meters of other files (``AverageMeter`` of the PyTorch ImageNet example and its many copies,
 # torchnet's ``AverageValueMeter``) add what ``update``/``add`` get into running sums.
 _METER_CLASS = re.compile(r"Meter$")
-_METER_METHODS = frozenset({"update", "add"})
-_STORING_OR_METERING = STORING_METHODS | _METER_METHODS
+_STORING_OR_METERING = STORING_METHODS | METER_METHODS
 MAX_CALLER_DEPTH = 3
 
 
@@ -99,7 +98,7 @@ class Stores:
             callee = self.calls.callee(call)
             if callee is not None and callee.function is not None:
                 continue
-            if func.attr.value in _METER_METHODS and self._is_meter_of_another_file(func.value, call):
+            if func.attr.value in METER_METHODS and self._is_meter_of_another_file(func.value, call):
                 found.append(Store(call, func.value, call.args[0].value, appended=False))
                 continue
             if func.attr.value == "insert":
@@ -384,6 +383,8 @@ class Stores:
         item assignment)."""
         if store.overwrites_fixed_slot:
             return True
+        if isinstance(store.node, cst.Assign) and self.flow.value(store.container, store.node).kind == TENSOR:
+            return True  # a slice of a tensor is overwritten; whether that links graphs is TML005's
         if store.key is None:
             return False
         if self._closure_constant(store.key, store.node):
