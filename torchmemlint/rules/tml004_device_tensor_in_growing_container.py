@@ -6,7 +6,9 @@ a factory with `device=`) appended to a container that outlives the loop — typ
 predictions of a whole validation set collected on the GPU — when it is not graph-attached (that
 case is TML001) and not moved off the device with `.cpu()`, `.item()` or `.tolist()`; also when
 the append happens inside a method of a helper object of the same file (`collector.update(preds)`
-where `update` does `self.preds.append(preds)`). A model moved to the device and kept in such a
+where `update` does `self.preds.append(preds)`). An item assignment grows a dict when its key comes from the step's data
+(`results[sample_id] = score` over `zip(ids, scores)`), not when it comes from a fixed set of
+names (`latest[name] = value` over `metrics.items()`). A model moved to the device and kept in such a
 container (one per hyper-parameter trial or cross-validation fold) is flagged with its own message.
 
 ## Why is this bad?
@@ -50,7 +52,7 @@ from torchmemlint.rules.base import Finding, NodeFix, Replacement, Rule
 from torchmemlint.rules.edits import TYPE_UNKNOWN, call_method
 from torchmemlint.semantics import SemanticModel
 from torchmemlint.semantics.flow import MODULE, TENSOR
-from torchmemlint.semantics.prescreen import CALL_STORE, LIST_STORE
+from torchmemlint.semantics.prescreen import CALL_STORE, LIST_STORE, SUBSCRIPT_STORE
 
 MODULE_MESSAGE = ("model on the device kept in a container that grows every iteration (a model per trial or "
                   "fold): every one's parameters, and whatever its optimizer state and closures hold, stay on "
@@ -62,18 +64,20 @@ class DeviceTensorInGrowingContainer(Rule):
     code = "TML004"
     name = "device-tensor-in-growing-container"
     message = "device tensor kept in a container that grows every iteration; store `.cpu()` (or `.item()`) instead"
-    triggers = ("append", "extend", "insert", "+=", "push", "put")
+    triggers = ("append", "extend", "insert", "+=", "push", "put", "=")
 
     needs_steps = True
-    keeping = frozenset({CALL_STORE, LIST_STORE})
+    keeping = frozenset({CALL_STORE, LIST_STORE, SUBSCRIPT_STORE})
 
     def check(self, model: SemanticModel) -> Iterator[Finding]:
-        for store in model.stores.stores(appended_only=True):
-            if not isinstance(store.node, cst.Call) and not isinstance(store.node, cst.AugAssign):
-                continue  # ``d[k] = v`` overwrites a bounded set of keys
+        for store in model.stores.stores():
             iteration = model.iterations.step_iteration(store.node)
             if iteration is None:
                 continue
+            if not store.appended:
+                continue
+            if isinstance(store.node, cst.Assign) and not model.stores.keyed_by_example(store, iteration):
+                continue  # ``d[k] = v`` overwrites a bounded set of keys, unless each example brings its own
             if isinstance(iteration, cst.FunctionDef) and model.stores.reset_elsewhere_in_class(store.container, iteration):
                 continue
             if not model.stores.outlives(store.container, store.node, iteration):

@@ -16,7 +16,7 @@ import libcst as cst
 from torchmemlint.semantics.calls import Calls, Function
 from torchmemlint.semantics.flow import TENSOR, Flow
 from torchmemlint.semantics.imports import ImportTable, dotted_name
-from torchmemlint.semantics.iterations import Iterations
+from torchmemlint.semantics.iterations import Iteration, Iterations
 from torchmemlint.semantics.scopes import Loop, Scopes
 from torchmemlint.semantics.tree import Tree
 from torchmemlint.semantics.vocabulary import METER_METHODS, STORING_METHODS
@@ -397,6 +397,40 @@ class Stores:
         else:
             values = [a.value for a in self.tree.nodes(cst.Assign) if any(dotted_name(t.target) == spelled for t in a.targets)]
         return bool(values) and all(_is_list(v) for v in values)
+
+    def keyed_by_example(self, store: Store, iteration: Iteration) -> bool:
+        """``results[i] = out`` where the key comes from the data of the step (the step loop's
+        target, or an inner loop over it: ``for i, o in zip(ids, out)``): a new key, so a new
+        entry, on every iteration. A key from a fixed set (``for name, v in losses.items()``)
+        is not."""
+        if store.key is None or not isinstance(iteration, cst.For):
+            return False
+        per_step = self._names_in(iteration.target)
+        keys = self._names_in(store.key)
+        if not keys:
+            return False
+        for loop in self.scopes.loops_around(store.node):
+            if loop is iteration:
+                break
+            if isinstance(loop, cst.For) and keys & self._names_in(loop.target):
+                reads = self._names_in(loop.iter)
+                if reads & per_step or any(self._bound_from(name, per_step, iteration) for name in reads):
+                    per_step = per_step | self._names_in(loop.target)
+        return bool(keys & per_step)
+
+    def _bound_from(self, name: str, per_step: set[str], iteration: cst.For) -> bool:
+        """``name`` is assigned in the step loop from the step's data (``out = model(x)``)."""
+        return any(
+            self.tree.contains(iteration.body, b.node) and b.value is not None and
+            self._names_in(b.value) & per_step
+            for b in self.scopes.bindings(self.scopes.scope_of(iteration)).get(name, [])
+        )
+
+    def _names_in(self, node: cst.CSTNode) -> set[str]:
+        names = {n.value for n in self.tree.descendants(node, cst.Name)}
+        if isinstance(node, cst.Name):
+            names.add(node.value)
+        return names
 
     def _closure_constant(self, key: cst.BaseExpression, at: cst.CSTNode) -> bool:
         """A key made only of names the enclosing *function* binds (``activation[name] = out``
