@@ -328,9 +328,10 @@ class Stores:
         spelled = dotted_name(container.value if isinstance(container, cst.Subscript) else container)
         if spelled is None:
             return False
-        for call in self.tree.nodes(cst.Call):
+        for call in self.tree.nodes(cst.Call):  # emptied, or consumed (a backward hook pops what a forward hook pushed)
             func = call.func
-            if isinstance(func, cst.Attribute) and func.attr.value == "clear" and dotted_name(func.value) == spelled:
+            if isinstance(func, cst.Attribute) and func.attr.value in ("clear", "pop", "popleft") and \
+                    dotted_name(func.value) == spelled:
                 return True
         for delete in self.tree.nodes(cst.Del):
             if isinstance(delete.target, cst.Subscript) and dotted_name(delete.target.value) == spelled:
