@@ -116,18 +116,41 @@ def _outliving_attached(model: SemanticModel, iteration: Iteration) -> Optional[
     """What keeps a graph-attached value from one iteration to the next, spelled, or None: a
     loop-carried value, a store into a container that outlives the iteration (also through a
     callee: ``history.add(loss)``), or an accumulation into an outliving name."""
-    for carry in model.loop_carried.chains:
-        if carry.iteration is iteration:
-            return carry.name
     region = iteration if isinstance(iteration, cst.FunctionDef) else iteration.body
+    forwards = _forwards_run_in(model, region)
+    for carry in model.loop_carried.chains:
+        if carry.iteration is iteration or carry.iteration in forwards:
+            return carry.name
+    holds_graph = model.loop_carried.holds_graph
     for store in model.stores.stores():
         if model.tree.contains(region, store.node) and not model.stores.never_grows(store) \
                 and model.stores.outlives(store.container, store.node, iteration) \
-                and model.flow.value(store.value, store.node).graph:
+                and holds_graph(store.value, store.node):
             return carried_name(store.container) or model.code(store.container)
     for accumulation in model.stores.accumulations():
         if model.tree.contains(region, accumulation.node) \
                 and model.stores.outlives(accumulation.target, accumulation.node, iteration) \
-                and model.flow.value(accumulation.value, accumulation.node).graph:
+                and holds_graph(accumulation.value, accumulation.node):
             return carried_name(accumulation.target) or model.code(accumulation.target)
     return None
+
+
+def _forwards_run_in(model: SemanticModel, region: cst.CSTNode) -> set[cst.FunctionDef]:
+    """The ``forward`` methods of the file's modules that calls in ``region`` run: ``self(x)`` in
+    a method of the module, ``model(x)`` on an object built from one of the file's classes."""
+    found = set()
+    for call in model.tree.descendants(region, cst.Call):
+        func = call.func
+        if not isinstance(func, cst.Name):
+            continue
+        for name in model.scopes.classes_built_into(func, call) if func.value != "self" else ():
+            cls = model.scopes.classes_by_name.get(name.rsplit(".", 1)[-1])
+            forward = model.calls.method_of(cls, "forward") if cls is not None else None
+            if forward is not None:
+                found.add(forward)
+        if func.value == "self":
+            owner = model.scopes.class_of(model.scopes.function_of(call))
+            forward = model.calls.method_of(owner, "forward") if owner is not None else None
+            if forward is not None:
+                found.add(forward)
+    return found

@@ -409,9 +409,9 @@ class LoopCarried:
         return False
 
     def _attached(self, site: Assignment, requires_grad: bool) -> bool:
-        return requires_grad or self._holds_graph(site.value, site)
+        return requires_grad or self.holds_graph(site.value, site)
 
-    def _holds_graph(self, expr: cst.BaseExpression, site: cst.CSTNode) -> bool:
+    def holds_graph(self, expr: cst.BaseExpression, site: cst.CSTNode) -> bool:
         """``expr`` holds a graph: of its own, or from a parameter of the function it is in — an
         input of a module's ``forward`` (an activation, in training), or an argument that a call
         site of this file passes with a graph (``tracker.update(loss)``)."""
@@ -461,7 +461,7 @@ class LoopCarried:
             return []
         if "cache" in (dotted_name(target) or "").lower():
             return []  # a key/value cache filled during generation, where no graph is built
-        carried = [v for v in values if self._holds_graph(v, site)]
+        carried = [v for v in values if self.holds_graph(v, site)]
         return [InPlaceWrite(site, target, carried[0], iteration)] if carried else []
 
     @cached_property

@@ -159,9 +159,9 @@ class Stores:
 
     # -- what a function keeps ------------------------------------------------------------------
     def kept_parameters(self, function: Function) -> list[Kept]:
-        """The parameters ``function`` keeps beyond its call (see ``Kept``). A method of a class
-        that runs a backward itself (a REINFORCE policy's ``put_data``, a PPO rollout buffer)
-        keeps its data to differentiate it: intended, not counted."""
+        """The parameters ``function`` keeps beyond its call (see ``Kept``). What another method
+        of the class empties (a REINFORCE policy's ``put_data``, emptied after the backward that
+        differentiates it; a rollout buffer's ``clear``) is not kept."""
         known = self._kept.get(function)
         if known is not None:
             return known
@@ -169,8 +169,6 @@ class Stores:
         if not isinstance(function, cst.FunctionDef):
             return []
         cls = self.scopes.class_of(function)
-        if cls is not None and self._trains_itself(cls):
-            return []
         params = {p.name.value for p in (*function.params.posonly_params, *function.params.params,
                                          *function.params.kwonly_params)}
         if isinstance(function.params.star_arg, cst.Param):
@@ -184,8 +182,8 @@ class Stores:
             if store.overwrites_fixed_slot:
                 continue
             into = self._persistent_root(store.container, function, cls)
-            if into is None:
-                continue
+            if into is None or (into == "self" and self.reset_elsewhere_in_class(store.container, function)):
+                continue  # (a REINFORCE policy's ``put_data``: emptied by the method that differentiates it)
             # An item assignment (``buf[i] = v``) grows a dict, never a list or a tensor: as seen
             # from a caller that passes some container, it is no append.
             appended = store.appended and store.key is None
@@ -228,10 +226,6 @@ class Stores:
             any(dotted_name(t.target) == spelled for t in assign.targets) and not self._reads(assign.value, spelled)
             for assign in self.scopes.scope_nodes(function, cst.Assign)
         )
-
-    def _trains_itself(self, cls: cst.ClassDef) -> bool:
-        return any(isinstance(c.func, cst.Attribute) and c.func.attr.value in ("backward", "manual_backward")
-                   for c in self.tree.descendants(cls, cst.Call))
 
     # -- accumulations --------------------------------------------------------------------------
     @cached_property
