@@ -18,6 +18,12 @@ from torchmemlint.semantics.scopes import Scopes, terminal_name
 from torchmemlint.semantics.tree import Tree
 
 # Methods that return a hook handle, not a tensor.
+# Method names too common across libraries to guess the file's class from (``optimizer.step()``).
+_COMMON_METHOD_NAMES = frozenset({
+    "step", "update", "forward", "backward", "zero_grad", "train", "eval", "add", "append", "extend", "get",
+    "put", "push", "pop", "reset", "run", "log", "save", "load", "close", "to", "cuda", "cpu", "item", "sample",
+    "predict", "fit", "evaluate", "__call__", "state_dict", "load_state_dict", "parameters", "clear",
+})
 FORWARD_HOOK_REGISTRATIONS = frozenset({"register_forward_hook", "register_forward_pre_hook"})
 HOOK_REGISTRATIONS = frozenset({
     "register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook",
@@ -234,9 +240,22 @@ class Calls:
             if spelled is None or spelled not in names:
                 continue
             callee = self.callee(call)
-            if callee is not None and callee.function is not None and callee.constructs is None and not callee.guessed:
+            if callee is not None and callee.function is not None and callee.constructs is None and \
+                    (not callee.guessed or self._collaborator_call(call)):
                 sites.setdefault(callee.function, []).append(call)
         return sites
+
+    def _collaborator_call(self, call: cst.Call) -> bool:
+        """A method guessed by its name alone, called on a parameter of the calling function
+        (``agent.choose_action(obs)`` in ``train(env, agent)``): the object handed in is most
+        likely the file's class that defines it — unless the name is one every library uses."""
+        func = call.func
+        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)) or \
+                func.attr.value in _COMMON_METHOD_NAMES:
+            return False
+        caller = self.scopes.function_of(call)
+        bindings = self.scopes.bindings(caller).get(func.value.value, []) if caller is not None else []
+        return bool(bindings) and all(isinstance(b.node, cst.Param) for b in bindings)
 
     def call_sites(self, function: Function) -> list[cst.Call]:
         return self._sites.get(function, [])

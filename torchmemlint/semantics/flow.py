@@ -42,6 +42,7 @@ MAPPING = "mapping"        # a dict
 RECORD = "record"          # an object with attributes: a dataclass, namedtuple, SimpleNamespace, model output
 MODULE = "module"          # an nn.Module
 OPTIMIZER = "optimizer"
+DISTRIBUTION = "distribution"  # a ``torch.distributions`` object: its parameters' graph, and what it computes
 OTHER = "other"            # something known to hold no tensor: a string, None, a dtype, a hook handle
 _NOTHING = "nothing"       # no value at all (the identity of ``join``: a recursion cut short)
 
@@ -106,6 +107,7 @@ SURE_TENSOR_METHODS = frozenset({
     "half", "double", "bfloat16", "clone", "detach", "contiguous", "requires_grad_", "fill_", "zero_",
     "view", "reshape", "expand", "repeat", "unsqueeze", "squeeze", "permute", "transpose", "t",
 })
+_DISTRIBUTION_DRAWS = frozenset({"sample", "sample_n", "enumerate_support"})
 # Collective helpers (accelerate, torch.distributed wrappers) that gather a value from every process.
 _GATHERING_METHODS = frozenset({"gather", "gather_for_metrics", "all_gather", "reduce"})
 # Methods of a model that return no tensor on its device.
@@ -613,6 +615,9 @@ class Flow:
             kind = TENSOR
         elif isinstance(annotation, cst.Name) and annotation.value in ("int", "float", "bool"):
             kind = NUMBER
+        elif annotation is not None and (self.imports.qualify(annotation) or "").startswith("torch.nn.") and \
+                (self.imports.qualify(annotation) or "").rsplit(".", 1)[-1] in ("Module", "Sequential", "ModuleList"):
+            kind = MODULE  # ``model: nn.Module``
         if func is not None:
             hooked = self._hook_argument(func, name)
             if hooked is not None:
@@ -779,6 +784,8 @@ class Flow:
                 return Value(kind=MODULE)
         if qualified.startswith("torch.optim.") and function[:1].isupper():
             return Value(kind=OPTIMIZER, detached=True)
+        if qualified.startswith("torch.distributions.") and function[:1].isupper():
+            return _combine(args, kind=DISTRIBUTION)
         if function in _JOINS and args:
             pieces = args[0].any_element() if args[0].kind == SEQUENCE else args[0]
             return _combine([pieces, args[0]], kind=TENSOR)
@@ -815,6 +822,10 @@ class Flow:
             return replace(receiver, device=bool(device))
         if receiver.kind == OPTIMIZER:
             return Value(detached=True)
+        if receiver.kind == DISTRIBUTION:  # ``sample()`` draws without a graph; ``log_prob``, ``rsample`` keep it
+            if method in _DISTRIBUTION_DRAWS:
+                return Value(kind=TENSOR, detached=True, device=receiver.device)
+            return receiver.derived(kind=TENSOR)
         if method in _INTEGER_TENSOR_METHODS:
             return Value(kind=TENSOR if receiver.kind == TENSOR else None, detached=True, device=receiver.device)
         if method in GRAPH_BREAKING_METHODS:
