@@ -182,7 +182,7 @@ class Stores:
             if store.overwrites_fixed_slot:
                 continue
             into = self._persistent_root(store.container, function, cls)
-            if into is None or (into == "self" and self.reset_elsewhere_in_class(store.container, function)):
+            if into is None or (into == "self" and self.differentiated_and_emptied(store.container, function)):
                 continue  # (a REINFORCE policy's ``put_data``: emptied by the method that differentiates it)
             # An item assignment (``buf[i] = v``) grows a dict, never a list or a tensor: as seen
             # from a caller that passes some container, it is no append.
@@ -276,7 +276,8 @@ class Stores:
             return False
         if isinstance(iteration, cst.FunctionDef):  # once per step: locals die with the call
             if root == "self" and is_attribute:
-                return not self._reset_in(container, iteration)
+                return not self._reset_in(container, iteration) and \
+                    not self.differentiated_and_emptied(container, iteration)
             scope_bindings = self.scopes.bindings(iteration).get(root)
             if root in self.scopes.global_names(iteration) or (scope_bindings is None and root != "self"):
                 return True
@@ -342,7 +343,8 @@ class Stores:
             if spelled is None:
                 return False
         for assign in self.tree.descendants(region, cst.Assign):
-            if any(dotted_name(t.target) == spelled for t in assign.targets) and not self._reads(assign.value, spelled):
+            if any(spelled in _assigned_spellings(t.target) for t in assign.targets) and \
+                    not self._reads(assign.value, spelled):
                 return True
         for call in self.tree.descendants(region, cst.Call):
             func = call.func
@@ -438,6 +440,19 @@ class Stores:
         own = self.scopes.bindings(function)
         return bool(names) and all(n not in own and n in self.scopes.bindings(outer) for n in names)
 
+    def differentiated_and_emptied(self, container: cst.BaseExpression, method: cst.FunctionDef) -> bool:
+        """A ``self`` container that another method empties after running a backward (a
+        REINFORCE agent's ``learn``): graphs kept to be differentiated, not piling up. Emptied
+        without a backward (at the end of an epoch) they still pile up until then."""
+        cls = self.scopes.class_of(method)
+        if cls is None:
+            return False
+        return any(
+            self._reset_in(container, other) and any(self.calls.backward_roots(c) for c in self.tree.descendants(other, cst.Call))
+            for other in self.tree.descendants(cls, cst.FunctionDef)
+            if other is not method and other.name.value != "__init__"
+        )
+
     def reset_elsewhere_in_class(self, container: cst.BaseExpression, method: cst.FunctionDef) -> bool:
         """A ``self`` container that another method (not ``__init__``) empties or rebinds, e.g.
         Lightning's ``self.validation_step_outputs.clear()`` in ``on_validation_epoch_end``."""
@@ -466,6 +481,14 @@ def root_name(expr: cst.BaseExpression) -> Optional[str]:
         else:
             break
     return expr.value if isinstance(expr, cst.Name) else None
+
+
+def _assigned_spellings(target: cst.BaseExpression) -> set[str]:
+    """``a``, ``self.a``: what an assignment target (or each element of a tuple target) rebinds."""
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return set().union(*(_assigned_spellings(e.value) for e in target.elements))
+    spelled = dotted_name(target)
+    return {spelled} if spelled is not None else set()
 
 
 def _first_param(function: cst.FunctionDef) -> Optional[str]:
