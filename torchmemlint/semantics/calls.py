@@ -248,11 +248,16 @@ class Calls:
     def _collaborator_call(self, call: cst.Call) -> bool:
         """A method guessed by its name alone, called on a parameter of the calling function
         (``agent.choose_action(obs)`` in ``train(env, agent)``): the object handed in is most
-        likely the file's class that defines it — unless the name is one every library uses."""
+        likely the file's class that defines it — unless the name is one every library uses and
+        the method does not even train (``learner.train(batch)`` whose body runs a backward)."""
         func = call.func
-        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)) or \
-                func.attr.value in _COMMON_METHOD_NAMES:
+        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)):
             return False
+        if func.attr.value in _COMMON_METHOD_NAMES:
+            callee = self.callee(call)
+            if callee is None or not isinstance(callee.function, cst.FunctionDef) or not any(
+                    self.backward_roots(c) for c in self.scopes.scope_nodes(callee.function, cst.Call)):
+                return False
         caller = self.scopes.function_of(call)
         bindings = self.scopes.bindings(caller).get(func.value.value, []) if caller is not None else []
         return bool(bindings) and all(isinstance(b.node, cst.Param) for b in bindings)
@@ -276,6 +281,17 @@ class Calls:
             for function in self._functions_given(hook, call):
                 found.setdefault(function, call)
         return found
+
+    @cached_property
+    def step_closures(self) -> frozenset[Function]:
+        """Functions handed to ``optimizer.step(closure)`` (directly or made by a factory):
+        the optimizer calls each once or more per step."""
+        found: set[Function] = set()
+        for call in self.tree.nodes(cst.Call):
+            func = call.func
+            if isinstance(func, cst.Attribute) and func.attr.value == "step" and call.args:
+                found.update(self._functions_given(call.args[0].value, call))
+        return frozenset(found)
 
     def _functions_given(self, expr: cst.BaseExpression, at: cst.CSTNode) -> list[Function]:
         """The functions of the file that passing ``expr`` as a callable hands over."""

@@ -428,7 +428,8 @@ class Flow:
         values = [self._binding_value(b, name) for b in bindings]
         result = join(values) if values else UNKNOWN
         if not result.graph and result.kind not in (MODULE, OPTIMIZER) and self._differentiated(name, at, bindings):
-            result = replace(result, graph=True, detached=False, kind=result.kind or TENSOR,
+            container = self._indexed_in_backward(name, self.scopes.scope_of(at))  # ``metrics["loss"].backward()``
+            result = replace(result, graph=True, detached=False, kind=result.kind or (None if container else TENSOR),
                              why=((bindings[-1].node if bindings else expr, f"`{name}` is differentiated"),))
         scope = self.scopes.scope_of(at)
         if result.kind is None and (result.graph or result.device) and values and \
@@ -497,6 +498,16 @@ class Flow:
             return False
         return all(b.value is None or (isinstance(b.value, cst.Call) and not self.value(b.value, b.node).detached)
                    for b in bindings)
+
+    def _indexed_in_backward(self, name: str, scope) -> bool:
+        """``name`` reaches the backward passes of ``scope`` only through an item or attribute
+        (``metrics["loss"].backward()``, ``out.loss.backward()``): a container, not the tensor."""
+        uses = [n for call in self.scopes.scope_nodes(scope, cst.Call) for root in self.calls.backward_roots(call)
+                for n in [*self.tree.descendants(root, cst.Name), *([root] if isinstance(root, cst.Name) else [])]
+                if n.value == name]
+        return bool(uses) and all(
+            isinstance(parent := self.tree.parent.get(n), (cst.Subscript, cst.Attribute)) and parent.value is n
+            for n in uses)
 
     def _backwarded_as_scalar(self, scope) -> set[str]:
         """Names ``n`` of ``n.backward()`` / ``scaler.scale(n).backward()`` with no gradient
@@ -778,7 +789,9 @@ class Flow:
                 function.endswith("_like") and bool(args) and args[0].device)
             return Value(kind=TENSOR, detached=True, device=on_device)
         if qualified.startswith("torch.nn."):
-            if function == "Parameter" or function.endswith("Tensor"):
+            if function == "Parameter":  # a leaf with no graph, but what is computed from it has one
+                return Value(kind=TENSOR, device=bool(args) and args[0].device)
+            if function.endswith("Tensor"):
                 return Value(kind=TENSOR, detached=True, device=bool(args) and args[0].device)
             if function[:1].isupper():
                 return Value(kind=MODULE)

@@ -56,14 +56,16 @@ class Iterations:
     def runs_per_step(self, func: cst.FunctionDef) -> bool:
         """A method the framework calls once per step (``training_step``, a module's ``forward``
         ...), or a function this file calls from a step loop or from another function that runs
-        once per step, or a step of its own (a backward, an optimizer step) called in any loop (``trainer.train_batch(batch)`` in ``for batch in loader``), or a forward
+        once per step, or a step of its own (a backward, an optimizer step) called in any loop, or
+        the closure an optimizer's ``step`` calls (``trainer.train_batch(batch)`` in ``for batch in loader``), or a forward
         hook (run on every forward pass of its module)."""
         known = self._per_step.get(func)
         if known is not None:
             return known
         self._per_step[func] = False  # recursion guard
         is_step = bool(self.step_calls(func))  # it runs a backward or an optimizer step itself
-        result = self.scopes.is_per_step_method(func) or func in self.calls.forward_hooks or any(
+        result = self.scopes.is_per_step_method(func) or func in self.calls.forward_hooks or \
+            func in self.calls.step_closures or any(
             any(is_step or self.scopes.is_step_loop(loop) for loop in self.scopes.loops_around(site))
             or ((caller := self.scopes.function_of(site)) is not None and caller is not func and self.runs_per_step(caller))
             for site in self.calls.call_sites(func)
