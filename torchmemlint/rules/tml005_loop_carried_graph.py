@@ -101,10 +101,13 @@ class LoopCarriedGraph(Rule):
             yield Finding(site, message=message, fix=_detach_fix(model, site, carries))
         for write in model.loop_carried.in_place_writes:
             target = model.code(write.target)
-            yield Finding(write.site, message=(
+            message = (f"`{target}` is carried into the next iteration with its autograd graph: every step's graph "
+                       f"links to the previous one, so memory and backward time grow; store a `.detach()`ed value") \
+                if write.slot else (
                 f"`{target}` is written in place with a graph-attached value: the tensor joins the autograd graph "
                 f"and every step's write links to the previous one, so memory and backward time grow; write a "
-                f"`.detach()`ed value, or update under `torch.no_grad()`"),
+                f"`.detach()`ed value, or update under `torch.no_grad()`")
+            yield Finding(write.site, message=message,
                 fix=NodeFix("detach the written value", safe=False,
                             replacements=[Replacement(write.value, call_method(write.value, "detach"))]))
 

@@ -146,11 +146,14 @@ class Value:
     accelerator; ``scalar``: surely a one-element tensor; ``loss``: a loss value. Structure, where
     known: ``elements`` of a tuple, ``fields`` (a dict's literal keys, a record's attributes),
     ``element`` (any element). ``alias``: the value *is* this parameter of the enclosing function.
-    ``why``: where the graph was made and how it travelled, (node, words), oldest first."""
+    ``leaf``: a parameter (or another tensor that requires grad), which holds no graph itself but gives one
+    to whatever is computed from it. ``why``: where the graph was made and how it travelled, (node,
+    words), oldest first."""
 
     graph: bool = False
     detached: bool = False
     device: bool = False
+    leaf: bool = False  # a tensor that requires grad (a parameter): what is computed from it holds a graph
     kind: Optional[str] = None
     scalar: bool = False
     loss: bool = False
@@ -192,12 +195,13 @@ class Value:
     def derived(self, **changes) -> "Value":
         """A value computed from this one by an operation that keeps the graph (the structure
         and the alias are not carried over)."""
-        base = dict(graph=self.graph, detached=self.detached, device=self.device, params=self.params, why=self.why)
+        base = dict(graph=self.graph or self.leaf, detached=self.detached, device=self.device, params=self.params,
+                    why=self.why)
         base.update(changes)
         return Value(**base)
 
     def without_graph(self) -> "Value":
-        return replace(self, graph=False, detached=True, params=frozenset(), alias=None, why=(),
+        return replace(self, graph=False, detached=True, leaf=False, params=frozenset(), alias=None, why=(),
                        elements=tuple(e.without_graph() for e in self.elements) if self.elements else self.elements,
                        fields=tuple((k, v.without_graph()) for k, v in self.fields) if self.fields else self.fields,
                        element=self.element.without_graph() if self.element else None)
@@ -248,7 +252,7 @@ def _join2(a: Value, b: Value) -> Value:
         element = join([element or NOTHING, *(a.elements or ()), *(b.elements or ())])
     return Value(
         graph=a.graph or b.graph, detached=a.detached and b.detached, device=a.device or b.device,
-        kind=a.kind if a.kind == b.kind else None, scalar=a.scalar and b.scalar, loss=a.loss and b.loss,
+        leaf=a.leaf or b.leaf, kind=a.kind if a.kind == b.kind else None, scalar=a.scalar and b.scalar, loss=a.loss and b.loss,
         params=a.params | b.params, alias=a.alias if a.alias == b.alias else None, elements=elements,
         fields=fields, element=element, cls=a.cls if a.cls == b.cls else None,
         why=a.why if a.graph or not b.graph else b.why,
@@ -258,7 +262,7 @@ def _join2(a: Value, b: Value) -> Value:
 def _combine(values: list[Value], **facets) -> Value:
     """The result of an operation on ``values`` that keeps the graph (arithmetic, a tensor op)."""
     return Value(
-        graph=any(v.graph for v in values), detached=all(v.detached for v in values),
+        graph=any(v.graph or v.leaf for v in values), detached=all(v.detached for v in values),
         device=any(v.device for v in values), params=frozenset().union(*(v.params for v in values)),
         why=next((v.why for v in values if v.graph), ()), **facets)
 
@@ -790,7 +794,7 @@ class Flow:
             return Value(kind=TENSOR, detached=True, device=on_device)
         if qualified.startswith("torch.nn."):
             if function == "Parameter":  # a leaf with no graph, but what is computed from it has one
-                return Value(kind=TENSOR, device=bool(args) and args[0].device)
+                return Value(kind=TENSOR, leaf=True, device=bool(args) and args[0].device)
             if function.endswith("Tensor"):
                 return Value(kind=TENSOR, detached=True, device=bool(args) and args[0].device)
             if function[:1].isupper():
@@ -841,6 +845,11 @@ class Flow:
             return receiver.derived(kind=TENSOR)
         if method in _INTEGER_TENSOR_METHODS:
             return Value(kind=TENSOR if receiver.kind == TENSOR else None, detached=True, device=receiver.device)
+        if method in ("parameters", "named_parameters") and (
+                receiver.kind == MODULE or is_model_name(terminal_name(func.value))):
+            parameter = Value(kind=TENSOR, leaf=True, device=receiver.device)
+            return Value(kind=SEQUENCE, element=parameter if method == "parameters" else
+                         Value(kind=SEQUENCE, elements=(OTHER_VALUE, parameter)))
         if method in GRAPH_BREAKING_METHODS:
             return Value(detached=True, device=receiver.device and method in ("state_dict", "parameters",
                                                                                "named_parameters", "buffers"))
@@ -918,7 +927,7 @@ class Flow:
         args = [self.value(a.value, at) for a in call.args if a.keyword is None]
         if name in _NUMBER_BUILTINS or name in ("abs",) and args and args[0].kind == NUMBER:
             return NUMBER_VALUE
-        if name in BREAKING_BUILTINS:
+        if name in BREAKING_BUILTINS and name != "enumerate":  # (enumerate breaks a chain, not its elements)
             return OTHER_VALUE if name in ("str", "repr", "format", "type", "print") else NUMBER_VALUE
         if name in _SEQUENCE_BUILTINS:
             element = args[0].any_element() if args else NOTHING

@@ -74,6 +74,7 @@ class InPlaceWrite:
     target: cst.BaseExpression
     value: cst.BaseExpression
     iteration: Iteration
+    slot: bool = False  # an item updated from its own previous value (``ema[k] = d * ema[k] + ...``)
 
 
 @dataclass(frozen=True)
@@ -421,9 +422,20 @@ class LoopCarried:
         func = self.scopes.function_of(site)
         if func is None or not value.params:
             return False
-        if func.name.value == "forward" and self.scopes.is_per_step_method(func):
-            return bool(value.params & {p.name.value for p in func.params.params[1:]})
-        return self.flow.at_callers(value, func).graph
+        if self._forward_inputs(func) & value.params:
+            return True
+        at_callers = self.flow.at_callers(value, func)
+        # A helper of ``forward`` (``self._enqueue(embeddings)``) gets the activations it passes.
+        return at_callers.graph or any(
+            self._forward_inputs(caller) & at_callers.params
+            for site in self.flow.calls.call_sites(func) if (caller := self.scopes.function_of(site)) is not None)
+
+    def _forward_inputs(self, func: cst.FunctionDef) -> set[str]:
+        """The inputs of a module's ``forward``: activations, in training (not its labels,
+        targets, masks or indices, which hold no graph)."""
+        if func.name.value != "forward" or not self.scopes.is_per_step_method(func):
+            return set()
+        return {p.name.value for p in func.params.params[1:] if not _NON_ACTIVATION.search(p.name.value)}
 
     # -- in-place writes ----------------------------------------------------------------
     @cached_property
@@ -446,8 +458,23 @@ class LoopCarried:
         for assign in self.tree.nodes(cst.Assign):
             for target in assign.targets:
                 if isinstance(target.target, cst.Subscript):
-                    found += self._write(assign, target.target.value, [assign.value])
+                    found += self._write(assign, target.target.value, [assign.value]) or \
+                        self._slot_update(assign, target.target)
         return found
+
+    def _slot_update(self, assign: cst.Assign, slot: cst.Subscript) -> list[InPlaceWrite]:
+        """``self.loss_ema[key] = a * self.loss_ema[key] + (1 - a) * value``: an item of an
+        outliving container carried from step to step, like a rebound name."""
+        spelled = _SPELLER.code_for_node(slot)
+        reads = [n for n in self.tree.descendants(assign.value, cst.Subscript) if _SPELLER.code_for_node(n) == spelled]
+        if not reads or self.grad.is_disabled(assign):
+            return []
+        iteration = self.iterations.step_iteration(assign)
+        if iteration is None or isinstance(iteration, cst.Lambda) or not self._crosses_step(iteration):
+            return []
+        if not self.stores.outlives(slot.value, assign, iteration) or not self.holds_graph(assign.value, assign):
+            return []
+        return [InPlaceWrite(assign, slot, assign.value, iteration, slot=True)]
 
     def _write(self, site: cst.CSTNode, target: cst.BaseExpression, values: list) -> list[InPlaceWrite]:
         if not values or self.grad.is_disabled(site):
@@ -482,6 +509,11 @@ class LoopCarried:
 
 def _is_true(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.Name) and expr.value == "True"
+
+
+# Inputs of a ``forward`` that are data about the batch, not activations.
+_NON_ACTIVATION = re.compile(r"label|target|mask|index|indices|idx|ids?$|^y$|^t$|step", re.IGNORECASE)
+_SPELLER = cst.Module([])  # renders a node's code (its own spelling, whitespace included)
 
 
 def carried_name(expr: cst.BaseExpression) -> Optional[str]:

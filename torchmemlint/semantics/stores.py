@@ -382,6 +382,8 @@ class Stores:
             return True
         if isinstance(store.node, cst.Assign) and self.flow.value(store.container, store.node).kind == TENSOR:
             return True  # a slice of a tensor is overwritten; whether that links graphs is TML005's
+        if isinstance(store.node, cst.Assign) and self._updates_own_slot(store.node):
+            return True  # ``ema[k] = d * ema[k] + ...``: the item exists already (TML005's if it keeps a graph)
         if store.key is None:
             return False
         if self._closure_constant(store.key, store.node):
@@ -428,6 +430,18 @@ class Stores:
         if isinstance(node, cst.Name):
             names.add(node.value)
         return names
+
+    @staticmethod
+    def _updates_own_slot(assign: cst.Assign) -> bool:
+        speller = cst.Module([])
+        targets = {speller.code_for_node(t.target) for t in assign.targets if isinstance(t.target, cst.Subscript)}
+        pending = [assign.value]
+        while pending:
+            node = pending.pop()
+            if isinstance(node, cst.Subscript) and speller.code_for_node(node) in targets:
+                return True
+            pending.extend(node.children)
+        return False
 
     def _closure_constant(self, key: cst.BaseExpression, at: cst.CSTNode) -> bool:
         """A key made only of names the enclosing *function* binds (``activation[name] = out``
