@@ -1,19 +1,16 @@
 # Source: https://github.com/LostOxygen/poison_froggo/issues/1
 # Report: CUDA memory kept growing while creating a perturbed (poisoned) dataset; each step's image came back from a forward_step helper, and the maintainer pointed at gradient trees copied over and over into new variables.
-# Shape: the helper returns img - lr * grad built from an image that requires grad; the caller rebinds its image from the helper's result every iteration.
-# Expect: TML005 line 28
+# Shape: the helper returns img - lr * grad built from the image it was given (which requires grad); the caller rebinds its image from the helper's result every iteration, so each step's graph links to the previous one.
+# Expect: TML005 line 25
 import torch
 import torch.nn as nn
 
 
 def forward_step(model: nn.Module, img: torch.Tensor, target_logits: torch.Tensor, lr: float) -> torch.Tensor:
     img.requires_grad_(True)
-    img.retain_grad()
-    logits = model(img)
-    loss = torch.norm(logits - target_logits)
-    model.zero_grad()
-    loss.backward()
-    return img - lr * img.grad
+    loss = torch.norm(model(img) - target_logits)
+    grad, = torch.autograd.grad(loss, img)
+    return img - lr * grad
 
 
 def backward_step(img, base_img, lr, beta):

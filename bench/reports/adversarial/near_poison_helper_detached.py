@@ -1,5 +1,5 @@
 # Source: https://github.com/LostOxygen/poison_froggo/issues/1
-# Report: the reporter's change detaches the image at the start of forward_step and builds the perturbed image from img.grad.data; memory no longer grows.
+# Report: the reporter's change detaches the image at the start of forward_step (img.detach_()) and builds the perturbed image from gradient data only; memory no longer grows.
 # Shape: same helper/caller split; the helper returns a tensor with no history.
 # Expect: near-miss: must be silent
 import torch
@@ -8,11 +8,9 @@ import torch.nn as nn
 
 def forward_step(model: nn.Module, img: torch.Tensor, target_logits: torch.Tensor, lr: float) -> torch.Tensor:
     img = img.detach().requires_grad_(True)
-    logits = model(img)
-    loss = torch.norm(logits - target_logits)
-    model.zero_grad()
-    loss.backward()
-    return (img - lr * img.grad).detach()
+    loss = torch.norm(model(img) - target_logits)
+    grad, = torch.autograd.grad(loss, img)
+    return (img - lr * grad).detach()
 
 
 def backward_step(img, base_img, lr, beta):

@@ -1,7 +1,7 @@
 # Source: https://github.com/KevinMusgrave/pytorch-metric-learning/issues/54
 # Report: the cross-batch memory of a metric-learning loss writes each batch's embeddings into a ring buffer kept on the loss object (the library detaches them before writing).
 # Shape: rewrite without the detach: the buffer is read only under no_grad for mining, but the slice assignment records CopySlices, so the buffer keeps a history that links every batch written into it.
-# Expect: TML001 line 21
+# Expect: TML005 line 21
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -18,7 +18,7 @@ class CrossBatchMemoryLoss(nn.Module):
 
     def _enqueue(self, embeddings, labels):
         end = self.queue_idx + embeddings.shape[0]
-        self.embedding_memory[self.queue_idx:end] = embeddings  # expect: TML001
+        self.embedding_memory[self.queue_idx:end] = embeddings  # expect: TML005
         self.label_memory[self.queue_idx:end] = labels
         self.queue_idx = end % self.memory_size
 
