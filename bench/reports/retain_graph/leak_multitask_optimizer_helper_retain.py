@@ -1,5 +1,5 @@
-# Source: https://github.com/ItzikMalkiel/MTAdam/issues/2
-# Report: with auxiliary losses on a large dataset, CUDA memory kept growing until a crash; the reporter attributed it to loss.backward(retain_graph=True) never being cleared.
+# Source: https://github.com/hosseinshn/GradNorm/issues/9
+# Report: adapting the GradNorm code to a transformer, CUDA ran out of memory as the iterations grew; the reporter suspected loss.backward(retain_graph=True) and the per-task autograd.grad(..., retain_graph=True).
 # Shape: a helper method backpropagates each task loss separately to collect per-task gradients, retaining the graph on every call including the last task, and keeps the stacked task losses for loss-ratio weighting.
 # Expect: TML006 line 19; TML001 line 15
 import torch
