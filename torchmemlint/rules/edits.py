@@ -27,16 +27,20 @@ TYPE_UNKNOWN = "no automatic fix: what the value holds is not known (a tensor, a
 
 
 def without_graph(model: SemanticModel, expr: cst.BaseExpression, at: cst.CSTNode,
-                  *then: str, stored_in: Optional[cst.BaseExpression] = None) -> tuple[Optional[cst.BaseExpression], str]:
+                  *then: str, stored_in: Optional[cst.BaseExpression] = None,
+                  tensor_operand: bool = False) -> tuple[Optional[cst.BaseExpression], str]:
     """``expr`` rewritten to keep no autograd graph, by what the value flow knows it holds:
     ``x.detach()`` (then ``then``, e.g. ``.cpu()``) for a tensor; element by element for a
     tuple, list or dict written out; ``{k: v.detach() for k, v in d.items()}`` for a dict of
     tensors. Never a method a Python number or a container lacks: (None, why) when the kind is
     not known. ``stored_in``: the list ``expr`` is appended to; when the code joins that list
-    with ``torch.cat``/``torch.stack``, its elements are tensors (else the join would fail)."""
+    with ``torch.cat``/``torch.stack``, its elements are tensors (else the join would fail).
+    ``tensor_operand``: the caller knows ``expr`` holds a graph and is what a tensor's in-place
+    operation writes (``buf.add_(v)``, ``buf[i] = v``), which takes a tensor or a number; a
+    number holds no graph, so it is a tensor."""
     value = model.flow.value(expr, at)
-    if value.kind is None and (value.graph or value.device) and stored_in is not None and \
-            joined_as_tensors(model, stored_in, at):
+    if value.kind is None and (tensor_operand or (value.graph or value.device) and stored_in is not None
+                               and joined_as_tensors(model, stored_in, at)):
         value = replace(value, kind=TENSOR)
     return _without_graph(expr, value, then)
 

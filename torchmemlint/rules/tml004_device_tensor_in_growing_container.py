@@ -6,7 +6,10 @@ a factory with `device=`) appended to a container that outlives the loop — typ
 predictions of a whole validation set collected on the GPU — when it is not graph-attached (that
 case is TML001) and not moved off the device with `.cpu()`, `.item()` or `.tolist()`; also when
 the append happens inside a method of a helper object of the same file (`collector.update(preds)`
-where `update` does `self.preds.append(preds)`).
+where `update` does `self.preds.append(preds)`). An item assignment grows a dict when its key comes from the step's data
+(`results[sample_id] = score` over `zip(ids, scores)`), not when it comes from a fixed set of
+names (`latest[name] = value` over `metrics.items()`). A model moved to the device and kept in such a
+container (one per hyper-parameter trial or cross-validation fold) is flagged with its own message.
 
 ## Why is this bad?
 Each iteration adds one batch's outputs to GPU memory for the rest of the loop: live device
@@ -33,7 +36,8 @@ on purpose, because `.item()` every step would wait for the GPU.
 ## Fix safety
 The fix stores `.detach().cpu()` of what the value flow knows to be a tensor (element by element
 for a tuple or dict written out, `{key: tensor.detach().cpu() for key, tensor in d.items()}` for
-a dict of tensors); a value whose type is not known gets no fix. It is **safe** where the
+a dict of tensors); a value whose type is not known gets no fix, nor does a model (what to keep
+of it is the author's call). It is **safe** where the
 container only ever feeds host-side consumers — a metric library (`sklearn.metrics.f1_score(labels,
 preds)`), numpy or scipy, `len()`, or `torch.cat(preds)` whose result goes on to `.cpu()`,
 `.numpy()`, `.tolist()` or `.item()` — because those see the same numbers on the host either way.
@@ -52,25 +56,33 @@ import libcst as cst
 from torchmemlint.rules.base import Finding, NodeFix, Replacement, Rule
 from torchmemlint.rules.edits import without_graph
 from torchmemlint.semantics import SemanticModel
-from torchmemlint.semantics.prescreen import CALL_STORE, LIST_STORE
+from torchmemlint.semantics.flow import MODULE
+from torchmemlint.semantics.prescreen import CALL_STORE, LIST_STORE, SUBSCRIPT_STORE
+
+MODULE_MESSAGE = ("model on the device kept in a container that grows every iteration (a model per trial or "
+                  "fold): every one's parameters, and whatever its optimizer state and closures hold, stay on "
+                  "the device; keep its `state_dict()` on the CPU, or only its metrics")
+MODULE_NO_FIX = "no automatic fix: what to keep of each model (weights on the CPU, a score) is the author's call"
 
 
 class DeviceTensorInGrowingContainer(Rule):
     code = "TML004"
     name = "device-tensor-in-growing-container"
     message = "device tensor kept in a container that grows every iteration; store `.cpu()` (or `.item()`) instead"
-    triggers = ("append", "extend", "insert", "+=", "push", "put")
+    triggers = ("append", "extend", "insert", "+=", "push", "put", "=")
 
     needs_steps = True
-    keeping = frozenset({CALL_STORE, LIST_STORE})
+    keeping = frozenset({CALL_STORE, LIST_STORE, SUBSCRIPT_STORE})
 
     def check(self, model: SemanticModel) -> Iterator[Finding]:
-        for store in model.stores.stores(appended_only=True):
-            if not isinstance(store.node, cst.Call) and not isinstance(store.node, cst.AugAssign):
-                continue  # ``d[k] = v`` overwrites a bounded set of keys
+        for store in model.stores.stores():
             iteration = model.iterations.step_iteration(store.node)
             if iteration is None:
                 continue
+            if not store.appended or model.stores.never_grows(store):
+                continue
+            if isinstance(store.node, cst.Assign) and not model.stores.keyed_by_example(store, iteration):
+                continue  # ``d[k] = v`` overwrites a bounded set of keys, unless each example brings its own
             if isinstance(iteration, cst.FunctionDef) and model.stores.reset_elsewhere_in_class(store.container, iteration):
                 continue
             if not model.stores.outlives(store.container, store.node, iteration):
@@ -80,6 +92,9 @@ class DeviceTensorInGrowingContainer(Rule):
                 continue  # (a graph-attached value is TML001's)
             if value.loss or value.scalar:
                 continue  # one 512-byte block per step, kept on the device on purpose (no sync)
+            if value.kind == MODULE:
+                yield Finding(store.value, message=MODULE_MESSAGE, no_fix=MODULE_NO_FIX)
+                continue
             new, no_fix = without_graph(model, store.value, store.node, "cpu", stored_in=store.container)
             fix = None if new is None else NodeFix(
                 "store `.detach().cpu()`", safe=_only_host_consumers(model, store.container, store.node),

@@ -7,7 +7,10 @@ fed back into a model (`h = rnn(x, h)`, `out, (h, c) = lstm(x, (h, c))`,
 themselves (`x_adv = x_adv + alpha * grad.sign()`), exponential moving averages and running
 statistics of graph-attached values (`ema = 0.9 * ema + 0.1 * loss`,
 `self.running_mean = m * self.running_mean + (1 - m) * x.mean(0)` in `forward`), and manual
-updates of tensors that require grad (`W = W - lr * W.grad`) — in a loop that runs a backward
+updates of tensors that require grad (`W = W - lr * W.grad`); also graph-attached values written
+*in place* into a tensor that outlives the step (a registered buffer updated in `forward` with
+`self.running_mean.mul_(m).add_((1 - m) * x.mean(0))`, a memory bank `bank[idx] = emb`, class
+centers `self.centers[y] = ...`) — in a loop that runs a backward
 pass or an optimizer step (or iterates a loader), or across calls of a per-step method.
 
 ## Why is this bad?
@@ -56,7 +59,9 @@ its initialisation (a tensor factory, a tuple of them, a helper of the file retu
 state whose type is not known (`model.init_hidden()`, `None` at first) is read through
 `detach_state(hidden)`, a helper the fix adds after the module's imports: it detaches a tensor,
 a tuple or list of them element by element, and returns anything else unchanged, so it cannot
-fail on what the state turns out to be (no fix where the file binds `torch` to something else). Always **unsafe**: gradients
+fail on what the state turns out to be (no fix where the file binds `torch` to something else).
+For an in-place write, it detaches the written value where it is surely a tensor
+(`bank[idx] = emb.detach()`). Always **unsafe**: gradients
 no longer flow into earlier iterations, which is the point, but changes what backward computes.
 
 ## Runtime signature
@@ -70,11 +75,11 @@ from typing import Iterator, Optional
 import libcst as cst
 
 from torchmemlint.rules.base import Finding, NodeFix, Replacement, Rule
-from torchmemlint.rules.edits import call_method, torch_name_taken, torch_spelling, with_torch_import
+from torchmemlint.rules.edits import call_method, torch_name_taken, torch_spelling, with_torch_import, without_graph
 from torchmemlint.semantics import SemanticModel
 from torchmemlint.semantics.flow import SEQUENCE, TENSOR, Value
 from torchmemlint.semantics.loop_carried import STATE, UPDATE, Carry, carried_name
-from torchmemlint.semantics.prescreen import LOOP_ASSIGNMENT, SELF_ASSIGNMENT
+from torchmemlint.semantics.prescreen import IN_PLACE_WRITE, LOOP_ASSIGNMENT, SELF_ASSIGNMENT, SUBSCRIPT_STORE
 
 
 class LoopCarriedGraph(Rule):
@@ -84,7 +89,7 @@ class LoopCarriedGraph(Rule):
     triggers = ("=",)
 
     needs_steps = True
-    keeping = frozenset({LOOP_ASSIGNMENT, SELF_ASSIGNMENT})
+    keeping = frozenset({LOOP_ASSIGNMENT, SELF_ASSIGNMENT, SUBSCRIPT_STORE, IN_PLACE_WRITE})
 
     def check(self, model: SemanticModel) -> Iterator[Finding]:
         by_site: dict[cst.CSTNode, list[Carry]] = {}
@@ -100,6 +105,19 @@ class LoopCarriedGraph(Rule):
                        f"(`{names[0]} = {names[0]}.detach()`, `repackage_hidden`)")
             fix, no_fix = _detach_fix(model, site, carries)
             yield Finding(site, message=message, fix=fix, no_fix=no_fix)
+        for write in model.loop_carried.in_place_writes:
+            target = model.code(write.target)
+            message = (f"`{target}` is carried into the next iteration with its autograd graph: every step's graph "
+                       f"links to the previous one, so memory and backward time grow; store a `.detach()`ed value") \
+                if write.slot else (
+                f"`{target}` is written in place with a graph-attached value: the tensor joins the autograd graph "
+                f"and every step's write links to the previous one, so memory and backward time grow; write a "
+                f"`.detach()`ed value, or update under `torch.no_grad()`")
+            # written into a tensor (not a slot of a container): the value is a tensor operand
+            detached, no_fix = without_graph(model, write.value, write.site, tensor_operand=not write.slot)
+            fix = None if detached is None else NodeFix("detach the written value", safe=False,
+                                                        replacements=[Replacement(write.value, detached)])
+            yield Finding(write.site, message=message, fix=fix, no_fix=no_fix)
 
 
 def _detach_fix(model: SemanticModel, site: cst.CSTNode, carries: list[Carry]) -> tuple[Optional[NodeFix], str]:

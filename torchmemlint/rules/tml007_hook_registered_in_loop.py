@@ -66,7 +66,7 @@ import libcst as cst
 from torchmemlint.rules.base import Finding, NodeFix, Replacement, Rule
 from torchmemlint.rules.edits import split_leading_lines
 from torchmemlint.semantics import SemanticModel
-from torchmemlint.semantics.hooks import HookRegistration
+from torchmemlint.semantics.hooks import HookRegistration, Pile
 from torchmemlint.semantics.prescreen import HOOK
 
 
@@ -79,21 +79,35 @@ class HookRegisteredInLoop(Rule):
     keeping = frozenset({HOOK})
 
     def check(self, model: SemanticModel) -> Iterator[Finding]:
+        reported = set()
         for registration in model.hooks.registrations:
-            if model.hooks.piles_up(registration) is None:
+            pile = model.hooks.piles_up(registration)
+            if pile is None:
                 continue
             target = model.code(registration.receiver) if registration.receiver is not None else "every module"
-            fix, no_fix = _register_once_fix(model, registration)
-            yield Finding(registration.call, fix=fix, no_fix=no_fix,
+            if pile.constructs is not None:  # the construction in the loop is what to change
+                if pile.at in reported:
+                    continue
+                reported.add(pile.at)
+                yield Finding(pile.at, related=[(registration.call, f"`{registration.method}` on `{target}`")],
+                              message=f"`{pile.constructs}(...)` runs every iteration and its construction registers "
+                                      f"`{registration.method}` on `{target}`, never removed: hooks and what their "
+                                      f"closures capture pile up; build it once before the loop, or remove its hooks")
+                continue
+            related = [] if pile.at is registration.call else [(pile.at, "called here on every iteration")]
+            fix, no_fix = _register_once_fix(model, registration, pile)
+            yield Finding(registration.call, related=related, fix=fix, no_fix=no_fix,
                           message=f"`{registration.method}` on `{target}` runs every iteration and the handle is never "
                                   f"removed: hooks and what their closures capture pile up; register once before the "
                                   f"loop, or keep the handle and call `.remove()`")
 
 
-def _register_once_fix(model: SemanticModel, registration: HookRegistration) -> tuple[Optional[NodeFix], str]:
+def _register_once_fix(model: SemanticModel, registration: HookRegistration, pile: Pile) -> tuple[Optional[NodeFix], str]:
     """Register once before the loop and remove after it, or, when the registration reads what
     the loop binds, remove the hook at the end of each iteration (see "Fix safety")."""
-    loop = model.hooks.piles_up(registration)
+    loop = pile.iteration
+    if pile.at is not registration.call:
+        return None, "no automatic fix: the hook is registered by a function the loop calls; where it should live is the author's call"
     if not isinstance(loop, (cst.For, cst.While)):
         return None, "no automatic fix: the hook is registered on every call of a method; where it should live is the author's call"
     statement = model.tree.parent.get(model.tree.parent.get(registration.call))
