@@ -36,8 +36,9 @@ def without_graph(model: SemanticModel, expr: cst.BaseExpression, at: cst.CSTNod
     not known. ``stored_in``: the list ``expr`` is appended to; when the code joins that list
     with ``torch.cat``/``torch.stack``, its elements are tensors (else the join would fail).
     ``tensor_operand``: the caller knows ``expr`` holds a graph and is what a tensor's in-place
-    operation writes (``buf.add_(v)``, ``buf[i] = v``), which takes a tensor or a number; a
-    number holds no graph, so it is a tensor."""
+    operation writes (``buf.add_(v)``, ``buf[i] = v``, ``total += v`` into a tensor) or what is
+    added to a Python number (``total += v`` into ``0.0``): those take a tensor or a number, and
+    a number holds no graph, so it is a tensor."""
     value = model.flow.value(expr, at)
     if value.kind is None and (tensor_operand or (value.graph or value.device) and stored_in is not None
                                and joined_as_tensors(model, stored_in, at)):

@@ -46,9 +46,14 @@ number or a container lacks:
   the total is only ever used as a number afterwards (formatted, compared, `float()`), **unsafe**
   when it escapes (returned, printed as is, stored), because it becomes a Python float; the same
   in a local list whose elements are only used as numbers (**unsafe**: the list holds floats);
+- a scalar accumulated into a dict of Python numbers (`defaultdict(float)`, `{"ce": 0.0}`) gets
+  `.item()` per component at the accumulation site (**unsafe**: the dict's values become floats);
 - any other tensor gets `.detach()`, a tuple or dict written out gets it per element, and a
   dict of tensors becomes `{key: tensor.detach() for key, tensor in d.items()}`: the container
-  still holds tensors, but code that backpropagates through them would change, so **unsafe**;
+  still holds tensors, but code that backpropagates through them would change, so **unsafe**.
+  A value the flow cannot type is still a tensor where it is added to a Python number or into a
+  tensor, or written into a tensor (`buf[t] = v`), or appended to a list that `torch.cat` joins:
+  with its graph it can be nothing else;
 - anything else (a model output that may be a tuple or a `ModelOutput`, a record) gets no
   automatic fix, and `fix --diff` says so.
 
@@ -168,12 +173,15 @@ def _store_fix(model: SemanticModel, store: Store) -> tuple[Optional[NodeFix], s
     container holds: unsafe."""
     if _is_scalar(model, store.value, store.node) and _elements_used_only_as_numbers(model, store.container):
         return _item_fix(store.value, safe=False), ""
-    return _detach_fix(model, store.value, store.node, stored_in=store.container)
+    # ``buffer[t] = value`` into a tensor writes it in place: it is a tensor operand.
+    into_tensor = isinstance(store.node, cst.Assign) and model.flow.value(store.container, store.node).kind == TENSOR
+    return _detach_fix(model, store.value, store.node, stored_in=store.container, tensor_operand=into_tensor)
 
 
 def _detach_fix(model: SemanticModel, value: cst.BaseExpression, at: cst.CSTNode,
-                stored_in: Optional[cst.BaseExpression] = None) -> tuple[Optional[NodeFix], str]:
-    new, why_not = without_graph(model, value, at, stored_in=stored_in)
+                stored_in: Optional[cst.BaseExpression] = None, tensor_operand: bool = False) \
+        -> tuple[Optional[NodeFix], str]:
+    new, why_not = without_graph(model, value, at, stored_in=stored_in, tensor_operand=tensor_operand)
     if new is None:
         return None, why_not
     return NodeFix("store it without its graph (`.detach()`)", safe=False, replacements=[Replacement(value, new)]), ""
@@ -219,18 +227,24 @@ def _accumulation_fix(model: SemanticModel, accumulation: Accumulation) -> tuple
     purpose)."""
     value = accumulation.value
     target = accumulation.target
-    if isinstance(target, cst.Name) and _is_scalar(model, value, accumulation.node):
-        scope = model.scopes.scope_of(accumulation.node)
+    scope = model.scopes.scope_of(accumulation.node)
+    number_total = False
+    if isinstance(target, cst.Name):
         starts = [b for b in model.scopes.bindings(scope).get(target.value, [])
                   if not b.augmented and b.node is not accumulation.node]
-        if starts and all(isinstance(b.value, (cst.Integer, cst.Float)) for b in starts):
+        number_total = bool(starts) and all(isinstance(b.value, (cst.Integer, cst.Float)) for b in starts)
+        if number_total and _is_scalar(model, value, accumulation.node):
             return _item_fix(value, safe=used_only_as_number(model, target.value, scope, exclude=accumulation.node)), ""
-    if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) and \
-            _is_scalar(model, value, accumulation.node) and _holds_numbers(model, target.value, accumulation.node):
-        # ``running[name] += loss_value`` into ``defaultdict(float)``: a number per component
-        # (unsafe: the dict's values become floats, which is what its callers see).
-        return _item_fix(value, safe=False), ""
-    return _detach_fix(model, value, accumulation.node)
+    elif isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
+        number_total = _holds_numbers(model, target.value, accumulation.node)
+        if number_total and _is_scalar(model, value, accumulation.node):
+            # ``running[name] += loss_value`` into ``defaultdict(float)``: a number per component
+            # (unsafe: the dict's values become floats, which is what its callers see).
+            return _item_fix(value, safe=False), ""
+    # Added with its graph to a Python number or into a tensor, the value is a tensor (a number
+    # holds no graph, and neither takes a container); maybe of several elements: ``.detach()``.
+    into_tensor = model.flow.value(target, accumulation.node).kind == TENSOR
+    return _detach_fix(model, value, accumulation.node, tensor_operand=number_total or into_tensor)
 
 
 _NUMBER_TYPES = frozenset({"float", "int"})

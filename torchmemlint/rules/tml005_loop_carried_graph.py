@@ -54,7 +54,7 @@ list or dict has), the fix detaches the new value — `ema = (0.9 * ema + 0.1 * 
 keep requiring grad for the next iteration (its `.grad` is read, it is differentiated), makes it a
 new leaf with `.requires_grad_()`. For recurrent state fed to a module, it detaches the previous
 value where the iteration reads it — `model(x, h.detach())`, or
-`tuple(s.detach() for s in hidden)` for a tuple of states — when the state's type is known from
+`tuple(part.detach() for part in hidden)` for a tuple of states — when the state's type is known from
 its initialisation (a tensor factory, a tuple of them, a helper of the file returning one). A
 state whose type is not known (`model.init_hidden()`, `None` at first) is read through
 `detach_state(hidden)`, a helper the fix adds after the module's imports: it detaches a tensor,
@@ -144,7 +144,7 @@ def _detach_fix(model: SemanticModel, site: cst.CSTNode, carries: list[Carry]) -
             if kind == TENSOR:
                 new = call_method(read, "detach")
             elif kind == SEQUENCE:
-                new = cst.parse_expression(f"tuple(state.detach() for state in {model.code(read)})")
+                new = cst.parse_expression(f"tuple(part.detach() for part in {model.code(read)})")
             else:
                 return _state_helper_fix(model, carries)
             replacements.append(Replacement(read, new))
