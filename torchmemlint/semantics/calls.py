@@ -448,7 +448,7 @@ def is_class_name(name: str) -> bool:
 def is_model_name(name: Optional[str]) -> bool:
     """Whether an identifier names a model or a loss function (see MODEL_WORDS); not one that
     does something to models (``load_models``, ``build_model``, ``save_model``)."""
-    if not name:
+    if not name or name.startswith("__") and name.endswith("__"):  # ``obj.__module__`` is a string
         return False
     if name in EXACT_MODEL_NAMES or name.lower() in _LOSS_FUNCTION_NAMES:
         return True

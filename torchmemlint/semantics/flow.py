@@ -345,6 +345,8 @@ class Flow:
 
     def returns_tensor(self, function: cst.FunctionDef) -> bool:
         """Annotated ``-> torch.Tensor`` (or a container of tensors), or it may return a tensor."""
+        if function.returns is not None and _excludes_tensors(function.returns.annotation):
+            return False  # ``-> bool``, ``-> dict[str, int]``: the author says what comes back
         returned = self.summary(function).returns
         return self._returns_tensor_annotation(function) or _may_hold_tensor(returned)
 
@@ -627,7 +629,7 @@ class Flow:
         kind = None
         annotation = param.annotation.annotation if param.annotation is not None else None
         if annotation is not None and self.annotation_has_tensor(annotation):
-            kind = TENSOR
+            kind = TENSOR if not _is_container_annotation(annotation) else None  # ``dict[str, Tensor]`` is no tensor
         elif isinstance(annotation, cst.Name) and annotation.value in ("int", "float", "bool"):
             kind = NUMBER
         elif annotation is not None and (self.imports.qualify(annotation) or "").startswith("torch.nn.") and \
@@ -1191,6 +1193,37 @@ def _substitute(value: Value, arguments: dict[str, Value]) -> Value:
 
 def _facets(value: Value) -> dict:
     return dict(graph=value.graph, device=value.device, params=value.params, why=value.why)
+
+
+# Annotation names that can hold no tensor, however they are combined.
+_NON_TENSOR_ANNOTATIONS = frozenset({
+    "None", "bool", "int", "float", "complex", "str", "bytes", "set", "frozenset", "list", "dict", "tuple",
+    "Optional", "Union", "Set", "FrozenSet", "List", "Dict", "Tuple", "Literal", "type", "Type",
+})
+
+
+def _is_container_annotation(annotation: cst.BaseExpression) -> bool:
+    """``dict[str, Tensor]``, ``List[Tensor]``, ``tuple[Tensor, ...]`` (not ``Optional[Tensor]``)."""
+    if not isinstance(annotation, cst.Subscript):
+        return False
+    outer = annotation.value
+    name = outer.attr.value if isinstance(outer, cst.Attribute) else outer.value if isinstance(outer, cst.Name) else ""
+    return name.lower() in ("dict", "list", "tuple", "sequence", "mapping", "iterable", "set", "deque")
+
+
+def _excludes_tensors(annotation: cst.BaseExpression) -> bool:
+    """An annotation made only of builtin scalars and containers (``set[str]``,
+    ``Optional[dict[str, int]]``, ``bool | None``)."""
+    pending, names = [annotation], []
+    while pending:
+        node = pending.pop()
+        if isinstance(node, cst.Name):
+            names.append(node.value)
+        elif isinstance(node, (cst.Attribute, cst.BaseString, cst.Call, cst.Lambda)):
+            return False  # ``torch.Tensor``, ``"Output"``, anything not spelled out here
+        else:
+            pending.extend(node.children)
+    return bool(names) and all(n in _NON_TENSOR_ANNOTATIONS for n in names)
 
 
 def _may_hold_tensor(value: Value) -> bool:

@@ -14,7 +14,7 @@ from typing import Iterator, Optional, Union
 import libcst as cst
 
 from torchmemlint.semantics.calls import Calls, Function
-from torchmemlint.semantics.flow import TENSOR, Flow
+from torchmemlint.semantics.flow import MODULE, TENSOR, Flow
 from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.iterations import Iteration, Iterations
 from torchmemlint.semantics.scopes import Loop, Scopes
@@ -95,6 +95,8 @@ class Stores:
                 continue
             if self.imports.qualify(func) is not None:  # torch.add(a, b), np.append(a, b): functions, not stores
                 continue
+            if func.attr.value in METER_METHODS and self.flow.value(func.value, call).kind == MODULE:
+                continue  # ``self.skip_add.add(x, y)``: a quantization FloatFunctional computes, keeps nothing
             callee = self.calls.callee(call)
             if callee is not None and callee.function is not None:
                 continue
@@ -382,6 +384,8 @@ class Stores:
             return True
         if isinstance(store.node, cst.Assign) and self.flow.value(store.container, store.node).kind == TENSOR:
             return True  # a slice of a tensor is overwritten; whether that links graphs is TML005's
+        if isinstance(store.node, cst.Assign) and self.scopes.function_of(store.node) in self.calls.forward_hooks:
+            return True  # ``outputs[names[module]] = out`` in a hook: one slot per hooked module, overwritten
         if isinstance(store.node, cst.Assign) and self._updates_own_slot(store.node):
             return True  # ``ema[k] = d * ema[k] + ...``: the item exists already (TML005's if it keeps a graph)
         if store.key is None:

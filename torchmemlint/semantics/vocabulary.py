@@ -26,6 +26,7 @@ STEP_WORDS = frozenset({
 })
 # Words of a loop variable that name one step (the iterable may be a bare ``range(100)``).
 STEP_TARGET_WORDS = frozenset({"epoch", "step", "episode", "iteration", "batch", "minibatch"})
+_SETTING_WORDS = frozenset({"first", "size", "sizes", "shape", "norm", "dim", "mode", "type", "count", "len"})
 # An iterable that yields batches of data.
 LOADER_ITERABLE = re.compile(r"loader|batches|dataset|\bdl\b|_dl\b", re.IGNORECASE)
 # Identifiers of an iterable that say nothing about what it iterates over.
@@ -43,8 +44,12 @@ def is_step_identifier(identifier: str) -> bool:
 
 
 def is_step_target(identifier: str) -> bool:
-    """A loop variable named for one step (``epoch``, ``batch_idx``)."""
-    return any(word in STEP_TARGET_WORDS for word in identifier.lower().split("_"))
+    """A loop variable named for one step (``epoch``, ``batch_idx``), not for a setting
+    (``batch_first``, ``batch_size``, ``step_size``)."""
+    words = identifier.lower().split("_")
+    if len(words) > 1 and words[-1] in _SETTING_WORDS:
+        return False
+    return any(word in STEP_TARGET_WORDS for word in words)
 
 
 def makes_training_step(method: str, receiver: Optional[str]) -> bool:
