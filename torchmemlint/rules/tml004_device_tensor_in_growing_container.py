@@ -44,17 +44,17 @@ Live device memory grows with the number of iterations (`confirmed-growth`).
 """
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Iterator, Optional
 
 import libcst as cst
 
 from torchmemlint.rules.base import Finding, NodeFix, Replacement, Rule
 from torchmemlint.rules.edits import TYPE_UNKNOWN, call_method
 from torchmemlint.semantics import SemanticModel
-from torchmemlint.semantics.flow import MODULE, TENSOR
+from torchmemlint.semantics.flow import MODULE, RECORD, TENSOR, Value
 from torchmemlint.semantics.prescreen import CALL_STORE, LIST_STORE, SUBSCRIPT_STORE
 
-MODULE_MESSAGE = ("model on the device kept in a container that grows every iteration (a model per trial or "
+MODULE_MESSAGE = ("{what} on the device kept in a container that grows every iteration (one per trial or "
                   "fold): every one's parameters, and whatever its optimizer state and closures hold, stay on "
                   "the device; keep its `state_dict()` on the CPU, or only its metrics")
 MODULE_NO_FIX = "no automatic fix: what to keep of each model (weights on the CPU, a score) is the author's call"
@@ -87,8 +87,9 @@ class DeviceTensorInGrowingContainer(Rule):
                 continue  # (a graph-attached value is TML001's)
             if value.loss or value.scalar:
                 continue  # one 512-byte block per step, kept on the device on purpose (no sync)
-            if value.kind == MODULE:
-                yield Finding(store.value, message=MODULE_MESSAGE, no_fix=MODULE_NO_FIX)
+            holder = _model_holder(value)
+            if holder is not None:
+                yield Finding(store.value, message=MODULE_MESSAGE.format(what=holder), no_fix=MODULE_NO_FIX)
             elif value.kind not in (None, TENSOR):
                 yield Finding(store.value, no_fix=TYPE_UNKNOWN)
             else:
@@ -96,3 +97,17 @@ class DeviceTensorInGrowingContainer(Rule):
                     "store `.detach().cpu()`", safe=False,
                     replacements=[Replacement(store.value, call_method(store.value, "detach", "cpu"))],
                 ))
+
+
+def _model_holder(value: Value) -> Optional[str]:
+    """How to name what ``value`` keeps on the device when it is (or holds) a model: "model",
+    or "`Trainer` object holding a model" for an object of the file's classes (in a tuple, too)."""
+    if value.kind == MODULE:
+        return "model"
+    if value.kind == RECORD and value.cls is not None and value.device:
+        return f"`{value.cls}` object (and the model it holds)"
+    for element in value.elements or ():
+        found = _model_holder(element)
+        if found is not None:
+            return found
+    return None

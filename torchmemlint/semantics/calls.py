@@ -24,6 +24,9 @@ _COMMON_METHOD_NAMES = frozenset({
     "put", "push", "pop", "reset", "run", "log", "save", "load", "close", "to", "cuda", "cpu", "item", "sample",
     "predict", "fit", "evaluate", "__call__", "state_dict", "load_state_dict", "parameters", "clear",
 })
+# Calls that run the function they get once per hyper-parameter trial.
+_SEARCH_DRIVERS = frozenset({"optimize", "fmin", "gp_minimize", "forest_minimize", "Tuner", "maximize",
+                             "minimize"})
 FORWARD_HOOK_REGISTRATIONS = frozenset({"register_forward_hook", "register_forward_pre_hook"})
 HOOK_REGISTRATIONS = frozenset({
     "register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook",
@@ -291,6 +294,28 @@ class Calls:
             func = call.func
             if isinstance(func, cst.Attribute) and func.attr.value == "step" and call.args:
                 found.update(self._functions_given(call.args[0].value, call))
+        return frozenset(found)
+
+    @cached_property
+    def trial_objectives(self) -> frozenset[Function]:
+        """Functions a hyper-parameter search calls once per trial: handed to
+        ``study.optimize(objective)`` (optuna), ``fmin(fn=...)`` (hyperopt), ``gp_minimize`` (skopt),
+        ``Tuner`` (Ray), directly, by a lambda, or by a factory."""
+        found: set[Function] = set()
+        for call in self.tree.nodes(cst.Call):
+            name = call.func.attr.value if isinstance(call.func, cst.Attribute) else \
+                call.func.value if isinstance(call.func, cst.Name) else ""
+            if name not in _SEARCH_DRIVERS or not call.args:
+                continue
+            given = next((a.value for a in call.args if a.keyword is not None and a.keyword.value in ("fn", "func")),
+                         call.args[0].value)
+            for function in self._functions_given(given, call):
+                found.add(function)
+                if isinstance(function, cst.Lambda):  # ``lambda t: objective(t, loader)``
+                    for inner in self.tree.descendants(function.body, cst.Call):
+                        callee = self.callee(inner)
+                        if callee is not None and callee.function is not None and callee.constructs is None:
+                            found.add(callee.function)
         return frozenset(found)
 
     def _functions_given(self, expr: cst.BaseExpression, at: cst.CSTNode) -> list[Function]:

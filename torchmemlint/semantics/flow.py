@@ -284,6 +284,7 @@ class Flow:
         self.modules = modules
         self.calls = calls
         self._memo: dict[tuple[cst.CSTNode, cst.CSTNode], Value] = {}
+        self._growth: dict[object, dict[str, list[cst.Call]]] = {}
         self._summaries: dict[object, Summary] = {}
         self._attributes: dict[tuple[cst.ClassDef, str], Value] = {}
         self._self_assignments: dict[cst.ClassDef, dict[str, list[SelfAssignment]]] = {}
@@ -433,6 +434,11 @@ class Flow:
         bindings = self._bindings(name, at)
         values = [self._binding_value(b, name) for b in bindings]
         result = join(values) if values else UNKNOWN
+        if result.kind == SEQUENCE:
+            appended = self._appended_to(name, self.scopes.scope_of(at))
+            if appended:  # ``preds = []`` ... ``preds.append(model(x))``: a list of what was appended
+                part = join([result.element or NOTHING, *appended])
+                result = replace(_combine([result, part], kind=SEQUENCE), element=part, elements=None)
         if not result.graph and result.kind not in (MODULE, OPTIMIZER) and self._differentiated(name, at, bindings):
             container = self._indexed_in_backward(name, self.scopes.scope_of(at))  # ``metrics["loss"].backward()``
             result = replace(result, graph=True, detached=False, kind=result.kind or (None if container else TENSOR),
@@ -445,6 +451,29 @@ class Flow:
                 name in self._backwarded_as_scalar(scope):
             result = replace(result, kind=TENSOR, scalar=True)  # ``backward()`` without a gradient needs one
         return result
+
+    def _appended_to(self, name: str, scope) -> list[Value]:
+        """What ``scope`` appends (``append``, ``extend``'s elements, ``insert``) to the list
+        ``name``."""
+        found = []
+        for call in self._list_growth(scope).get(name, ()):
+            if not call.args:
+                continue
+            added = self.value(call.args[-1].value, call)
+            found.append(added.any_element() if call.func.attr.value == "extend" else added)
+        return found
+
+    def _list_growth(self, scope) -> dict[str, list[cst.Call]]:
+        known = self._growth.get(scope)
+        if known is None:
+            known = {}
+            for call in self.scopes.scope_nodes(scope, cst.Call):
+                func = call.func
+                if isinstance(func, cst.Attribute) and func.attr.value in ("append", "extend", "insert") and \
+                        isinstance(func.value, cst.Name):
+                    known.setdefault(func.value.value, []).append(call)
+            self._growth[scope] = known
+        return known
 
     def _used_as_tensor(self, scope) -> set[str]:
         """Names the code of ``scope`` uses in ways only a tensor allows: a tensor method or

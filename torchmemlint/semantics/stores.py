@@ -406,7 +406,13 @@ class Stores:
         target, or an inner loop over it: ``for i, o in zip(ids, out)``): a new key, so a new
         entry, on every iteration. A key from a fixed set (``for name, v in losses.items()``)
         is not."""
-        if store.key is None or not isinstance(iteration, cst.For):
+        if store.key is None:
+            return False
+        if isinstance(iteration, cst.FunctionDef):  # ``trained[trial.number] = model`` in an objective
+            params = {p.name.value for p in (*iteration.params.posonly_params, *iteration.params.params)}
+            return bool(self._names_in(store.key) & params) and \
+                bool(_PER_CALL_KEY.search(cst.Module([]).code_for_node(store.key)))
+        if not isinstance(iteration, cst.For):
             return False
         per_step = self._names_in(iteration.target)
         keys = self._names_in(store.key)
@@ -484,6 +490,8 @@ class Stores:
         )
 
 
+# A key that names one call of a per-step function (a trial, an epoch, a step), not one of a few slots.
+_PER_CALL_KEY = re.compile(r"number|\bid\b|_id\b|idx|index|step|epoch|fold|trial|iteration", re.IGNORECASE)
 _ITEM_GETTERS = frozenset({"setdefault", "get"})
 
 
