@@ -668,9 +668,16 @@ class Flow:
             hooked = self._hook_argument(func, name)
             if hooked is not None:
                 return replace(hooked, alias=name, params=frozenset({name}))
-        device = func is not None and self._lightning_batch(func, name)
+        device = func is not None and (self._lightning_batch(func, name) or self._lightning_outputs(func, name))
         return Value(alias=name, params=frozenset({name}), kind=kind, device=device,
                      loss="loss" in name.lower().split("_"))
+
+    @staticmethod
+    def _lightning_outputs(func: cst.FunctionDef, name: str) -> bool:
+        """``outputs`` of a Lightning ``on_*_batch_end`` hook: what the step returned, on the
+        module's device."""
+        method = func.name.value
+        return name == "outputs" and method.startswith("on_") and method.endswith("_batch_end")
 
     def _lightning_batch(self, func: cst.FunctionDef, name: str) -> bool:
         """Lightning moves ``batch`` to the module's device before calling a step method."""
