@@ -15,7 +15,19 @@ one-element tensor, never on a Python float or a dict of losses.
 Inside a function, a parameter's value is unknown; what derives from it without breaking the graph
 carries the parameter's name (``params``), so a function's summary says "returns a graph of its
 own" apart from "returns what its first argument holds", and each call site fills in its own
-arguments."""
+arguments.
+
+Where values come from, besides the obvious (model calls, loss functions, torch functions): a
+parameter of the model (``nn.Parameter``, ``model.parameters()``) is a *leaf* — no graph itself,
+but whatever is computed from it has one; a ``torch.distributions`` object carries its parameters'
+graph into ``log_prob``/``rsample`` (not into ``sample``); a forward hook's input and output hold
+the graph of the forward that calls it (unless every hooked forward runs under ``no_grad``); a
+list holds what its scope appends to it.
+
+Summaries stop at the file: a function of another module of the package is not read (each file is
+parsed and cached on its own, so ``-j`` and the result cache stay per file). A call of something
+unknown keeps its arguments' graph; a method of an object from elsewhere that the rules know by
+name (``update`` of a ``*Meter``) is judged by that name."""
 from __future__ import annotations
 
 import re
