@@ -14,22 +14,38 @@ import pytest
 
 from torchmemlint.diagnostics import Diagnostic
 from torchmemlint.verify.runner import Limits
-from torchmemlint.verify.sandbox import FolderCopy
+from torchmemlint.verify.sandbox import Cgroup, FolderCopy
 from torchmemlint.verify.verifier import FileFindings, Settings, VerifyResult, verify_findings
 
 pytestmark = pytest.mark.slow
 MiB = 2**20
 MARKER = "kept.append(step)"
-# Prefixed to each script: ``note_pid()`` writes the calling process's pid and start time to the
-# file named by the first argument (outside the copied folder), for the test to check in /proc.
+# Prefixed to each script: ``note_pid(pid)`` writes a process's pid, start time and cgroup v2 to
+# the file named by the first argument (outside the copied folder), for the test to check.
 NOTE_PID = """\
 import os, sys
-def note_pid():
-    with open("/proc/self/stat") as stat:
-        start = stat.read().rsplit(")", 1)[1].split()[19]
+def note_pid(pid="self"):
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    with open(f"/proc/{pid}/cgroup") as cgroups:
+        cgroup = ([line[3:].strip() for line in cgroups if line.startswith("0::")] or ["-"])[0]
     with open(sys.argv[1], "a") as pids:
-        pids.write(f"{os.getpid()} {start}\\n")
+        pids.write(f"{os.getpid() if pid == 'self' else pid} {fields[19]} {cgroup}\\n")
 """
+
+
+@pytest.fixture(params=["cgroup", "proc"])
+def containment(request, monkeypatch) -> str:
+    """A test using it runs twice: with each replay in a cgroup of its own (where one can be
+    made here), and with /proc alone, as where none can."""
+    if request.param == "proc":
+        monkeypatch.setattr(Cgroup, "create", classmethod(lambda cls, limit, name: None))
+        return request.param
+    probe = Cgroup.create(2**30, f"torchmemlint-probe-{os.getpid()}")
+    if probe is None:
+        pytest.skip("no cgroup v2 hierarchy to write in here")
+    probe.remove()
+    return request.param
 
 
 def project(tmp_path: Path, body: str, name: str = "train.py") -> Path:
@@ -62,7 +78,7 @@ def still_running(pids: Path) -> list[int]:
     """The noted processes that still run (a zombie has ended; its parent just did not reap it)."""
     running = []
     for line in pids.read_text().splitlines():
-        pid, start = line.split()
+        pid, start, _ = line.split()
         try:
             stat = Path(f"/proc/{pid}/stat").read_text()
         except OSError:
@@ -73,22 +89,30 @@ def still_running(pids: Path) -> list[int]:
     return running
 
 
-def contained(server, tmp_path: Path, body: str, limits: Limits = Limits(device="cpu", timeout_s=60)
-              ) -> tuple[VerifyResult, list[int]]:
-    """Replay ``body``; check that the user's folder is unchanged; the result and the processes
-    the script noted, for the caller to check that none is running."""
+def contained(server, tmp_path: Path, body: str, containment: str,
+              limits: Limits = Limits(device="cpu", timeout_s=60)) -> tuple[VerifyResult, list[int]]:
+    """Replay ``body``; check that the user's folder is unchanged, that none of the processes
+    the script noted runs, and that they ran in the replay's cgroup where there was one; the
+    result and the noted pids."""
     script = project(tmp_path, body)
     before = snapshot(script.parent)
     pids = tmp_path / "pids.txt"
     pids.write_text("")
     [result] = replay(server, [script], pids, limits)
     assert snapshot(script.parent) == before
-    noted = [int(line.split()[0]) for line in pids.read_text().splitlines()]
+    return result, ended(pids, containment)
+
+
+def ended(pids: Path, containment: str) -> list[int]:
+    """Check that none of the noted processes runs, and that they ran in the replay's cgroup
+    where there was one; their pids."""
+    noted = [line.split() for line in pids.read_text().splitlines()]
     assert still_running(pids) == []
-    return result, noted
+    assert all(("/torchmemlint-" in cgroup) == (containment == "cgroup") for _, _, cgroup in noted)
+    return [int(pid) for pid, _, _ in noted]
 
 
-def test_forked_children_are_capped_together(replay_server, tmp_path: Path) -> None:
+def test_forked_children_are_capped_together(replay_server, tmp_path: Path, containment: str) -> None:
     """Three children of 150 MiB each, under a 256 MiB cap: RLIMIT_AS per process lets each
     through; the cap over the tree stops them."""
     result, noted = contained(replay_server, tmp_path, """\
@@ -104,7 +128,7 @@ def test_forked_children_are_capped_together(replay_server, tmp_path: Path) -> N
                         time.sleep(60)
                         os._exit(0)
                 time.sleep(60)
-        """, Limits(device="cpu", timeout_s=50, memory_limit=256 * MiB))
+        """, containment, Limits(device="cpu", timeout_s=50, memory_limit=256 * MiB))
     assert len(noted) == 3
     assert result.original.status == "oom"
     assert result.original.wall_s < 30  # stopped by the cap, not the timeout
@@ -112,7 +136,7 @@ def test_forked_children_are_capped_together(replay_server, tmp_path: Path) -> N
     assert result.verdict == "inconclusive"
 
 
-def test_detached_processes_are_killed(replay_server, tmp_path: Path) -> None:
+def test_detached_processes_are_killed(replay_server, tmp_path: Path, containment: str) -> None:
     """A double-forked daemon in its own session whose parent ended, and an exec'd program in a
     new session with an empty environment: both outlive the script, not the replay."""
     result, noted = contained(replay_server, tmp_path, """\
@@ -128,16 +152,14 @@ def test_detached_processes_are_killed(replay_server, tmp_path: Path) -> None:
                         time.sleep(300)
                     os._exit(0)
                 sleeper = subprocess.Popen(["sleep", "300"], env={}, start_new_session=True)
-                with open(sys.argv[1], "a") as pids:
-                    start = open(f"/proc/{sleeper.pid}/stat").read().rsplit(")", 1)[1].split()[19]
-                    pids.write(f"{sleeper.pid} {start}\\n")
+                note_pid(sleeper.pid)
                 time.sleep(1)
-        """)
+        """, containment)
     assert len(noted) == 2
     assert result.original.status == "finished" and result.original.iterations == 4
 
 
-def test_the_users_files_are_never_touched(replay_server, tmp_path: Path) -> None:
+def test_the_users_files_are_never_touched(replay_server, tmp_path: Path, containment: str) -> None:
     """The script reads its neighbours, then deletes them, overwrites itself and writes beside
     itself: all of it happens in the copy."""
     result, _ = contained(replay_server, tmp_path, """\
@@ -152,19 +174,19 @@ def test_the_users_files_are_never_touched(replay_server, tmp_path: Path) -> Non
         shutil.rmtree(here / "data")
         pathlib.Path(__file__).write_text("overwritten")
         pathlib.Path("checkpoint.pt").write_bytes(b"weights")
-        """)
+        """, containment)
     assert result.original.status == "finished", result.original.error
     assert not (tmp_path / "project" / "checkpoint.pt").exists()
 
 
-def test_input_gets_end_of_file_at_once(replay_server, tmp_path: Path) -> None:
+def test_input_gets_end_of_file_at_once(replay_server, tmp_path: Path, containment: str) -> None:
     result, _ = contained(replay_server, tmp_path, """\
         kept = []
         for step in range(5):
             kept.append(step)
             if step == 2:
                 answer = input("continue? ")
-        """)
+        """, containment)
     assert result.original.status == "error"
     assert result.original.wall_s < 20
     assert "raised EOFError at line" in result.explanation
@@ -172,13 +194,14 @@ def test_input_gets_end_of_file_at_once(replay_server, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("exit_call", "status"), [("sys.exit(3)", "error"), ("sys.exit()", "finished"),
                                                    ("os._exit(3)", "crashed")])
-def test_the_exit_status_is_reported(replay_server, tmp_path: Path, exit_call: str, status: str) -> None:
+def test_the_exit_status_is_reported(replay_server, tmp_path: Path, containment: str, exit_call: str,
+                                     status: str) -> None:
     result, _ = contained(replay_server, tmp_path, f"""\
         kept = []
         for step in range(4):
             kept.append(step)
         {exit_call}
-        """)
+        """, containment)
     assert result.original.status == status
     assert result.original.iterations == 4
     if status == "error":
@@ -187,7 +210,8 @@ def test_the_exit_status_is_reported(replay_server, tmp_path: Path, exit_call: s
         assert "exit status 3" in result.explanation
 
 
-def test_a_replay_that_kills_the_server_costs_only_its_finding(replay_server, tmp_path: Path) -> None:
+def test_a_replay_that_kills_the_server_costs_only_its_finding(replay_server, tmp_path: Path,
+                                                               containment: str) -> None:
     """The first script leaves a detached process behind and kills the replay server; the second
     one is replayed by a new server and gets its verdict."""
     killer = project(tmp_path, """\
@@ -220,7 +244,7 @@ def test_a_replay_that_kills_the_server_costs_only_its_finding(replay_server, tm
     assert "the replay server ended during this replay" in killed.original.error
     assert killed.verdict == "inconclusive"
     assert survived.original.status == "finished" and survived.original.iterations == 4
-    assert len(pids.read_text().splitlines()) == 1 and still_running(pids) == []
+    assert len(ended(pids, containment)) == 1
     assert snapshot(killer.parent) == before
 
 

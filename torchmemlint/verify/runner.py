@@ -190,7 +190,7 @@ class ReplayServer:
         }
         started = time.monotonic()
         try:
-            ended, stop = self._replay(spec, limits, started)
+            ended, stop = self._replay(spec, limits, started, cgroup)
             if cgroup is not None and cgroup.out_of_memory():
                 stop = stop or "memory"
         finally:
@@ -212,7 +212,7 @@ class ReplayServer:
         shutil.rmtree(run_dir, ignore_errors=True)
         return outcome
 
-    def _replay(self, spec: dict, limits: Limits, started: float) -> tuple[dict, str]:
+    def _replay(self, spec: dict, limits: Limits, started: float, cgroup: Optional[Cgroup]) -> tuple[dict, str]:
         """Run one replay to its end: the server's last word on it, and what stopped it early
         (``timeout``, ``memory``, ``server``: the server died) or "". Nothing of it is left
         running afterwards."""
@@ -241,12 +241,16 @@ class ReplayServer:
                     if ended is None and watch.over():
                         stop = "memory"
             _kill_group(pid)  # the replay's leftovers (loader workers ...), or the replay when stopped
+            if cgroup is not None:
+                cgroup.kill()
             processes.kill()
             if ended is None:
                 ended = self._read(30.0)  # the server saw its child die and swept the rest
                 if ended is None:
                     raise _ServerGone
         except _ServerGone:
+            if cgroup is not None:
+                cgroup.kill()
             self._stop()  # also kills what is left of the replay, found by the server's token
             return {}, "server"
         return ended, stop

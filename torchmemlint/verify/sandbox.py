@@ -10,12 +10,13 @@ process it starts, read stdin, and write or delete files beside itself. The repl
   it, not by init), and every process forked from it carries the server's token in its
   environment (what ``/proc/PID/environ`` shows is the environment the process image started
   with; a fork keeps it, and an ``exec`` passes ``os.environ`` on unless given another one);
-- **memory is capped over the whole tree**: in a cgroup v2 of its own where the current
-  process's cgroup delegates the memory controller (``memory.max``, killed as a group), and
-  always by a watchdog that sums the proportional anonymous memory (``Pss_Anon + Pss_Shmem +
-  SwapPss`` of ``/proc/PID/smaps_rollup``) of the server and the replay's processes: pages the
-  forked replay still shares with the server count once, so forking workers costs nothing
-  until they write;
+- where a cgroup v2 can be made inside this process's own, **each replay runs in a cgroup of its
+  own**: it holds every process of the replay, however detached, and ``cgroup.kill`` ends them;
+- **memory is capped over the whole tree**: by the cgroup's ``memory.max`` where its memory
+  controller is enabled (rarely: see ``Cgroup``), and always by a watchdog that sums the
+  proportional anonymous memory (``Pss_Anon + Pss_Shmem + SwapPss`` of
+  ``/proc/PID/smaps_rollup``) of the server and the replay's processes: pages the forked replay
+  still shares with the server count once, so forking workers costs nothing until they write;
 - **everything ends**: the processes found are killed by ``pidfd`` (no signal for a reused pid),
   again until none is left, since one may fork between a scan and its kill;
 - **the user's files are never touched**: the script runs as a copy, in a copy of its folder
@@ -197,36 +198,38 @@ class MemoryWatch:
 
 
 class Cgroup:
-    """A cgroup v2 of its own for one replay: ``memory.max`` over all its processes, no swap,
-    the whole group killed when one process of it runs out of memory."""
+    """A cgroup v2 of its own for one replay, made inside this process's cgroup where that is
+    writable. It holds every process of the replay whatever it does (``cgroup.kill`` ends them
+    all at once), and, where the memory controller is enabled for it, caps their memory
+    together (``memory.max``, no swap, the whole group killed when it runs out). Linux enables a
+    controller for a child cgroup only when the parent has no processes of its own, which rules
+    it out in the common case of a command started in a shell, container or CI job: there the
+    watchdog caps the memory."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, caps_memory: bool = False) -> None:
         self.path = path
+        self.caps_memory = caps_memory
 
     @classmethod
     def create(cls, limit: int, name: str) -> Optional["Cgroup"]:
-        """A sub-cgroup of this process's cgroup, or None where cgroup v2 or its memory
-        controller is not delegated to us (cgroup v1, a container's read-only hierarchy ...)."""
+        """None where there is no cgroup v2 hierarchy to write in (cgroup v1 only, read-only)."""
         parent = _own_cgroup_v2()
         if parent is None:
             return None
+        path = os.path.join(parent, name)
         try:
-            with open(os.path.join(parent, "cgroup.subtree_control")) as control:
-                if "memory" not in control.read().split():
-                    return None
-            path = os.path.join(parent, name)
             os.mkdir(path)
         except OSError:
             return None
-        group = cls(path)
-        try:
-            group._write("memory.max", str(limit))
-            group._write("memory.oom.group", "1")
-            if os.path.exists(os.path.join(path, "memory.swap.max")):
-                group._write("memory.swap.max", "0")
-        except OSError:
-            group.remove()
-            return None
+        group = cls(path, caps_memory=os.path.exists(os.path.join(path, "memory.max")))
+        if group.caps_memory:
+            try:
+                group._write("memory.max", str(limit))
+                group._write("memory.oom.group", "1")
+                if os.path.exists(os.path.join(path, "memory.swap.max")):
+                    group._write("memory.swap.max", "0")
+            except OSError:
+                group.caps_memory = False
         return group
 
     def _write(self, name: str, value: str) -> None:
@@ -246,8 +249,9 @@ class Cgroup:
         return int(counts.get("oom_kill", 0)) > 0 or int(counts.get("oom_group_kill", 0)) > 0
 
     def kill(self) -> None:
+        """SIGKILL to every process in the group (Linux 5.14+; before, the sweep does it)."""
         try:
-            self._write("cgroup.kill", "1")  # Linux 5.14+
+            self._write("cgroup.kill", "1")
         except OSError:
             pass
 
@@ -264,18 +268,18 @@ class Cgroup:
 
 
 def _own_cgroup_v2() -> Optional[str]:
-    """The folder of this process's cgroup on a pure cgroup v2 system, or None."""
+    """The folder of this process's cgroup in the cgroup v2 hierarchy (on a hybrid system, the
+    ``unified`` one, which tracks processes but has no memory controller), or None."""
     try:
         with open("/proc/self/cgroup") as own:
-            lines = own.read().splitlines()
+            paths = [line[3:].strip() for line in own if line.startswith("0::")]
         with open("/proc/self/mountinfo") as mounts:
-            mount_points = [line.split(" - ")[0].split()[4] for line in mounts
-                            if " - cgroup2 " in line]
+            mount_points = [line.split(" - ")[0].split()[4] for line in mounts if " - cgroup2 " in line]
     except OSError:
         return None
-    if len(lines) != 1 or not lines[0].startswith("0::") or not mount_points:
-        return None  # cgroup v1 or hybrid: the memory controller is not on the v2 hierarchy
-    return os.path.join(mount_points[0], lines[0][3:].lstrip("/"))
+    if not paths or not mount_points:
+        return None
+    return os.path.join(mount_points[0], paths[0].lstrip("/"))
 
 
 @dataclass
