@@ -12,7 +12,7 @@ import shlex
 from typing import Optional, Sequence, TextIO
 
 from torchmemlint.config import UsageError
-from torchmemlint.verify.sandbox import FolderCopy
+from torchmemlint.verify.sandbox import MAX_EXAMINED_ENTRIES, FolderCopy
 from torchmemlint.verify.verifier import FileFindings, Settings
 
 YES_VARIABLE = "TORCHMEMLINT_VERIFY_YES"
@@ -30,8 +30,9 @@ def describe(files: Sequence[FileFindings], settings: Settings) -> str:
     for folder in sorted({os.path.dirname(os.path.abspath(file.path)) for file in files}):
         copy = FolderCopy.plan(folder, limits.copy_limit, "")
         left_out = (f"; {_count(copy.skipped_files, 'file')} ({_size(copy.skipped_bytes)}) over the copy limit "
-                    "left out"
-                    if copy.skipped_files else "")
+                    "left out" if copy.skipped_files else "")
+        if not copy.complete:
+            left_out += f"; only its first {MAX_EXAMINED_ENTRIES:,} entries were looked at"
         lines.append(f"  in a temporary copy of {folder} ({_count(len(copy.files), 'file')}, "
                      f"{_size(copy.copied_bytes)}{left_out})")
     lines.append(f"  each replay: at most {limits.timeout_s:g} s and {_size(limits.memory_limit)} for all its "

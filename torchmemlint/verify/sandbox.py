@@ -40,6 +40,8 @@ from typing import Iterator, Optional
 TOKEN_VARIABLE = "TORCHMEMLINT_REPLAY_SERVER"
 DEFAULT_COPY_LIMIT = 64 * 2**20
 MAX_COPIED_FILES = 10_000
+# Entries looked at before the walk of a script's folder stops (a script in a home folder).
+MAX_EXAMINED_ENTRIES = 20_000
 # Folders never copied: version control, environments, caches (a venv is recognised by its pyvenv.cfg).
 _SKIPPED_FOLDERS = {"__pycache__", "node_modules", "site-packages", "wandb", "mlruns"}
 _KILL_ROUNDS = 500
@@ -287,12 +289,14 @@ class FolderCopy:
     """What of a script's folder a replay gets: files nearest the script first (breadth first),
     until ``limit`` bytes or ``MAX_COPIED_FILES`` files; hidden folders, caches and virtual
     environments are left out, and symbolic links to folders are not followed (one to a file is
-    copied as the file, so that writing it cannot reach the original)."""
+    copied as the file, so that writing it cannot reach the original). The walk stops after
+    ``MAX_EXAMINED_ENTRIES`` entries (``complete`` is then False)."""
 
     folder: str
     files: list[tuple[str, int]] = field(default_factory=list)  # path relative to folder, bytes
     skipped_files: int = 0
     skipped_bytes: int = 0
+    complete: bool = True
 
     @property
     def copied_bytes(self) -> int:
@@ -303,6 +307,7 @@ class FolderCopy:
         """``script`` (in ``folder``) is always copied."""
         plan = cls(folder)
         budget = limit
+        examined = 0
         queue = deque([""])
         while queue:
             relative = queue.popleft()
@@ -310,6 +315,10 @@ class FolderCopy:
                 entries = sorted(os.scandir(os.path.join(folder, relative)), key=lambda entry: entry.name)
             except OSError:
                 continue
+            examined += len(entries)
+            if examined > MAX_EXAMINED_ENTRIES and relative:
+                plan.complete = False
+                break
             for entry in entries:
                 path = os.path.join(relative, entry.name)
                 try:
