@@ -134,6 +134,7 @@ def test_forked_children_are_capped_together(replay_server, tmp_path: Path, cont
     assert result.original.wall_s < 30  # stopped by the cap, not the timeout
     assert "processes together took more than the 268435456 B cap" in result.original.error
     assert result.verdict == "inconclusive"
+    assert "ran out of memory at iteration 2" in result.explanation
 
 
 def test_detached_processes_are_killed(replay_server, tmp_path: Path, containment: str) -> None:
@@ -243,6 +244,7 @@ def test_a_replay_that_kills_the_server_costs_only_its_finding(replay_server, tm
     assert killed.original.status == "crashed"
     assert "the replay server ended during this replay" in killed.original.error
     assert killed.verdict == "inconclusive"
+    assert "The original died (the replay server ended during this replay) after iteration 2" in killed.explanation
     assert survived.original.status == "finished" and survived.original.iterations == 4
     assert len(ended(pids, containment)) == 1
     assert snapshot(killer.parent) == before

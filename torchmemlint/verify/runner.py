@@ -206,7 +206,7 @@ class ReplayServer:
             outcome.status = "crashed"
             outcome.end = {**outcome.end, "error": {
                 "type": "ReplayServerDied", "line": 0,
-                "message": "the replay server ended during this replay (the script may have killed it)"}}
+                "message": "the replay server ended during this replay"}}
         outcome.stderr_tail = outcome.stderr_tail.replace(workdir, folder)
         outcome.wall_s = time.monotonic() - started
         shutil.rmtree(run_dir, ignore_errors=True)
