@@ -42,6 +42,7 @@ MAPPING = "mapping"        # a dict
 RECORD = "record"          # an object with attributes: a dataclass, namedtuple, SimpleNamespace, model output
 MODULE = "module"          # an nn.Module
 OPTIMIZER = "optimizer"
+DISTRIBUTION = "distribution"  # a ``torch.distributions`` object: its parameters' graph, and what it computes
 OTHER = "other"            # something known to hold no tensor: a string, None, a dtype, a hook handle
 _NOTHING = "nothing"       # no value at all (the identity of ``join``: a recursion cut short)
 
@@ -106,6 +107,7 @@ SURE_TENSOR_METHODS = frozenset({
     "half", "double", "bfloat16", "clone", "detach", "contiguous", "requires_grad_", "fill_", "zero_",
     "view", "reshape", "expand", "repeat", "unsqueeze", "squeeze", "permute", "transpose", "t",
 })
+_DISTRIBUTION_DRAWS = frozenset({"sample", "sample_n", "enumerate_support"})
 # Collective helpers (accelerate, torch.distributed wrappers) that gather a value from every process.
 _GATHERING_METHODS = frozenset({"gather", "gather_for_metrics", "all_gather", "reduce"})
 # Methods of a model that return no tensor on its device.
@@ -128,7 +130,9 @@ _TENSOR_ONLY_MEMBERS = frozenset({
     "max", "min", "exp", "log", "abs", "norm", "std", "var", "ndim", "dtype", "device", "grad", "data",
     "requires_grad", "cpu", "cuda", "squeeze_", "flatten", "chunk", "split", "gather", "eq", "ne",
 })
-_TENSOR_OPERATORS = (cst.Subtract, cst.Divide, cst.Power, cst.MatrixMultiply, cst.FloorDivide)
+# Operators a tuple, list or dict lacks (by class name: naming LibCST's classes here would import
+# LibCST with this module, which a warm run never needs).
+_TENSOR_OPERATORS = frozenset({"Subtract", "Divide", "Power", "MatrixMultiply", "FloorDivide"})
 # Record classes of the standard library that keep their keyword arguments as attributes.
 _RECORD_FACTORIES = frozenset({"types.SimpleNamespace", "argparse.Namespace"})
 MAX_DEPTH = 40
@@ -417,13 +421,15 @@ class Flow:
         if bound_by is not None:
             comp, target = bound_by
             return _destructure(self.value(comp.iter, comp.iter).any_element(), target, name)
-        if self._lambda_parameter(expr):
-            return UNKNOWN
+        lam = self._lambda_parameter(expr)
+        if lam is not None:
+            return self._hook_argument(lam, expr.value) or UNKNOWN
         bindings = self._bindings(name, at)
         values = [self._binding_value(b, name) for b in bindings]
         result = join(values) if values else UNKNOWN
-        if not result.graph and self._differentiated(name, at, bindings):
-            result = replace(result, graph=True, detached=False, kind=result.kind or TENSOR,
+        if not result.graph and result.kind not in (MODULE, OPTIMIZER) and self._differentiated(name, at, bindings):
+            container = self._indexed_in_backward(name, self.scopes.scope_of(at))  # ``metrics["loss"].backward()``
+            result = replace(result, graph=True, detached=False, kind=result.kind or (None if container else TENSOR),
                              why=((bindings[-1].node if bindings else expr, f"`{name}` is differentiated"),))
         scope = self.scopes.scope_of(at)
         if result.kind is None and (result.graph or result.device) and values and \
@@ -450,7 +456,7 @@ class Flow:
             if isinstance(parent, cst.Attribute) and parent.value is node:
                 if parent.attr.value in _TENSOR_ONLY_MEMBERS:
                     names.add(node.value)
-            elif isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, _TENSOR_OPERATORS):
+            elif isinstance(parent, cst.BinaryOperation) and type(parent.operator).__name__ in _TENSOR_OPERATORS:
                 names.add(node.value)
             elif isinstance(parent, cst.Arg) and parent.keyword is None and parent.value is node:
                 call = self.tree.parent.get(parent)
@@ -492,6 +498,16 @@ class Flow:
             return False
         return all(b.value is None or (isinstance(b.value, cst.Call) and not self.value(b.value, b.node).detached)
                    for b in bindings)
+
+    def _indexed_in_backward(self, name: str, scope) -> bool:
+        """``name`` reaches the backward passes of ``scope`` only through an item or attribute
+        (``metrics["loss"].backward()``, ``out.loss.backward()``): a container, not the tensor."""
+        uses = [n for call in self.scopes.scope_nodes(scope, cst.Call) for root in self.calls.backward_roots(call)
+                for n in [*self.tree.descendants(root, cst.Name), *([root] if isinstance(root, cst.Name) else [])]
+                if n.value == name]
+        return bool(uses) and all(
+            isinstance(parent := self.tree.parent.get(n), (cst.Subscript, cst.Attribute)) and parent.value is n
+            for n in uses)
 
     def _backwarded_as_scalar(self, scope) -> set[str]:
         """Names ``n`` of ``n.backward()`` / ``scaler.scale(n).backward()`` with no gradient
@@ -543,16 +559,33 @@ class Flow:
             child = ancestor
         return None
 
-    def _lambda_parameter(self, expr: cst.Name) -> bool:
+    def _lambda_parameter(self, expr: cst.Name) -> Optional[cst.Lambda]:
+        """The lambda whose parameter ``expr`` is, if any."""
         for ancestor in self.tree.ancestors(expr):
             if isinstance(ancestor, cst.Lambda):
                 params = ancestor.params
                 if any(p.name.value == expr.value for p in (*params.posonly_params, *params.params,
                                                              *params.kwonly_params)):
-                    return True
+                    return ancestor
             if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)):
-                return False
-        return False
+                return None
+        return None
+
+    def _hook_argument(self, function: "Function", name: str) -> Optional[Value]:
+        """A forward hook's ``input`` or ``output`` parameter: the module's activations, holding
+        the graph of the forward pass that called the hook (on the module's device)."""
+        registration = self.calls.forward_hooks.get(function)
+        if registration is None:
+            return None
+        params = [p.name.value for p in (*function.params.posonly_params, *function.params.params)]
+        if isinstance(function, cst.FunctionDef) and self.scopes.class_of(function) is not None:
+            params = params[1:]  # a bound method: ``self`` is not the hook's
+        carrying = params[1:3] if registration.func.attr.value == "register_forward_hook" else params[1:2]
+        if name not in carrying:
+            return None
+        if self._hooked_forwards_disabled(registration):
+            return Value(device=True)
+        return Value(graph=True, device=True, why=((function, f"`{name}` is a forward hook's activation"),))
 
     def _bindings(self, name: str, at: cst.CSTNode):
         """The bindings that may give ``name`` its value at ``at``: in its own function, else in
@@ -571,6 +604,19 @@ class Flow:
                 return bindings
         return []
 
+    def _hooked_forwards_disabled(self, registration: cst.Call) -> bool:
+        """The hook runs only where grad is off: registered under ``no_grad``, or every call of
+        the hooked model in the file (``model`` of ``model.layer4.register_forward_hook``) is."""
+        if self.grad.is_disabled(registration):
+            return True
+        root = registration.func.value
+        while isinstance(root, (cst.Attribute, cst.Subscript)):
+            root = root.value
+        if not isinstance(root, cst.Name):
+            return False
+        runs = [c for c in self.tree.nodes(cst.Call) if isinstance(c.func, cst.Name) and c.func.value == root.value]
+        return bool(runs) and all(self.grad.is_disabled(c) for c in runs)
+
     def _parameter(self, param: cst.Param) -> Value:
         name = param.name.value
         func = self.scopes.function_of(param)
@@ -580,6 +626,13 @@ class Flow:
             kind = TENSOR
         elif isinstance(annotation, cst.Name) and annotation.value in ("int", "float", "bool"):
             kind = NUMBER
+        elif annotation is not None and (self.imports.qualify(annotation) or "").startswith("torch.nn.") and \
+                (self.imports.qualify(annotation) or "").rsplit(".", 1)[-1] in ("Module", "Sequential", "ModuleList"):
+            kind = MODULE  # ``model: nn.Module``
+        if func is not None:
+            hooked = self._hook_argument(func, name)
+            if hooked is not None:
+                return replace(hooked, alias=name, params=frozenset({name}))
         device = func is not None and self._lightning_batch(func, name)
         return Value(alias=name, params=frozenset({name}), kind=kind, device=device,
                      loss="loss" in name.lower().split("_"))
@@ -736,12 +789,16 @@ class Flow:
                 function.endswith("_like") and bool(args) and args[0].device)
             return Value(kind=TENSOR, detached=True, device=on_device)
         if qualified.startswith("torch.nn."):
-            if function == "Parameter" or function.endswith("Tensor"):
+            if function == "Parameter":  # a leaf with no graph, but what is computed from it has one
+                return Value(kind=TENSOR, device=bool(args) and args[0].device)
+            if function.endswith("Tensor"):
                 return Value(kind=TENSOR, detached=True, device=bool(args) and args[0].device)
             if function[:1].isupper():
                 return Value(kind=MODULE)
         if qualified.startswith("torch.optim.") and function[:1].isupper():
             return Value(kind=OPTIMIZER, detached=True)
+        if qualified.startswith("torch.distributions.") and function[:1].isupper():
+            return _combine(args, kind=DISTRIBUTION)
         if function in _JOINS and args:
             pieces = args[0].any_element() if args[0].kind == SEQUENCE else args[0]
             return _combine([pieces, args[0]], kind=TENSOR)
@@ -778,6 +835,10 @@ class Flow:
             return replace(receiver, device=bool(device))
         if receiver.kind == OPTIMIZER:
             return Value(detached=True)
+        if receiver.kind == DISTRIBUTION:  # ``sample()`` draws without a graph; ``log_prob``, ``rsample`` keep it
+            if method in _DISTRIBUTION_DRAWS:
+                return Value(kind=TENSOR, detached=True, device=receiver.device)
+            return receiver.derived(kind=TENSOR)
         if method in _INTEGER_TENSOR_METHODS:
             return Value(kind=TENSOR if receiver.kind == TENSOR else None, detached=True, device=receiver.device)
         if method in GRAPH_BREAKING_METHODS:
@@ -953,7 +1014,7 @@ class Flow:
             return Value(kind=MODULE)
         assigned = self.self_assignments(cls).get(name)
         if not assigned:
-            return None
+            return Value(kind=TENSOR) if kind == "tensor" else None  # ``register_buffer("name", ...)``
         earlier = [a for a in assigned if self.scopes.function_of(a.node) is method and self.tree.before(a.node, at)
                    and not self.tree.contains(a.node, at)]
         if earlier:

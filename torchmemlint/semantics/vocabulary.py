@@ -15,6 +15,8 @@ PER_STEP_METHODS = frozenset({
 })
 # Container methods that keep their argument (not ``put``: queues are drained by their consumer).
 STORING_METHODS = frozenset({"append", "extend", "insert", "add", "appendleft", "push"})
+# Methods of a meter or metric object (``AverageMeter.update(loss, n)``) that may keep what they get.
+METER_METHODS = frozenset({"update", "add"})
 
 # Words of an iterable's identifiers that mark a loop running one step per iteration.
 STEP_WORDS = frozenset({
@@ -60,3 +62,8 @@ def steps_environment(method: str, receiver_name: Optional[str]) -> bool:
     """``env.step(action)``: one reinforcement-learning environment step (``receiver_name``: the
     receiver's last identifier)."""
     return method == "step" and "env" in (receiver_name or "").lower()
+# Tensor methods that write into their receiver (``buf.mul_(m).add_(v)``, ``bank.index_copy_(0, i, v)``).
+IN_PLACE_WRITES = frozenset({
+    "add_", "sub_", "mul_", "div_", "copy_", "lerp_", "addcmul_", "addcdiv_", "index_add_", "index_copy_",
+    "index_put_", "masked_scatter_", "scatter_", "scatter_add_", "put_", "clamp_",
+})
