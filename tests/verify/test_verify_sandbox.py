@@ -7,7 +7,6 @@ from __future__ import annotations
 import hashlib
 import os
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
@@ -238,9 +237,8 @@ def test_a_replay_that_kills_the_server_costs_only_its_finding(replay_server, tm
     before = snapshot(killer.parent)
     pids = tmp_path / "pids.txt"
     pids.write_text("")
-    started = time.monotonic()
     killed, survived = replay(replay_server, [killer, calm], pids, Limits(device="cpu", timeout_s=50))
-    assert time.monotonic() - started < 40
+    assert killed.original.wall_s < 20  # seen at once, not at the timeout
     assert killed.original.status == "crashed"
     assert "the replay server ended during this replay" in killed.original.error
     assert killed.verdict == "inconclusive"
