@@ -11,6 +11,7 @@ torch nor the meters: pytest loads it in every project where torchmemlint is ins
 """
 from __future__ import annotations
 
+import functools
 import importlib.util
 import inspect
 from typing import Any, Callable
@@ -41,6 +42,7 @@ class MemoryGrowthChecker:
     """The ``memory_growth`` fixture's value."""
 
     def __call__(self, step: Callable[[], Any], **options: Any) -> Any:
+        __tracebackhide__ = True
         from torchmemlint.testing import assert_no_memory_growth
 
         return assert_no_memory_growth(step, **options)
@@ -74,11 +76,9 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Any:
     _skip_without_torch()
     from torchmemlint.testing import assert_no_memory_growth
 
+    __tracebackhide__ = True
     arguments = {name: pyfuncitem.funcargs[name] for name in pyfuncitem._fixtureinfo.argnames}
-
-    def step() -> None:
-        function(**arguments)
-
-    step.__qualname__ = pyfuncitem.name
-    assert_no_memory_growth(step, **marker.kwargs)
+    # A partial, so that the fixtures and the names the test uses are the roots of the
+    # retention walk (``budget.step_roots``).
+    assert_no_memory_growth(functools.partial(function, **arguments), **marker.kwargs)
     return True

@@ -51,13 +51,15 @@ def assert_no_memory_growth(step: Callable[[], Any], *, iterations: int = 8, war
     last ``iterations`` calls, any device keeps more than ``tolerance_bytes`` per call (the median
     over the calls) or autograd graph nodes pile up. Returns the figures (a ``MemoryGrowth``)
     when it passes."""
+    __tracebackhide__ = True  # pytest shows the test's line, not this function's
     from torchmemlint.verify.budget import MemoryBudget, step_roots
 
     if not callable(step):
         raise TypeError(f"step must be a function of no arguments, not {type(step).__name__}")
     if not isinstance(iterations, int) or iterations < 2:
         raise ValueError(f"iterations must be a number >= 2, not {iterations!r}")
-    name = getattr(step, "__qualname__", None) or type(step).__name__
+    function = getattr(step, "func", step)  # a functools.partial: the function's name
+    name = getattr(function, "__qualname__", None) or type(step).__name__
     budget = MemoryBudget(tolerance_bytes, warmup=warmup, device=device, roots=step_roots(step),
                           what=f"{name}()")
     with budget:

@@ -218,6 +218,7 @@ class MemoryBudget:
         return self
 
     def __exit__(self, kind, error, traceback) -> None:
+        __tracebackhide__ = True  # pytest shows the user's line, not this method's
         self._meter.__exit__(kind, error, traceback)
         try:
             if kind is None and self._counter.iteration:
@@ -336,8 +337,11 @@ def _median(values: list[int]) -> int:
 
 
 def _frame_roots(frame: Any) -> list[tuple[str, Any]]:
-    """The names of the code around the budget: the caller's locals, then its module's globals."""
-    while frame is not None and frame.f_code.co_filename.startswith(_LIBRARY_FOLDERS):
+    """The names of the code around the budget: the caller's locals, then its module's globals
+    (the caller: the innermost frame that is not torch, torchmemlint or pytest's machinery)."""
+    skipped = _LIBRARY_FOLDERS + tuple(os.path.dirname(module.__file__) + os.sep for name in ("pluggy", "_pytest")
+                                       if (module := sys.modules.get(name)) is not None)
+    while frame is not None and frame.f_code.co_filename.startswith(skipped):
         frame = frame.f_back
     if frame is None:
         return []
