@@ -63,7 +63,7 @@ HIDE_TORCH = "import sys\nsys.modules['torch'] = None\n"
 
 
 def pytest_run(tmp_path, env, *args):
-    return run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rs", *args], tmp_path, env)
+    return run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rfs", *args], tmp_path, env)
 
 
 def test_marker_and_fixture_fail_on_growth_and_pass_without(tmp_path, installed_env) -> None:
