@@ -309,12 +309,14 @@ def replay(spec: dict) -> int:
     return 0
 
 
-def child_main(spec: dict) -> None:
+def child_main(spec: dict, new_session: bool = True) -> None:
     """Entry point of a forked replay child: own session (so that a timeout kills its worker
-    processes too), own working directory, output to files; never returns."""
+    processes too), own working directory, output to files; never returns. A torchrun worker
+    (``verify/rank.py``) already leads a session of its own: ``new_session=False``."""
     status = 1
     try:
-        os.setsid()
+        if new_session:
+            os.setsid()
         for fd, name in ((1, "stdout"), (2, "stderr")):
             target = os.open(spec[name], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             os.dup2(target, fd)

@@ -134,12 +134,7 @@ class ReplayServer:
         paths = {name: os.path.join(run_dir, name) for name in ("script.py", "results.jsonl", "stdout", "stderr")}
         with open(paths["script.py"], "w", encoding="utf-8") as script:
             script.write(request.source)
-        spec = {
-            "source": paths["script.py"], "filename": request.filename, "argv": list(request.argv),
-            "cap": request.cap, "warmup": request.warmup, "explain": request.explain,
-            "results": paths["results.jsonl"], "stdout": paths["stdout"], "stderr": paths["stderr"],
-            "workdir": workdir, "memory_limit": limits.memory_limit, "device": limits.device, "seed": limits.seed,
-        }
+        spec = replay_spec(request, limits, paths, workdir)
         started = time.monotonic()
         try:
             self._process.stdin.write(json.dumps(spec) + "\n")  # type: ignore[union-attr]
@@ -161,6 +156,17 @@ class ReplayServer:
         outcome.wall_s = time.monotonic() - started
         shutil.rmtree(run_dir, ignore_errors=True)
         return outcome
+
+
+def replay_spec(request: RunRequest, limits: Limits, paths: dict, workdir: str) -> dict:
+    """What ``harness.replay`` reads: ``paths`` names the files ``script.py``, ``results.jsonl``,
+    ``stdout`` and ``stderr``."""
+    return {
+        "source": paths["script.py"], "filename": request.filename, "argv": list(request.argv),
+        "cap": request.cap, "warmup": request.warmup, "explain": request.explain,
+        "results": paths["results.jsonl"], "stdout": paths["stdout"], "stderr": paths["stderr"],
+        "workdir": workdir, "memory_limit": limits.memory_limit, "device": limits.device, "seed": limits.seed,
+    }
 
 
 def _server_environment() -> dict:
