@@ -27,7 +27,7 @@ import time
 import traceback
 import types
 from collections import defaultdict
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import torch
 
@@ -309,10 +309,11 @@ def replay(spec: dict) -> int:
     return 0
 
 
-def child_main(spec: dict, new_session: bool = True) -> None:
+def child_main(spec: dict, new_session: bool = True, before_exit: Optional[Callable[[], None]] = None) -> None:
     """Entry point of a forked replay child: own session (so that a timeout kills its worker
     processes too), own working directory, output to files; never returns. A torchrun worker
-    (``verify/rank.py``) already leads a session of its own: ``new_session=False``."""
+    (``verify/rank.py``) already leads a session of its own (``new_session=False``) and waits
+    for the other ranks before it exits (``before_exit``)."""
     status = 1
     try:
         if new_session:
@@ -333,5 +334,7 @@ def child_main(spec: dict, new_session: bool = True) -> None:
         try:
             sys.stdout.flush()
             sys.stderr.flush()
+            if before_exit is not None:
+                before_exit()
         finally:
             os._exit(status)
