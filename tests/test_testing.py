@@ -1,79 +1,26 @@
 """``torchmemlint.testing``: ``assert_no_memory_growth`` on every runnable fixture that keeps
-memory per iteration (fixtures/runnable/), and on its twin, which does not.
-
-Each fixture's loop body is the step (``runnable_steps.fixture_step``). The expected bytes are
-the ones ``tests/verify/test_verify_runnable_fixtures.py`` derives from the fixtures' shapes
-(batches of B = 16, an MLP 32 -> 64 -> 10, float32 values and int64 labels); here they are what
-the original keeps per call on its own, not its difference from the twin. A fixture whose
-results are meant to be kept (predictions, labels) is checked with that much tolerance: the
-twin keeps them too and passes; the original keeps more and fails."""
+memory per iteration (fixtures/runnable/), and on its twin, which does not. The fixtures, their
+expected bytes per call and their twins: ``runnable_steps.LEAKS``."""
 from __future__ import annotations
 
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from runnable_steps import fixture_step
-from support import FIXTURES
-from torchmemlint.engine import check_source
-from torchmemlint.rules import ALL_RULES
+from runnable_steps import F32, LEAKS, RUNNABLE, Leak, leak_steps
 from torchmemlint.testing import assert_no_memory_growth, memory_budget
-from torchmemlint.verify.verifier import FileFindings
 
 torch = pytest.importorskip("torch")
 # tml013's backward(create_graph=True) is the antipattern that torch warns about.
 pytestmark = pytest.mark.filterwarnings("ignore:Using backward\\(\\) with create_graph=True")
 
-RUNNABLE = FIXTURES / "runnable"
-F32, I64, B = 4, 8, 16
-MLP_SAVED = F32 * (B * 32 + B * 64)  # a grad-enabled forward saves its input and the ReLU output
-LOGITS = F32 * B * 10
-
-
-@dataclass(frozen=True)
-class Leak:
-    fixture: str
-    bytes_per_call: int  # what the original keeps per call
-    twin: str  # "TML00x": the finding's own fix; "file": NAME.correct.py
-    tolerance_bytes: int = 0  # what the step is meant to keep
-    kept_by: str = ""  # the retention path's start, when a name keeps the growth
-    cycles: bool = False  # kept by reference cycles only
-
-
-LEAKS = [
-    # The twin evaluates under no_grad (TML003's fix) and keeps the outputs only.
-    Leak("tml001_eval_keeps_outputs", MLP_SAVED + LOGITS, "TML003", LOGITS, "namespace['outputs']"),
-    Leak("tml001_eval_accumulates_loss", MLP_SAVED + LOGITS + I64 * B + F32, "TML001", 0, "namespace['val_loss']"),
-    Leak("tml005_rnn_state", F32 * (B * 32 + B * 64) + I64 * B, "TML005", I64 * B, "namespace['h']"),
-    Leak("tml006_retain_graph", MLP_SAVED + LOGITS + I64 * B + 2 * F32, "file", 0, "namespace['history']"),
-    Leak("tml007_hook_in_loop", F32 * B * 64, "file", 0, "namespace['model']"),
-    # The lru_cache's entries live in C, where the retention walk does not see: no name is credited.
-    Leak("tml012_cached_tensor_function", F32 * 2 * B * 32, "file"),
-    Leak("tml013_create_graph", F32 * (B * 32 + B * 64 + B * 10) + I64 * B + F32 * (2 * B * 10 + B * 64), "file", 0,
-         "namespace['model']"),
-    Leak("tml018_ctx_tensor", F32 * B * 64, "TML018", 0, cycles=True),
-]
-
-
-def twin_source(leak: Leak) -> str:
-    path = RUNNABLE / f"{leak.fixture}.py"
-    if leak.twin == "file":
-        return path.with_name(f"{leak.fixture}.correct.py").read_text(encoding="utf-8")
-    source = path.read_bytes()
-    diagnostics, _ = check_source(source, str(path), ALL_RULES)
-    finding = next(d for d in diagnostics if d.code == leak.twin)
-    twin, origin = FileFindings.from_source(str(path), source, diagnostics).twin_of(finding)
-    assert origin == "fix"
-    return twin
-
 
 @pytest.mark.parametrize("leak", LEAKS, ids=lambda leak: leak.fixture)
 def test_fails_on_the_leaking_fixture_with_its_bytes(leak: Leak) -> None:
     path = RUNNABLE / f"{leak.fixture}.py"
-    step, _ = fixture_step(path.read_text(encoding="utf-8"), str(path))
+    step, _ = leak_steps(leak)
     with pytest.raises(AssertionError) as failure:
         assert_no_memory_growth(step, iterations=4, tolerance_bytes=leak.tolerance_bytes, device="cpu")
     growth = failure.value.growth
@@ -90,7 +37,7 @@ def test_fails_on_the_leaking_fixture_with_its_bytes(leak: Leak) -> None:
 
 @pytest.mark.parametrize("leak", LEAKS, ids=lambda leak: leak.fixture)
 def test_passes_on_the_twin(leak: Leak) -> None:
-    step, _ = fixture_step(twin_source(leak), str(RUNNABLE / f"{leak.fixture}.py"))
+    _, step = leak_steps(leak)
     growth = assert_no_memory_growth(step, iterations=4, tolerance_bytes=leak.tolerance_bytes, device="cpu")
     assert not growth.failed
     assert growth.devices["cpu"].bytes_per_call == leak.tolerance_bytes

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from support import FIXTURES, REPO_ROOT, module_env, run, write
+from support import FIXTURES, REPO_ROOT, module_env, run
 
 pytestmark = pytest.mark.slow
 pytest.importorskip("torch")
@@ -18,23 +18,6 @@ pytest.importorskip("torch")
 DISTRIBUTED = FIXTURES / "runnable" / "distributed"
 F32, I64, B = 4, 8, 16
 RANK0_LEAK = F32 * (B * 32 + B * 64) + F32 * B * 10 + I64 * B + F32
-
-# Rank 0 alone enters an all_reduce at its fourth iteration; rank 1 runs on to the cap.
-HANGING_SCRIPT = """\
-import torch
-import torch.distributed as dist
-
-dist.init_process_group("gloo")
-rank = dist.get_rank()
-model = torch.nn.Linear(4, 2)
-outputs = []
-for step in range(100):
-    out = model(torch.randn(3, 4))
-    outputs.append(out)
-    if rank == 0 and step == 3:
-        dist.all_reduce(torch.ones(1))
-"""
-
 
 def verify(*args, cwd=REPO_ROOT):
     return run([sys.executable, "-m", "torchmemlint", "verify", "--device", "cpu", "--nproc-per-node", "2", *args],
@@ -62,13 +45,13 @@ def test_a_leak_on_rank_0_only_is_confirmed_on_rank_0_and_not_on_rank_1() -> Non
     assert f"Rank imbalance: rank 0 keeps {RANK0_LEAK:,} B per iteration" in finding["explanation"]
 
 
-def test_a_collective_only_one_rank_reaches_ends_at_the_timeout_naming_that_rank(tmp_path) -> None:
-    script = write(tmp_path, "hang.py", HANGING_SCRIPT)
-    result = verify("--timeout", "20", str(script), cwd=tmp_path)
+def test_a_collective_only_one_rank_reaches_ends_at_the_timeout_naming_that_rank() -> None:
+    result = verify("--timeout", "20", str(DISTRIBUTED / "ddp_hang_rank0_collective.py"))
     output = " ".join(result.stdout.split())  # unwrapped
     assert result.returncode == 0, result.stderr  # nothing confirmed
-    assert ("Rank 0 had not ended at the timeout, after iteration 3: waiting at line 12 "
-            "(`dist.all_reduce(torch.ones(1))`) (a collective that another rank never reached)." in output)
+    assert ("Rank 0 had not ended at the timeout, after iteration 3: waiting at line 19 "
+            "(`dist.all_reduce(torch.ones(1, device=device))`) (a collective that another rank never reached)."
+            in output)
     assert "rank 0: The original timed out after 20 s, after iteration 3." in output
     assert "Rank 1 had not ended" not in output
     assert "rank 1: The finding has no fix to compare with (the original alone grows by 72 B per iteration)" in output
