@@ -23,7 +23,16 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 if TYPE_CHECKING:  # pragma: no cover
     from torchmemlint.verify.budget import MemoryBudget, MemoryGrowth
 
-__all__ = ["assert_no_memory_growth", "memory_budget"]
+__all__ = ["MemoryGrowthError", "assert_no_memory_growth", "memory_budget"]
+
+
+class MemoryGrowthError(AssertionError):
+    """Memory grew: the message says how, where and why; ``.growth`` holds the figures (a
+    ``MemoryGrowth``)."""
+
+    def __init__(self, growth: "MemoryGrowth") -> None:
+        super().__init__(str(growth))
+        self.growth = growth
 
 
 def memory_budget(per_iteration: int = 0, *, warmup: int = 2, device: Any = None) -> "MemoryBudget":

@@ -31,6 +31,7 @@ from typing import Any, Callable, Iterable, Optional
 
 import torch
 
+from torchmemlint.testing import MemoryGrowthError
 from torchmemlint.verify.meters import LiveStorageMeter
 from torchmemlint.verify.retention import credit_survivors
 
@@ -372,16 +373,10 @@ def step_roots(step: Callable[[], Any]) -> list[tuple[str, Any]]:
             roots.append((name, cell.cell_contents))
         except ValueError:  # an empty cell
             pass
-    for name, value in (getattr(function, "__kwdefaults__", None) or {}).items():
-        roots.append((name, value))
+    names = code.co_varnames[:code.co_argcount]
+    defaults = getattr(function, "__defaults__", None) or ()
+    roots += list(zip(names[len(names) - len(defaults):], defaults))
+    roots += list((getattr(function, "__kwdefaults__", None) or {}).items())
     module_globals = getattr(function, "__globals__", {})
     roots += [(name, module_globals[name]) for name in code.co_names if name in module_globals]
     return roots
-
-
-class MemoryGrowthError(AssertionError):
-    """Memory grew: the ``MemoryGrowth`` record is ``.growth``."""
-
-    def __init__(self, growth: MemoryGrowth) -> None:
-        super().__init__(str(growth))
-        self.growth = growth
