@@ -82,6 +82,13 @@ def test_a_graph_kept_without_device_bytes_still_fails() -> None:
     assert failure.value.growth.nodes_per_call > 0
 
 
+def test_a_budget_whose_loop_never_ran_says_so() -> None:
+    with pytest.raises(ValueError, match="0 call\\(s\\) ran: 2 warm-up and at least 2 measured calls are needed"):
+        with memory_budget() as budget:
+            for _ in []:
+                budget.step()
+
+
 @pytest.mark.parametrize("options, message", [
     ({"iterations": 1}, "iterations must be a number >= 2"),
     ({"warmup": -1}, "warmup must be a number of calls >= 0"),

@@ -35,6 +35,17 @@ class MemoryGrowthError(AssertionError):
         self.growth = growth
 
 
+def _budget() -> Any:
+    """The measuring module (it imports torch), or an ImportError that says what is missing."""
+    try:
+        from torchmemlint.verify import budget
+    except ImportError as error:
+        if error.name != "torch":
+            raise
+        raise ImportError("torchmemlint.testing needs PyTorch, which is not installed (pip install torch)") from None
+    return budget
+
+
 def memory_budget(per_iteration: int = 0, *, warmup: int = 2, device: Any = None) -> "MemoryBudget":
     """A context manager around a loop of your own; call ``m.step()`` at the start of every
     iteration::
@@ -49,8 +60,7 @@ def memory_budget(per_iteration: int = 0, *, warmup: int = 2, device: Any = None
     iteration (the median over the iterations) or autograd graph nodes piled up. ``device``:
     None meters every device used; ``"cpu"``, ``"cuda"`` or ``"cuda:1"`` only that one. After
     the block, ``m.result`` holds the figures (a ``MemoryGrowth``)."""
-    from torchmemlint.verify.budget import MemoryBudget
-
+    MemoryBudget = _budget().MemoryBudget
     return MemoryBudget(per_iteration, warmup=warmup, device=device, what="the iterations")
 
 
@@ -61,7 +71,8 @@ def assert_no_memory_growth(step: Callable[[], Any], *, iterations: int = 8, war
     over the calls) or autograd graph nodes pile up. Returns the figures (a ``MemoryGrowth``)
     when it passes."""
     __tracebackhide__ = True  # pytest shows the test's line, not this function's
-    from torchmemlint.verify.budget import MemoryBudget, step_roots
+    budget_module = _budget()
+    MemoryBudget, step_roots = budget_module.MemoryBudget, budget_module.step_roots
 
     if not callable(step):
         raise TypeError(f"step must be a function of no arguments, not {type(step).__name__}")

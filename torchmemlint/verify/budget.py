@@ -222,7 +222,7 @@ class MemoryBudget:
         __tracebackhide__ = True  # pytest shows the user's line, not this method's
         self._meter.__exit__(kind, error, traceback)
         try:
-            if kind is None and self._counter.iteration:
+            if kind is None:
                 self._sample()  # closes the last call
                 self.result = self._judge(self._roots + _frame_roots(sys._getframe(1)))
         finally:
