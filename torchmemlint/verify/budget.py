@@ -24,7 +24,6 @@ import os
 import statistics
 import sys
 import sysconfig
-import warnings
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Optional

@@ -46,17 +46,6 @@ _TERMINATE_WAIT_S = 10.0
 _LAUNCHER_LOG_TAIL = 2000
 
 
-@dataclass
-class Launch:
-    """One torchrun launch: each rank's outcome, and the launcher's own exit status and log."""
-
-    outcomes: list[RunOutcome]
-    exit_status: Optional[int]
-    timed_out: bool
-    log_tail: str = ""
-    wall_s: float = 0.0
-
-
 class TorchrunLauncher:
     """Runs replays under ``torch.distributed.run`` with ``nproc`` ranks; a context manager.
     ``launch`` runs a request once and keeps its outcomes; ``rank(r)`` is a replay server
@@ -67,7 +56,7 @@ class TorchrunLauncher:
             raise ValueError("--nproc-per-node must be at least 1")
         self.nproc = nproc
         self._scratch = ""
-        self._launches: dict[tuple[RunRequest, Limits], Launch] = {}
+        self._launches: dict[tuple[RunRequest, Limits], list[RunOutcome]] = {}
 
     def __enter__(self) -> "TorchrunLauncher":
         if importlib.util.find_spec("torch") is None:
@@ -81,13 +70,14 @@ class TorchrunLauncher:
     def rank(self, rank: int) -> "RankView":
         return RankView(self, rank)
 
-    def launch(self, request: RunRequest, limits: Limits) -> Launch:
+    def launch(self, request: RunRequest, limits: Limits) -> list[RunOutcome]:
+        """Each rank's outcome of ``request``, launched the first time it is asked for."""
         key = (request, limits)
         if key not in self._launches:
             self._launches[key] = self._launch(request, limits)
         return self._launches[key]
 
-    def _launch(self, request: RunRequest, limits: Limits) -> Launch:
+    def _launch(self, request: RunRequest, limits: Limits) -> list[RunOutcome]:
         run_dir = tempfile.mkdtemp(prefix="run-", dir=self._scratch)
         workdir = os.path.join(run_dir, "cwd")
         os.mkdir(workdir)
@@ -117,6 +107,8 @@ class TorchrunLauncher:
                 timed_out = True
                 self._stop(process, run_dir)
         wall_s = time.monotonic() - started
+        with open(log_path, encoding="utf-8", errors="replace") as log:
+            log_tail = log.read()[-_LAUNCHER_LOG_TAIL:]
         outcomes = []
         lines = request.source.splitlines()
         for rank in range(self.nproc):
@@ -131,12 +123,12 @@ class TorchrunLauncher:
                 code = f" (`{lines[line - 1].strip()}`)" if 0 < line <= len(lines) else ""
                 outcome.end["error"] = {"type": "timeout", "line": line,
                                         "message": f"waiting at line {line}{code}" if line else "waiting"}
+            elif outcome.status == "crashed" and not outcome.stderr_tail.strip():
+                outcome.stderr_tail = log_tail  # it died before its output was redirected: torchrun's words
             outcome.wall_s = wall_s
             outcomes.append(outcome)
-        with open(log_path, encoding="utf-8", errors="replace") as log:
-            log_tail = log.read()[-_LAUNCHER_LOG_TAIL:]
         shutil.rmtree(run_dir, ignore_errors=True)
-        return Launch(outcomes, process.returncode, timed_out, log_tail, wall_s)
+        return outcomes
 
     @staticmethod
     def _stop(process: subprocess.Popen, run_dir: str) -> None:
@@ -167,7 +159,7 @@ class RankView:
         self._rank = rank
 
     def run(self, request: RunRequest, limits: Limits) -> RunOutcome:
-        return self._launcher.launch(request, limits).outcomes[self._rank]
+        return self._launcher.launch(request, limits)[self._rank]
 
 
 def _rank_pids(run_dir: str) -> list[int]:
