@@ -238,8 +238,8 @@ class MemoryBudget:
     # -- measuring -----------------------------------------------------------------------------
 
     def _sample(self) -> None:
-        # Entering the meter's dispatch mode is not needed to read it; ops run by the meters
-        # (synchronize) are not the user's.
+        # What the meters themselves run is not the user's code: the live-storage meter must
+        # not see it.
         with torch.utils._python_dispatch._disable_current_modes():
             allocated = peak = None
             cuda_device = self._metered_cuda_device()
