@@ -10,7 +10,7 @@ import pytest
 from torchmemlint.engine import check_source
 from torchmemlint.fix import fix_source
 from torchmemlint.rules import ALL_RULES
-from torchmemlint.testing import expected_diagnostics
+from torchmemlint.labels import expected_diagnostics
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 FIXTURE_FILES = sorted(FIXTURES.rglob("*.py"))

@@ -303,6 +303,9 @@ SCRIPT_ARGUMENTS_SEPARATOR = "--"
     argument("--plot", metavar="PNG", help="also draw live memory per iteration, original against fixed twin"),
     argument("--twin", metavar="FIXED.py",
              help="a fixed copy of the (one) script: the twin of the findings that have no fix of their own"),
+    argument("--nproc-per-node", type=_positive(int), metavar="N",
+             help="replay under torchrun with N ranks (NCCL on CUDA, gloo on the CPU: the script's own "
+                  "init_process_group); report each rank and the ranks combined"),
 )
 def verify(args: argparse.Namespace) -> int:
     from torchmemlint.verify import Limits, ReplayError, Settings, verify_paths
@@ -312,6 +315,8 @@ def verify(args: argparse.Namespace) -> int:
     limits = Limits(timeout_s=args.timeout, memory_limit=args.memory_limit, device=args.device, seed=args.seed,
                     **({"copy_limit": args.copy_limit} if args.copy_limit else {}))
     settings = Settings(args.iterations, args.warmup, tuple(args.script_args), limits)
+    if args.nproc_per_node:
+        return _verify_distributed(args, settings)
     progress = ProgressLine(sys.stderr)
     try:
         results, errors = verify_paths(
@@ -332,6 +337,28 @@ def verify(args: argparse.Namespace) -> int:
         from torchmemlint.verify.plot import write_plot
 
         write_plot(results, args.plot)
+    confirmed = any(result.verdict.startswith("confirmed") for result in results)
+    return EXIT_FINDINGS if confirmed or errors else EXIT_CLEAN
+
+
+def _verify_distributed(args: argparse.Namespace, settings: Any) -> int:
+    from torchmemlint.verify import ReplayError
+    from torchmemlint.verify import distributed
+    from torchmemlint.verify.output import ProgressLine
+
+    if args.plot:
+        raise UsageError("--plot draws single-process replays; it is not drawn with --nproc-per-node")
+    progress = ProgressLine(sys.stderr)
+    try:
+        results, errors = distributed.verify_distributed(args.paths, settings, args.nproc_per_node, progress,
+                                                         twin=args.twin, **selection_options(args))
+    except ReplayError as error:
+        raise UsageError(f"cannot replay: {error}") from None
+    finally:
+        progress.close()
+    for error in errors:
+        print(f"{error.path}:{error.line}:{error.column + 1}: {error.code} {error.message}", file=sys.stderr)
+    (distributed.write_json if args.format == "json" else distributed.write_table)(results, sys.stdout)
     confirmed = any(result.verdict.startswith("confirmed") for result in results)
     return EXIT_FINDINGS if confirmed or errors else EXIT_CLEAN
 

@@ -27,7 +27,7 @@ import time
 import traceback
 import types
 from collections import defaultdict
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import torch
 
@@ -313,12 +313,15 @@ def replay(spec: dict) -> int:
     return 0
 
 
-def child_main(spec: dict) -> None:
+def child_main(spec: dict, new_session: bool = True, before_exit: Optional[Callable[[], None]] = None) -> None:
     """Entry point of a forked replay child: own session (so that a timeout kills its worker
-    processes too), own working directory, output to files; never returns."""
+    processes too), own working directory, output to files; never returns. A torchrun worker
+    (``verify/rank.py``) already leads a session of its own (``new_session=False``) and waits
+    for the other ranks before it exits (``before_exit``)."""
     status = 1
     try:
-        os.setsid()
+        if new_session:
+            os.setsid()
         for fd, name in ((1, "stdout"), (2, "stderr")):
             target = os.open(spec[name], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             os.dup2(target, fd)
@@ -335,5 +338,7 @@ def child_main(spec: dict) -> None:
         try:
             sys.stdout.flush()
             sys.stderr.flush()
+            if before_exit is not None:
+                before_exit()
         finally:
             os._exit(status)

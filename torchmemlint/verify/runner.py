@@ -181,13 +181,8 @@ class ReplayServer:
         with open(paths["script.py"], "w", encoding="utf-8") as source:
             source.write(request.source)
         cgroup = Cgroup.create(limits.memory_limit, f"torchmemlint-{os.getpid()}-{self._replays}")
-        spec = {
-            "source": paths["script.py"], "filename": os.path.join(workdir, script), "argv": list(request.argv),
-            "cap": request.cap, "warmup": request.warmup, "explain": request.explain,
-            "results": paths["results.jsonl"], "stdout": paths["stdout"], "stderr": paths["stderr"],
-            "workdir": workdir, "memory_limit": limits.memory_limit, "device": limits.device, "seed": limits.seed,
-            "cgroup": cgroup.path if cgroup else None,
-        }
+        spec = replay_spec(request, limits, paths, workdir, filename=os.path.join(workdir, script),
+                           cgroup=cgroup.path if cgroup else None)
         started = time.monotonic()
         try:
             ended, stop = self._replay(spec, limits, started, cgroup)
@@ -254,6 +249,19 @@ class ReplayServer:
             self._stop()  # also kills what is left of the replay, found by the server's token
             return {}, "server"
         return ended, stop
+
+
+def replay_spec(request: RunRequest, limits: Limits, paths: dict, workdir: str, filename: Optional[str] = None,
+                cgroup: Optional[str] = None) -> dict:
+    """What ``harness.replay`` reads: ``paths`` names the files ``script.py``, ``results.jsonl``,
+    ``stdout`` and ``stderr``; ``filename`` is where the script runs (its copy in ``workdir``)."""
+    return {
+        "source": paths["script.py"], "filename": filename or request.filename, "argv": list(request.argv),
+        "cap": request.cap, "warmup": request.warmup, "explain": request.explain,
+        "results": paths["results.jsonl"], "stdout": paths["stdout"], "stderr": paths["stderr"],
+        "workdir": workdir, "memory_limit": limits.memory_limit, "device": limits.device, "seed": limits.seed,
+        "cgroup": cgroup,
+    }
 
 
 def _server_environment() -> dict:
