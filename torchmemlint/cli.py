@@ -344,14 +344,16 @@ def verify(args: argparse.Namespace) -> int:
 def _verify_distributed(args: argparse.Namespace, settings: Any) -> int:
     from torchmemlint.verify import ReplayError
     from torchmemlint.verify import distributed
+    from torchmemlint.verify.consent import confirm
     from torchmemlint.verify.output import ProgressLine
 
     if args.plot:
         raise UsageError("--plot draws single-process replays; it is not drawn with --nproc-per-node")
     progress = ProgressLine(sys.stderr)
     try:
-        results, errors = distributed.verify_distributed(args.paths, settings, args.nproc_per_node, progress,
-                                                         twin=args.twin, **selection_options(args))
+        results, errors = distributed.verify_distributed(
+            args.paths, settings, args.nproc_per_node, progress, twin=args.twin,
+            confirm=lambda files: confirm(files, settings, args.yes, sys.stdin, sys.stderr), **selection_options(args))
     except ReplayError as error:
         raise UsageError(f"cannot replay: {error}") from None
     finally:

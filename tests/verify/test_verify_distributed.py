@@ -20,7 +20,7 @@ F32, I64, B = 4, 8, 16
 RANK0_LEAK = F32 * (B * 32 + B * 64) + F32 * B * 10 + I64 * B + F32
 
 def verify(*args, cwd=REPO_ROOT):
-    return run([sys.executable, "-m", "torchmemlint", "verify", "--device", "cpu", "--nproc-per-node", "2", *args],
+    return run([sys.executable, "-m", "torchmemlint", "verify", "--yes", "--device", "cpu", "--nproc-per-node", "2", *args],
                cwd, module_env())
 
 
@@ -48,13 +48,13 @@ def test_a_leak_on_rank_0_only_is_confirmed_on_rank_0_and_not_on_rank_1() -> Non
 def test_a_collective_only_one_rank_reaches_ends_at_the_timeout_naming_that_rank() -> None:
     result = verify("--timeout", "20", str(DISTRIBUTED / "ddp_hang_rank0_collective.py"))
     output = " ".join(result.stdout.split())  # unwrapped
-    assert result.returncode == 0, result.stderr  # nothing confirmed
+    assert result.returncode == 1, result.stderr  # rank 1, which does not hang, confirms its leak
     assert ("Rank 0 had not ended at the timeout, after iteration 3: waiting at line 19 "
             "(`dist.all_reduce(torch.ones(1, device=device))`) (a collective that another rank never reached)."
             in output)
     assert "rank 0: The original timed out after 20 s, after iteration 3." in output
     assert "Rank 1 had not ended" not in output
-    assert "rank 1: The finding has no fix to compare with (the original alone grows by 72 B per iteration)" in output
+    assert "rank 1: Live memory grows by 48 B per iteration more than with the fix" in output
 
 
 def test_plot_is_refused_with_nproc_per_node(tmp_path) -> None:

@@ -229,8 +229,10 @@ class DistributedResult:
 
 
 def verify_distributed(paths: Sequence[str], settings: Settings, nproc: int, progress: Optional[Progress] = None,
-                       twin: Optional[str] = None, **selection: Any) -> tuple[list[DistributedResult], list[FileError]]:
-    """``verify_paths`` with every replay launched under torchrun on ``nproc`` ranks."""
+                       twin: Optional[str] = None, confirm: Optional[Callable[..., None]] = None,
+                       **selection: Any) -> tuple[list[DistributedResult], list[FileError]]:
+    """``verify_paths`` with every replay launched under torchrun on ``nproc`` ranks (``confirm``:
+    asked once, before the first launch)."""
     say = progress or (lambda message: None)
     per_rank: list[list[VerifyResult]] = []
     errors: list[FileError] = []
@@ -239,7 +241,8 @@ def verify_distributed(paths: Sequence[str], settings: Settings, nproc: int, pro
             # The first pass launches every replay; the others read their rank's outcomes.
             results, file_errors = verify_paths(
                 paths, settings, (lambda message: say(f"{message} [{nproc} ranks under torchrun]")) if rank == 0 else None,
-                server=launcher.rank(rank), twin=twin, **selection)  # type: ignore[arg-type]
+                server=launcher.rank(rank), twin=twin, confirm=confirm if rank == 0 else None,
+                **selection)  # type: ignore[arg-type]
             per_rank.append(results)
             if rank == 0:
                 errors = file_errors
