@@ -179,6 +179,8 @@ def test_empty_cache_costs_time() -> None:
     judgement = judge(original, twin, WARMUP, 60, "TML009")
     assert (judgement.verdict, judgement.ms_per_iteration, judgement.twin_ms_per_iteration) == (NO_MEMORY_COST, 12, 10)
     assert "what it costs is time: 12.000 ms per iteration against 10.000 ms with the fix" in judgement.reason
+    faster = judge(twin, original, WARMUP, 60, "TML009")
+    assert "and here it costs no time either: 10.000 ms per iteration against 12.000 ms" in faster.reason
 
 
 def test_without_a_twin_growth_without_survivors_is_reported_but_not_judged() -> None:

@@ -313,9 +313,12 @@ def _judge_other_cost(judgement: Judgement, cost: str, ours: Series, theirs: Ser
     else:
         judgement.ms_per_iteration = round(1000 * statistics.median(ours.seconds[k] for k in measured), 3)
         judgement.twin_ms_per_iteration = round(1000 * statistics.median(theirs.seconds[k] for k in measured), 3)
-        judgement.reason = (f"no memory cost: it frees no live memory{aside}; what it costs is time: "
-                            f"{judgement.ms_per_iteration:.3f} ms per iteration against "
-                            f"{judgement.twin_ms_per_iteration:.3f} ms with the fix")
+        times = (f"{judgement.ms_per_iteration:.3f} ms per iteration against {judgement.twin_ms_per_iteration:.3f} ms "
+                 "with the fix")
+        judgement.reason = (f"no memory cost: it frees no live memory{aside}; what it costs is time: {times}"
+                            if judgement.ms_per_iteration > judgement.twin_ms_per_iteration else
+                            f"no memory cost: it frees no live memory{aside}, and here it costs no time either: "
+                            f"{times}")
 
 
 def judge_alone(original: RunOutcome, meter: str, warmup: int, why: str = "the finding has no fix to compare with"

@@ -340,7 +340,8 @@ def _explain(result: VerifyResult, settings: Settings) -> str:
         parts.append(f"Created at line {where['line']} (`{where['code']}`), {where['bytes_per_iteration']:,} B "
                      "per iteration.")
     if result.live_storage:
-        parts.append(f"Live-storage meter: {result.live_storage['bytes_per_iteration']} B per iteration "
+        per = "once" if result.scope is not None and result.scope.kind == "statement" else "per iteration"
+        parts.append(f"Live-storage meter: {result.live_storage['bytes_per_iteration']} B {per} "
                      f"({result.live_storage['rounded_bytes_per_iteration']} B in 512-B blocks).")
     return " ".join(parts)
 
