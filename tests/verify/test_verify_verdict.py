@@ -122,6 +122,15 @@ def test_a_graph_that_grows_is_confirmed_growth_in_host_memory() -> None:
     assert judgement.native_bytes_per_iteration == 5600
 
 
+def test_growing_storages_and_graph_are_both_said() -> None:
+    original = replay([0, 8, 16, 24, 32, 40], nodes=[0, 3, 6, 9, 12, 15], native=[10**6 + 2408 * k for k in range(6)])
+    judgement = judge(original, replay([0] * 6), WARMUP, 60)
+    assert (judgement.verdict, judgement.growth_meter, judgement.bytes_per_iteration) == (
+        CONFIRMED_GROWTH, "live-storage", 8)
+    assert judgement.reason == ("live memory grows by 8 B per iteration more than with the fix, and the autograd graph "
+                                "by 3 nodes per iteration (about 2,400 B of host memory)")
+
+
 def test_a_graph_that_grows_in_some_iterations_only_is_not_growth() -> None:
     original = replay([0] * 6, nodes=[0, 7, 7, 14, 14, 21])
     assert judge(original, replay([0] * 6, nodes=[0, 7, 7, 7, 7, 7]), WARMUP, 60).verdict == NOT_REPRODUCED

@@ -275,6 +275,9 @@ def judge(original: RunOutcome, twin: Optional[RunOutcome], warmup: int, timeout
         judgement.verdict, judgement.growth_meter = CONFIRMED_GROWTH, meter
         judgement.memory = "device" if meter == "cuda" else "host"
         judgement.reason = f"live memory grows by {growth:,} B per iteration more than with the fix"
+        if min(node_differences) > 0:
+            judgement.reason += (f", and the autograd graph by {judgement.nodes_per_iteration:,} nodes per iteration "
+                                 f"(about {judgement.native_bytes_per_iteration:,} B of host memory)")
     elif min(node_differences) > 0:
         judgement.verdict, judgement.growth_meter, judgement.memory = CONFIRMED_GROWTH, "graph", "host"
         judgement.bytes_per_iteration = judgement.native_bytes_per_iteration
