@@ -49,6 +49,12 @@ class _StorageRef(weakref.ref):
     __slots__ = ("key", "nbytes", "device", "iteration", "line")
 
 
+class _TensorRef(weakref.ref):
+    """A weak reference to one op output's Python tensor, keyed by its ``id``."""
+
+    __slots__ = ("key",)
+
+
 class _DeviceTally:
     """Byte counts of one device type between two boundaries."""
 
@@ -80,7 +86,7 @@ class LiveStorageMeter(TorchDispatchMode):
         self._script = script
         self._refs: dict[int, _StorageRef] = {}
         # Every tensor an op returned whose Python object is alive: where the graph meter starts.
-        self._tensors: dict[int, weakref.ref] = {}
+        self._tensors: dict[int, _TensorRef] = {}
         self.tallies: dict[str, _DeviceTally] = {}
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
@@ -123,13 +129,13 @@ class LiveStorageMeter(TorchDispatchMode):
         known = self._tensors.get(key)
         if known is not None and known() is tensor:
             return
-        tensors = self._tensors
+        ref = _TensorRef(tensor, self._tensor_released)
+        ref.key = key
+        self._tensors[key] = ref
 
-        def forget(ref: weakref.ref, key: int = key) -> None:
-            if tensors.get(key) is ref:
-                del tensors[key]
-
-        tensors[key] = weakref.ref(tensor, forget)
+    def _tensor_released(self, ref: _TensorRef) -> None:
+        if self._tensors.get(ref.key) is ref:
+            del self._tensors[ref.key]
 
     def live_tensors(self) -> list[torch.Tensor]:
         return [tensor for ref in list(self._tensors.values()) if (tensor := ref()) is not None]
