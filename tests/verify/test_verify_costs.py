@@ -118,6 +118,24 @@ def test_without_a_twin_growth_that_is_not_steady_stays_inconclusive(replay_serv
     assert (result.verdict, result.judgement.inconclusive_reason) == (INCONCLUSIVE, "no-twin")
 
 
+def test_python_objects_kept_per_iteration_grow_the_python_heap(replay_server, tmp_path: Path) -> None:
+    """A hook registered at every step whose default argument is a list of 1,000 references:
+    no storage, no graph, about 8 KB of Python heap per iteration. Tracing starts at the loop."""
+    source = """\
+        import torch
+        model = torch.nn.Linear(2, 2)
+        for step in range(100):
+            model.register_forward_hook(lambda module, inputs, output, kept=[None] * 1000: None)
+            model(torch.ones(1, 2))
+        """
+    twin = source.replace("            model.register_forward_hook(lambda module, inputs, output, kept=[None] * 1000: "
+                          "None)\n", "            pass\n")
+    result = verify(replay_server, tmp_path, source, "model.register_forward_hook", twin_text=textwrap.dedent(twin))
+    judgement = result.judgement
+    assert (result.verdict, judgement.growth_meter, judgement.memory) == (CONFIRMED_GROWTH, "python-heap", "host")
+    assert 8 * 1000 <= judgement.bytes_per_iteration <= 8 * 1000 + 1024
+
+
 def test_the_rules_iteration_span_is_the_iteration(replay_server, tmp_path: Path) -> None:
     """The finding is in a loop over chunks inside `step`, which the training loop calls once
     per step. From the line alone the chunk loop would be the iteration (2 chunks per step);
