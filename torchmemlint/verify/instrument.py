@@ -143,9 +143,9 @@ def scope_of_span(source: str, kind: str, line: int, end_line: int) -> Iteration
     if kind not in ("for", "while", "function"):
         raise InstrumentError(f"a `{kind}` iteration cannot be capped")
     for found in _scopes(_parse(source)):
-        # a function's span may start at its first decorator or at ``def``
-        if found.kind == kind and line in (found.start, found.first, found.header) and (
-                kind != "function" or found.last == end_line):
+        # a loop's span starts at its keyword; a function's at its first decorator or at ``def``
+        starts = (found.start, found.first, found.header) if kind == "function" else (found.header,)
+        if found.kind == kind and line in starts and found.last == end_line:
             if isinstance(found.node, cst.For) and found.node.asynchronous is not None:
                 raise InstrumentError("`async for` loops are not replayed")
             name = found.node.name.value if isinstance(found.node, cst.FunctionDef) else ""

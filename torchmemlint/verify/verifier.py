@@ -230,7 +230,10 @@ def scope_of(text: str, diagnostic: Diagnostic) -> IterationScope:
         return statement_scope(text, diagnostic.line)
     span = diagnostic.iteration
     if span is not None and span.kind in ("for", "while", "function"):
-        return scope_of_span(text, span.kind, span.line, span.end_line)
+        try:
+            return scope_of_span(text, span.kind, span.line, span.end_line)
+        except InstrumentError:  # a span this file's loops do not match (a `for ... else:`): from the line
+            pass
     return find_iteration_scope(text, diagnostic.line)
 
 
