@@ -20,6 +20,9 @@ JSON_KEYS = {
     "meter", "device",
     "explanation", "scope", "fix", "original", "twin", "retained_bytes_per_iteration", "retained_by",
     "created_at", "live_storage", "twin_origin", "live_excess_bytes",
+    "inconclusive_reason", "memory", "nodes_per_iteration", "saved_tensors_per_iteration", "native_bytes_per_iteration",
+    "one_time_bytes", "ms_per_iteration", "twin_ms_per_iteration", "grad_norm", "twin_grad_norm", "fix_error",
+    "alone_verdict",
 }
 
 
@@ -66,12 +69,14 @@ def test_verify_json_and_plot(tmp_path: Path) -> None:
     plot = tmp_path / "memory.png"
     completed = run_cli("verify", str(FIXTURE), "--device", "cpu", "--iterations", "3", "--format", "json",
                         "--plot", str(plot), "--yes")
-    assert completed.returncode == 0, completed.stderr  # nothing confirmed
+    assert completed.returncode == 1, completed.stderr  # confirmed
     [finding] = json.loads(completed.stdout)
     assert set(finding) == JSON_KEYS
-    assert (finding["line"], finding["code"], finding["verdict"]) == (21, "TML001", "not-reproduced")
+    # the storages grow alike (the kept loss views its B x 10 buffer, with the fix too); the graph does not
+    assert (finding["line"], finding["code"], finding["verdict"]) == (21, "TML001", "confirmed-growth")
+    assert (finding["growth_meter"], finding["memory"], finding["nodes_per_iteration"]) == ("graph", "host", 6)
     assert (finding["meter"], finding["device"], finding["iterations"]) == ("live-storage", "cpu", 3)
-    assert finding["original_bytes_per_iteration"] == 4 * 16 * 10
+    assert finding["original_bytes_per_iteration"] == finding["twin_bytes_per_iteration"] == 4 * 16 * 10
     assert "[1/1]" in completed.stderr  # progress
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
@@ -97,7 +102,9 @@ def test_verify_passes_arguments_after_the_separator_to_the_script(tmp_path: Pat
     assert (finding["original"]["status"], finding["original"]["iterations"]) == ("finished", 6)
     assert finding["measured_iterations"] == [3, 4, 5, 6]
     assert finding["verdict"] == "confirmed-growth"
-    assert finding["bytes_per_iteration"] == 4 * 8  # the saved ReLU output; the fix keeps the output
+    # the saved ReLU output and the output itself (whether a fix's twin, which keeps the output,
+    # or the original alone confirms it)
+    assert finding["original_bytes_per_iteration"] == 4 * 8 + 4 * 2
     assert completed.returncode == 1
 
 

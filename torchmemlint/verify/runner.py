@@ -49,6 +49,9 @@ REPLAY_ENVIRONMENT = {
     "MLFLOW_TRACKING_URI": "file:./mlruns",
     "DISABLE_MLFLOW_INTEGRATION": "TRUE",
     "TENSORBOARD_LOGDIR": "./runs",
+    # glibc's per-thread caches hold freed chunks that mallinfo2 counts as in use: without them
+    # the native-heap meter reads what is really allocated (the autograd graph's nodes)
+    "GLIBC_TUNABLES": "glibc.malloc.tcache_count=0",
 }
 _SERVER_START_TIMEOUT_S = 300.0
 _STDERR_TAIL_CHARS = 2000
@@ -79,6 +82,7 @@ class RunRequest:
     cap: int = 10
     warmup: int = 2
     explain: bool = False
+    gradients: bool = False  # also measure the gradient norm at every boundary
 
 
 @dataclass
@@ -257,7 +261,7 @@ def replay_spec(request: RunRequest, limits: Limits, paths: dict, workdir: str, 
     ``stdout`` and ``stderr``; ``filename`` is where the script runs (its copy in ``workdir``)."""
     return {
         "source": paths["script.py"], "filename": filename or request.filename, "argv": list(request.argv),
-        "cap": request.cap, "warmup": request.warmup, "explain": request.explain,
+        "cap": request.cap, "warmup": request.warmup, "explain": request.explain, "gradients": request.gradients,
         "results": paths["results.jsonl"], "stdout": paths["stdout"], "stderr": paths["stderr"],
         "workdir": workdir, "memory_limit": limits.memory_limit, "device": limits.device, "seed": limits.seed,
         "cgroup": cgroup,
