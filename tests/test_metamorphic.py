@@ -22,10 +22,16 @@ def _cases():
         yield pytest.param(variant, id=variant.id, marks=marks)
 
 
-@pytest.mark.parametrize("variant", _cases())
-def test_rewrite_keeps_findings(variant: Variant, tmp_path) -> None:
+@pytest.fixture(scope="module")
+def scratch(tmp_path_factory):
+    """Where the notebook variants are written to be checked as files."""
+    return tmp_path_factory.mktemp("metamorphic")
+
+
+@pytest.mark.parametrize("variant", list(_cases()))
+def test_rewrite_keeps_findings(variant: Variant, scratch) -> None:
     expected = variant.expected()
-    actual = variant.findings(tmp_path)
+    actual = variant.findings(scratch)
     assert actual == expected, (
         f"{variant.id}: missing {sorted(expected - actual, key=str)}, "
         f"unexpected {sorted(actual - expected, key=str)}\n--- rewritten source ---\n{variant.source}")

@@ -5,6 +5,7 @@ extraction rewrites use it to tell the names a block reads from before it from t
 itself)."""
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Iterable, Optional, Sequence
@@ -26,6 +27,27 @@ class Analysis:
     assignments_of: dict  # Name node -> Assignment (the binding that node performs)
     marked: set  # nodes that contain an ``# expect:`` comment
     names: frozenset  # every identifier spelled in the source
+    spans: dict  # node -> (first, last + 1) pre-order index of the nodes under it
+    name_nodes: list  # every Name node, in pre-order
+    name_starts: list  # their pre-order indexes
+
+    def names_under(self, node: cst.CSTNode) -> list[cst.Name]:
+        """The Name nodes under ``node`` (a node of the tree, or a new node holding some)."""
+        span = self.spans.get(node)
+        if span is None:
+            return [name for child in node.children for name in self.names_under(child)]
+        first = bisect_left(self.name_starts, span[0])
+        last = bisect_left(self.name_starts, span[1])
+        return self.name_nodes[first:last]
+
+    def inside(self, node: cst.CSTNode, containers) -> bool:
+        """Whether ``node`` is one of ``containers`` or under one of them."""
+        start = self.spans[node][0]
+        for container in containers:
+            span = self.spans.get(container)
+            if span is not None and span[0] <= start < span[1]:
+                return True
+        return False
 
     def readers_of(self, assignments) -> list[cst.Name]:
         """The Name nodes that may read any of ``assignments``."""
@@ -74,15 +96,16 @@ def analyse(source: str) -> Analysis:
             if isinstance(assignment, Assignment) and isinstance(assignment.node, cst.Name):
                 assignments_of[assignment.node] = assignment
     marked: set = set()
-    names: set = set()
-    collector = _Collector(names, [])
+    collector = _Collector()
     wrapper.module.visit(collector)
     for comment in collector.comments:
         node = comment
         while node is not None and node not in marked:
             marked.add(node)
             node = parents.get(node)
-    return Analysis(wrapper.module, scopes, parents, referents, readers, assignments_of, marked, frozenset(names))
+    return Analysis(wrapper.module, scopes, parents, referents, readers, assignments_of, marked,
+                    frozenset(name.value for name in collector.name_nodes), collector.spans,
+                    collector.name_nodes, [collector.spans[name][0] for name in collector.name_nodes])
 
 
 def _unordered_referents(access) -> tuple:
@@ -107,16 +130,27 @@ def _unordered_referents(access) -> tuple:
 
 
 class _Collector(cst.CSTVisitor):
-    def __init__(self, names: set, comments: list) -> None:
-        self.names = names
-        self.comments = comments
+    """One pass over the tree: each node's span in pre-order (so that "the names under this
+    node" is a slice, not another pass), the Name nodes in order, the marker comments."""
 
-    def visit_Name(self, node: cst.Name) -> None:
-        self.names.add(node.value)
+    def __init__(self) -> None:
+        super().__init__()
+        self.spans: dict = {}
+        self.name_nodes: list = []
+        self.comments: list = []
+        self.counter = 0
 
-    def visit_Comment(self, node: cst.Comment) -> None:
-        if MARKER in node.value:
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        self.spans[node] = (self.counter, None)
+        self.counter += 1
+        if isinstance(node, cst.Name):
+            self.name_nodes.append(node)
+        elif isinstance(node, cst.Comment) and MARKER in node.value:
             self.comments.append(node)
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        self.spans[original_node] = (self.spans[original_node][0], self.counter)
 
 
 def is_marked(analysis: Analysis, node: cst.CSTNode) -> bool:
@@ -136,18 +170,15 @@ def header_marked(analysis: Analysis, node: cst.CSTNode) -> bool:
 def reads_of_scope(analysis: Analysis, node: cst.CSTNode, scope: Scope) -> list[cst.Name]:
     """Name nodes under ``node`` that read a binding of ``scope`` (from nested comprehensions and
     lambdas too), in source order; augmented-assignment targets count as reads."""
-    found: list[cst.Name] = []
-
-    class Reads(cst.CSTVisitor):
-        def visit_Name(self, name: cst.Name) -> None:
-            if any(_binds_in(referent, scope) for referent in analysis.referents.get(name, ())):
-                found.append(name)
+    found = []
+    for name in analysis.names_under(node):
+        if any(_binds_in(referent, scope) for referent in analysis.referents.get(name, ())):
+            found.append(name)
+        else:
             assignment = analysis.assignments_of.get(name)
             if assignment is not None and assignment.scope is scope and \
                     isinstance(analysis.parents.get(name), cst.AugAssign):
                 found.append(name)
-
-    node.visit(Reads())
     return found
 
 
@@ -157,16 +188,8 @@ def _binds_in(referent, scope: Scope) -> bool:
 
 def bindings_in_scope(analysis: Analysis, node: cst.CSTNode, scope: Scope) -> list[cst.Name]:
     """Name nodes under ``node`` that bind a name of ``scope``, in source order."""
-    found: list[cst.Name] = []
-
-    class Bindings(cst.CSTVisitor):
-        def visit_Name(self, name: cst.Name) -> None:
-            assignment = analysis.assignments_of.get(name)
-            if assignment is not None and assignment.scope is scope:
-                found.append(name)
-
-    node.visit(Bindings())
-    return found
+    return [name for name in analysis.names_under(node)
+            if getattr(analysis.assignments_of.get(name), "scope", None) is scope]
 
 
 # --- definite assignment -------------------------------------------------------------------

@@ -4,10 +4,15 @@ what the linter tells it, run in-process as ``check`` runs it (a notebook throug
 file, like any notebook)."""
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 import re
+import tempfile
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from importlib.metadata import version
 from typing import Optional
 
 from metamorphic.rewrites import REWRITES, REWRITES_BY_NAME, apply, notebook_code
@@ -65,18 +70,35 @@ class Variant:
 
 @lru_cache(maxsize=None)
 def variants() -> tuple[Variant, ...]:
-    """Every (fixture, rewrite) pair where the rewrite applies, fixture by fixture (the rewrites
-    of one fixture share its analysis)."""
+    """Every (fixture, rewrite) pair where the rewrite applies, in fixture order.
+
+    Rewriting every fixture takes most of this test's time, so the result is kept in the
+    temporary directory under a key made of everything it depends on (the fixtures, the rewrite
+    code, the LibCST version): a rerun after a change to the rules rewrites nothing."""
+    fixtures = [path for path in sorted(FIXTURES.rglob("*.py")) if path.name.startswith(("invalid_", "valid_"))]
+    sources = {path.relative_to(FIXTURES).as_posix(): path.read_text(encoding="utf-8") for path in fixtures}
+    key = hashlib.sha256()
+    for part in [version("libcst"), *(path.read_text(encoding="utf-8") for path in sorted(Path(__file__).parent.glob("*.py"))),
+                 *(f"{name}\0{source}" for name, source in sources.items())]:
+        key.update(part.encode("utf-8") + b"\0")
+    stored = Path(tempfile.gettempdir()) / "torchmemlint-metamorphic" / f"{key.hexdigest()}.json"
+    try:
+        return tuple(Variant(*entry) for entry in json.loads(stored.read_text(encoding="utf-8")))
+    except (OSError, ValueError, TypeError):
+        pass
     found = []
-    for path in sorted(FIXTURES.rglob("*.py")):
-        if not path.name.startswith(("invalid_", "valid_")):
-            continue
-        source = path.read_text(encoding="utf-8")
-        fixture = path.relative_to(FIXTURES).as_posix()
+    for fixture, source in sources.items():  # fixture by fixture: its rewrites share its analysis
         for rewrite in REWRITES:
             rewritten = apply(rewrite, source)
             if rewritten is not None:
                 found.append(Variant(fixture, rewrite.name, rewritten))
+    try:
+        stored.parent.mkdir(parents=True, exist_ok=True)
+        partial = stored.with_suffix(f".{os.getpid()}.tmp")
+        partial.write_text(json.dumps([[v.fixture, v.rewrite, v.source] for v in found]), encoding="utf-8")
+        os.replace(partial, stored)
+    except OSError:
+        pass  # no cache: the next run rewrites again
     return tuple(found)
 
 

@@ -21,6 +21,7 @@ import json
 import re
 from collections import Counter
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Callable, Optional, Sequence
 
 import libcst as cst
@@ -317,6 +318,9 @@ def _block(analysis: Analysis, owner: cst.CSTNode, start: int, end: int) -> Opti
         return None
     flow = walk(analysis, statements, scope)
     parameters = [name for name in flow.free if _passable(scope, name)]
+    bound_at_start = _bound_at(analysis, owner, start, scope)
+    if any(name not in bound_at_start for name in parameters):
+        return None  # read only on some paths (``best = min(best, x) if step else x``): passing it could fail
     bound_here = []
     for statement in statements:
         for node in bindings_in_scope(analysis, statement, scope):
@@ -340,6 +344,33 @@ def _block(analysis: Analysis, owner: cst.CSTNode, start: int, end: int) -> Opti
     return _Block(owner, start, end, scope, parameters, results, top)
 
 
+def _bound_at(analysis: Analysis, owner: cst.CSTNode, start: int, scope) -> set[str]:
+    """Names of ``scope`` certainly bound when ``owner.body.body[start]`` begins: set by the
+    statements before it in every enclosing suite up to its function (whose parameters are bound),
+    or by an enclosing loop's target or ``with ... as``."""
+    bound = set(walk(analysis, owner.body.body[:start], scope).assigned)
+    child = owner
+    while True:
+        if isinstance(child, cst.FunctionDef):
+            params = child.params
+            bound |= {param.name.value for param in [*params.posonly_params, *params.params, *params.kwonly_params,
+                                                     params.star_arg, params.star_kwarg] if isinstance(param, cst.Param)}
+            return bound
+        if isinstance(child, cst.For):
+            bound |= {node.value for node in bindings_in_scope(analysis, child.target, scope)}
+        if isinstance(child, cst.With):
+            for item in child.items:
+                if item.asname is not None:
+                    bound |= {node.value for node in bindings_in_scope(analysis, item.asname, scope)}
+        parent = analysis.parents.get(child)
+        if isinstance(parent, (cst.IndentedBlock, cst.Module)):
+            index = next(number for number, statement in enumerate(parent.body) if statement is child)
+            bound |= walk(analysis, parent.body[:index], scope).assigned
+        if parent is None or isinstance(parent, cst.Module):
+            return bound
+        child = parent
+
+
 def _passable(scope, name: str) -> bool:
     """Names read from the enclosing scope that a module-level helper must receive: every local
     of a function; at module level the variables (imports, functions and classes stay global)."""
@@ -350,12 +381,7 @@ def _passable(scope, name: str) -> bool:
 
 
 def _inside(analysis: Analysis, node: cst.CSTNode, statements: Sequence[cst.CSTNode]) -> bool:
-    ids = {id(statement) for statement in statements}
-    while node is not None:
-        if id(node) in ids:
-            return True
-        node = analysis.parents.get(node)
-    return False
+    return analysis.inside(node, statements)
 
 
 def _read_outside(analysis: Analysis, scope, statements) -> set[str]:
@@ -1011,7 +1037,8 @@ REWRITES: tuple[Rewrite, ...] = (
 )
 REWRITES_BY_NAME = {rewrite.name: rewrite for rewrite in REWRITES}
 
-def _undefined_names(code: str) -> set[str]:
+@lru_cache(maxsize=4)
+def _undefined_names(code: str) -> frozenset[str]:
     """Names read that nothing in the code binds (anywhere, in any scope) and that are not
     builtins: a rewrite that renames a binding but misses a use shows up here."""
     loaded: set[str] = set()
@@ -1027,7 +1054,7 @@ def _undefined_names(code: str) -> set[str]:
             bound.add((node.asname or node.name).split(".")[0])
         elif isinstance(node, ast.ExceptHandler) and node.name:
             bound.add(node.name)
-    return loaded - bound
+    return frozenset(loaded - bound)
 
 
 _MARKERS = re.compile(r"#\s*expect:\s*(TML\d{3}(?:\s*,\s*TML\d{3})*)")
