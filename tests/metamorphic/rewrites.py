@@ -53,7 +53,8 @@ def alias_imports(source: str) -> Optional[str]:
     aliases: dict = {}  # ImportAlias node -> new alias
     taken: set[str] = set()
     for statement, alias in _import_aliases(analysis.module):
-        if isinstance(statement, cst.ImportFrom) and (statement.relative or _dotted(statement.module) == "__future__"):
+        if isinstance(statement, cst.ImportFrom) and (
+                statement.relative or _dotted(statement.module) == "__future__"):
             continue
         bound = alias.asname.name.value if alias.asname else _dotted(alias.name)
         if "." in bound:
@@ -83,11 +84,10 @@ def alias_imports(source: str) -> Optional[str]:
 
         def leave_Import(self, original, updated):
             # ``import a.b as X`` reads better as ``from a import b as X``
-            if len(original.names) == 1 and original.names[0] in aliases and "." in _dotted(original.names[0].name):
-                dotted = _dotted(original.names[0].name)
-                package, member = dotted.rsplit(".", 1)
-                statement = cst.parse_statement(f"from {package} import {member} as {aliases[original.names[0]]}")
-                return statement.body[0]
+            alias = original.names[0]
+            if len(original.names) == 1 and alias in aliases and "." in _dotted(alias.name):
+                package, member = _dotted(alias.name).rsplit(".", 1)
+                return cst.parse_statement(f"from {package} import {member} as {aliases[alias]}").body[0]
             return updated
 
         def leave_Name(self, original, updated):
@@ -271,11 +271,13 @@ def _extractable_statements(statements: Sequence[cst.CSTNode]) -> bool:
                 self.ok = False
             if isinstance(node, (cst.Break, cst.Continue)) and self.loops == 0:
                 self.ok = False
-            if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "super" and not node.args:
-                self.ok = False
+            if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "super" \
+                    and not node.args:
+                self.ok = False  # zero-argument super() works only inside the class
             if isinstance(node, cst.Name) and node.value == "__class__":
                 self.ok = False
-            if isinstance(node, cst.Attribute) and node.attr.value.startswith("__") and not node.attr.value.endswith("__"):
+            attribute = node.attr.value if isinstance(node, cst.Attribute) else ""
+            if attribute.startswith("__") and not attribute.endswith("__"):
                 self.ok = False  # name mangling happens only inside the class
             if isinstance(node, (cst.For, cst.While)):
                 self.loops += 1
@@ -353,8 +355,8 @@ def _bound_at(analysis: Analysis, owner: cst.CSTNode, start: int, scope) -> set[
     while True:
         if isinstance(child, cst.FunctionDef):
             params = child.params
-            bound |= {param.name.value for param in [*params.posonly_params, *params.params, *params.kwonly_params,
-                                                     params.star_arg, params.star_kwarg] if isinstance(param, cst.Param)}
+            every = [*params.posonly_params, *params.params, *params.kwonly_params, params.star_arg, params.star_kwarg]
+            bound |= {param.name.value for param in every if isinstance(param, cst.Param)}
             return bound
         if isinstance(child, cst.For):
             bound |= {node.value for node in bindings_in_scope(analysis, child.target, scope)}
@@ -412,7 +414,8 @@ def _loops_by_preference(analysis: Analysis) -> list[cst.CSTNode]:
 
     analysis.module.visit(Loops())
     marked = [loop for loop in reversed(loops) if is_marked(analysis, loop.body)]
-    innermost = [loop for loop in loops if not any(_inside(analysis, other, [loop]) for other in loops if other is not loop)]
+    innermost = [loop for loop in loops
+                 if not any(_inside(analysis, other, [loop]) for other in loops if other is not loop)]
     ordered = []
     for loop in marked + innermost + loops:
         if loop not in ordered:
@@ -494,7 +497,7 @@ def _extract(analysis: Analysis, block: _Block, mode: str) -> Optional[str]:
                 replacement = [_assign([holder], _helper_call(name, block.parameters)),
                                _assign(results, cst.parse_expression(f"{holder}[0]"))]
         else:
-            returned = cst.Dict([cst.DictElement(cst.SimpleString(f'"{result}"'), cst.Name(result)) for result in results])
+            returned = cst.parse_expression("{" + ", ".join(f'"{result}": {result}' for result in results) + "}")
             replacement = [_assign([holder], _helper_call(name, block.parameters)),
                            *[_assign([result], cst.parse_expression(f'{holder}["{result}"]')) for result in results]]
         body = statements + [cst.SimpleStatementLine([cst.Return(returned)])]
@@ -502,8 +505,7 @@ def _extract(analysis: Analysis, block: _Block, mode: str) -> Optional[str]:
 
 
 def _return_names(names: Sequence[str]) -> cst.SimpleStatementLine:
-    value = cst.Name(names[0]) if len(names) == 1 else cst.Tuple([cst.Element(cst.Name(n)) for n in names], lpar=[], rpar=[])
-    return cst.SimpleStatementLine([cst.Return(value)])
+    return cst.parse_statement(f"return {', '.join(names)}")
 
 
 def extract_loop_body(source: str) -> Optional[str]:
@@ -550,8 +552,8 @@ def _prefix_blocks(analysis: Analysis):
     for _, owner, index in sorted(candidates, key=lambda candidate: candidate[0]):
         statements = owner.body.body
         start = index
-        while start > 0 and _extractable_statements([statements[start - 1]]) \
-                and not (isinstance(owner, cst.FunctionDef) and start - 1 == 0 and _is_docstring(statements[0])):
+        docstring = isinstance(owner, cst.FunctionDef) and _is_docstring(statements[0])
+        while start > (1 if docstring else 0) and _extractable_statements([statements[start - 1]]):
             start -= 1
         if start == index:
             continue
@@ -604,43 +606,46 @@ def _extract_method(analysis: Analysis, block: _Block) -> Optional[str]:
     loop = block.owner
     statements = list(loop.body.body)
     scope = block.scope
-    targets = {node.value for node in bindings_in_scope(analysis, loop.target, scope)} if isinstance(loop, cst.For) else set()
+    targets = set()
+    if isinstance(loop, cst.For):
+        targets = {node.value for node in bindings_in_scope(analysis, loop.target, scope)}
     arguments = [name for name in block.parameters if name in targets]
-    state = [name for name in [*block.parameters, *block.results] if name not in targets]
-    state = list(dict.fromkeys(state))
+    state = list(dict.fromkeys(name for name in [*block.parameters, *block.results] if name not in targets))
     returned = [name for name in block.results if name in targets]
     if not state:
         return None
-    # a state name bound where only a plain name may stand cannot become an attribute
+    # a state name bound where only a plain name may stand (``except E as e``, ``(n := ...)``)
+    # cannot become an attribute
     for statement in statements:
         for node in bindings_in_scope(analysis, statement, scope):
-            if node.value in state and isinstance(analysis.parents.get(node), (cst.AsName, cst.NamedExpr)) \
-                    and not isinstance(analysis.parents.get(analysis.parents.get(node)), cst.WithItem):
+            parent = analysis.parents.get(node)
+            if node.value in state and isinstance(parent, (cst.AsName, cst.NamedExpr)) \
+                    and not isinstance(analysis.parents.get(parent), cst.WithItem):
                 return None
     attribute = {name: (name if name != "self" else analysis.fresh("owner", state)) for name in state}
-    initial = [name for name in state if name in block.parameters]
+    initial = [attribute[name] for name in state if name in block.parameters]
     class_name = analysis.fresh("LoopState")
     instance = analysis.fresh("state", [class_name])
-    method_body_statements = [statement.visit(_ToAttributes(analysis, scope, set(state), attribute))
-                              for statement in statements]
-    if returned:
-        method_body_statements.append(_return_names(returned))
-    init_body = [cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Attribute(cst.Name("self"), cst.Name(attribute[name])))],
-                                                     cst.Name(attribute[name]))]) for name in initial] or [cst.SimpleStatementLine([cst.Pass()])]
-    init = cst.FunctionDef(cst.Name("__init__"), cst.Parameters([cst.Param(cst.Name("self")), *[cst.Param(cst.Name(attribute[n])) for n in initial]]),
-                           cst.IndentedBlock(init_body))
     method_name = "step"
     while method_name in attribute.values():
         method_name += "_"
-    method = cst.FunctionDef(cst.Name(method_name), cst.Parameters([cst.Param(cst.Name("self")), *[cst.Param(cst.Name(n)) for n in arguments]]),
-                             cst.IndentedBlock(method_body_statements), leading_lines=[cst.EmptyLine()])
-    helper = cst.ClassDef(cst.Name(class_name), cst.IndentedBlock([init, method]))
-    call = cst.Call(cst.Attribute(cst.Name(instance), cst.Name(method_name)), [cst.Arg(cst.Name(n)) for n in arguments])
+    assignments = "".join(f"        self.{name} = {name}\n" for name in initial) or "        pass\n"
+    helper = cst.parse_statement(
+        f"class {class_name}:\n"
+        f"    def __init__({', '.join(['self', *initial])}):\n{assignments}\n"
+        f"    def {method_name}({', '.join(['self', *arguments])}):\n        pass\n")
+    method_body = [statement.visit(_ToAttributes(analysis, scope, set(state), attribute)) for statement in statements]
+    if returned:
+        method_body.append(_return_names(returned))
+    init, method = helper.body.body
+    helper = helper.with_changes(body=helper.body.with_changes(
+        body=[init, method.with_changes(body=method.body.with_changes(body=method_body))]))
+    call = cst.parse_expression(f"{instance}.{method_name}({', '.join(arguments)})")
     replacement = [_assign(returned, call) if returned else cst.SimpleStatementLine([cst.Expr(call)])]
-    replacement += [_assign([name], cst.Attribute(cst.Name(instance), cst.Name(attribute[name])))
+    replacement += [_assign([name], cst.parse_expression(f"{instance}.{attribute[name]}"))
                     for name in block.results if name not in targets]
-    create = _assign([instance], cst.Call(cst.Name(class_name), [cst.Arg(cst.Name(n)) for n in initial]))
-    create = create.with_changes(leading_lines=loop.leading_lines)
+    create = _assign([instance], cst.parse_expression(
+        f"{class_name}({', '.join(name for name in state if name in block.parameters)})"))
     return _replace_run(analysis, block, replacement, helper, before_owner=[create])
 
 
@@ -716,8 +721,9 @@ def wrap_output(source: str) -> Optional[str]:
             if original not in wrapped:
                 return updated
             holder, name = wrapped[original]
+            no_space = cst.SimpleWhitespace("")
             value = cst.Call(cst.Name(class_name), [cst.Arg(updated.value, keyword=cst.Name(name),
-                                                            equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))])
+                                                            equal=cst.AssignEqual(no_space, no_space))])
             return updated.with_changes(targets=[cst.AssignTarget(cst.Name(holder))], value=value)
 
         def leave_Name(self, original, updated):
@@ -741,7 +747,8 @@ def _insert_after_imports(module: cst.Module, statements: Sequence[cst.CSTNode])
     body = list(module.body)
     while index < len(body) and (_is_docstring(body[index]) or _is_import_line(body[index])):
         index += 1
-    placed = [statement.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()]) for statement in statements]
+    placed = [statement.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
+              for statement in statements]
     if index < len(body) and not body[index].leading_lines:
         body[index] = body[index].with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
     return module.with_changes(body=[*body[:index], *placed, *body[index:]])
@@ -776,9 +783,9 @@ def notebook_cells(source: str) -> Optional[str]:
         lines = code.split("\n")
         cells.append({"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
                       "source": [line + "\n" for line in lines[:-1]] + [lines[-1]]})
-    notebook = {"cells": cells, "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
-                                            "language_info": {"name": "python"}},
-                "nbformat": 4, "nbformat_minor": 5}
+    metadata = {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+                "language_info": {"name": "python"}}
+    notebook = {"cells": cells, "metadata": metadata, "nbformat": 4, "nbformat_minor": 5}
     return json.dumps(notebook, indent=1) + "\n"
 
 
@@ -812,19 +819,20 @@ def add_decorator(source: str) -> Optional[str]:
     class Decorate(cst.CSTTransformer):
         def leave_FunctionDef(self, original, updated):
             if any("jit" in cst.Module([]).code_for_node(decorator.decorator) for decorator in original.decorators):
-                return updated
+                return updated  # TorchScript compiles the function's own source: a wrapper would break it
             count[0] += 1
             decorator = cst.Decorator(cst.Name(name))
             if original.decorators:
                 return updated.with_changes(decorators=[*updated.decorators, decorator])
             # the function's leading comments stay above its first line, now the decorator
-            return updated.with_changes(decorators=[decorator.with_changes(leading_lines=updated.leading_lines)],
-                                        leading_lines=[])
+            return updated.with_changes(
+                decorators=[decorator.with_changes(leading_lines=updated.leading_lines)], leading_lines=[])
 
     module = analysis.module.visit(Decorate())
     if not count[0]:
         return None
-    definitions = [cst.parse_statement(f"import functools as {functools_name}" if functools_name != "functools" else "import functools"),
+    definitions = [cst.parse_statement(f"import functools as {functools_name}" if functools_name != "functools"
+                                       else "import functools"),
                    cst.parse_statement(_DECORATOR.format(name=name, functools=functools_name))]
     return _insert_after_imports(module, definitions).code
 
@@ -858,8 +866,8 @@ def _inline(analysis: Analysis, globals_scope, helper: cst.FunctionDef) -> Optio
     if params.star_arg is not cst.MaybeSentinel.DEFAULT and params.star_arg is not None or params.star_kwarg \
             or params.kwonly_params or params.posonly_params:
         return None
-    if any(param.default is not None and not isinstance(param.default, (cst.Integer, cst.Float, cst.SimpleString, cst.Name))
-           for param in params.params):
+    literal = (cst.Integer, cst.Float, cst.SimpleString, cst.Name)  # evaluated once either way
+    if any(param.default is not None and not isinstance(param.default, literal) for param in params.params):
         return None
     assignments = list(globals_scope.assignments[helper.name.value])
     if len(assignments) != 1:
@@ -952,7 +960,7 @@ def _inline(analysis: Analysis, globals_scope, helper: cst.FunctionDef) -> Optio
     value = final.visit(renamer) if final is not None else None
     ending: Optional[cst.SimpleStatementLine] = None  # the statement the call's line becomes
     if use == "assign":
-        ending = cst.SimpleStatementLine([small.with_changes(value=value if value is not None else cst.Name("None"))])
+        ending = cst.SimpleStatementLine([small.with_changes(value=cst.Name("None") if value is None else value)])
     elif use == "return":
         ending = cst.SimpleStatementLine([small.with_changes(value=value)])
     elif value is not None and not isinstance(value, cst.Name):
@@ -963,7 +971,8 @@ def _inline(analysis: Analysis, globals_scope, helper: cst.FunctionDef) -> Optio
         return None  # the call's marker would have no statement of its own to stay on
     if not statements:
         return None
-    statements[0] = statements[0].with_changes(leading_lines=[*line.leading_lines, *statements[0].leading_lines])
+    first = statements[0]
+    statements[0] = first.with_changes(leading_lines=[*line.leading_lines, *first.leading_lines])
 
     class Inline(cst.CSTTransformer):
         def leave_SimpleStatementLine(self, original, updated):
