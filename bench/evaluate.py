@@ -12,16 +12,32 @@ must stay silent. Per rule it prints:
               near-misses written to stay silent)
 
 Usage: python bench/evaluate.py [EXTRA_DIR ...] [--details]
+
+``--reports`` scores the real-report set instead (bench/reports: rewrites of public leak reports,
+kept apart from bench/corpus and from the rule fixtures), file by file and per category:
+
+  leaks        files named ``leak_*.py``; found when the rule named first in their ``# Expect:``
+               header reports one of the lines it names (every rule selected, off-by-default ones
+               included); "all labels" when every ``# expect:`` label of the file is reported
+  near-misses  files named ``near_*.py``, which must stay silent; flagged when a default rule
+               (or, in the last column, any rule) reports anything in them
+
+Usage: python bench/evaluate.py --reports [--details]
 """
 from __future__ import annotations
 
 import argparse
+import re
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from lint import REPO_ROOT, all_rules, expected_diagnostics, lint, python_files, rule_of_directory
 
 CORPUS = REPO_ROOT / "bench" / "corpus"
+REPORTS = REPO_ROOT / "bench" / "reports"
+NEAR_MISS_HEADER = "# Expect: near-miss: must be silent"
+HEADER_LABEL = re.compile(r"(?P<code>TML\d{3}) lines? (?P<lines>\d+(?:, \d+)*)")
 
 
 @dataclass
@@ -143,11 +159,133 @@ def print_details(scores: dict[str, RuleScore], files: list[LabelledFile], imple
             show("FP", code, path, line)
 
 
+@dataclass
+class ReportCase:
+    """One file of the real-report set, with what it expects and what the rules reported."""
+
+    file: LabelledFile
+    category: str
+    header_labels: list[tuple[str, list[int]]]  # ``# Expect:`` header, the primary rule first
+
+    @property
+    def is_leak(self) -> bool:
+        return self.file.path.name.startswith("leak_")
+
+    @property
+    def found(self) -> bool:
+        code, lines = self.header_labels[0]
+        return bool(self.file.reports(code) & set(lines))
+
+    @property
+    def all_labels_found(self) -> bool:
+        return self.file.expected <= self.file.actual
+
+    def flagged(self, codes: set[str]) -> bool:
+        return any(code in codes for _, code in self.file.actual)
+
+
+def header_labels(file: LabelledFile) -> list[tuple[str, list[int]]]:
+    """The ``# Expect:`` header of a report case, checked against its inline ``# expect:`` labels.
+
+    Raises ValueError when the file is not a well-formed case: no header or source, a leak whose
+    header and inline labels disagree, a near-miss that carries labels, or an unknown file name."""
+    header = [line for line in file.lines[:8] if line.startswith("# Expect:")]
+    if len(header) != 1 or not file.lines or not file.lines[0].startswith("# Source: "):
+        raise ValueError("needs a '# Source: URL' first line and one '# Expect:' header line")
+    if file.path.name.startswith("near_"):
+        if header[0] != NEAR_MISS_HEADER or file.expected:
+            raise ValueError(f"a near-miss carries no labels and the header {NEAR_MISS_HEADER!r}")
+        return []
+    if not file.path.name.startswith("leak_"):
+        raise ValueError("report cases are named leak_*.py or near_*.py")
+    labels = [(m.group("code"), [int(n) for n in m.group("lines").split(", ")])
+              for m in HEADER_LABEL.finditer(header[0])]
+    if not labels or {(line, code) for code, lines in labels for line in lines} != file.expected:
+        raise ValueError("the '# Expect:' header and the inline '# expect:' labels disagree")
+    return labels
+
+
+def report_cases(files: list[LabelledFile]) -> list[ReportCase]:
+    cases, problems = [], []
+    for f in files:
+        try:
+            cases.append(ReportCase(f, f.path.parent.name, header_labels(f)))
+        except ValueError as problem:
+            problems.append(f"{f.path.relative_to(REPO_ROOT)}: {problem}")
+    if problems:
+        raise SystemExit("malformed report cases:\n  " + "\n  ".join(problems))
+    return cases
+
+
+def print_report_table(cases: list[ReportCase], default_codes: set[str], all_codes: set[str]) -> None:
+    header = f"{'category':22} {'leaks found':>12} {'all labels':>11} {'near-misses flagged':>20} {'(any rule)':>11}"
+    print(header)
+    print("-" * len(header))
+    categories = sorted({c.category for c in cases}) + ["TOTAL"]
+    for category in categories:
+        chosen = [c for c in cases if category in ("TOTAL", c.category)]
+        leaks = [c for c in chosen if c.is_leak]
+        near = [c for c in chosen if not c.is_leak]
+        if category == "TOTAL":
+            print("-" * len(header))
+        print(f"{category:22} {_ratio(sum(c.found for c in leaks), len(leaks)):>12} "
+              f"{sum(c.all_labels_found for c in leaks):>5}/{len(leaks):<5} "
+              f"{_ratio(sum(c.flagged(default_codes) for c in near), len(near)):>20} "
+              f"{sum(c.flagged(all_codes) for c in near):>5}/{len(near):<5}")
+
+
+def print_report_details(cases: list[ReportCase], default_codes: set[str]) -> None:
+    def where(case: ReportCase) -> str:
+        return str(case.file.path.relative_to(REPO_ROOT))
+
+    def reported(case: ReportCase) -> str:
+        found = sorted(case.file.actual, key=lambda pair: (pair[1], pair[0]))
+        return ", ".join(f"{code}@{line}" for line, code in found) or "nothing"
+
+    print("\nmissed leaks (primary rule not reported on its line):")
+    for case in cases:
+        if case.is_leak and not case.found:
+            code, lines = case.header_labels[0]
+            source = case.file.lines[lines[0] - 1].split("# expect:")[0].strip()
+            print(f"  {where(case)}:{lines[0]}: {code} expected on `{source}`; reported: {reported(case)}")
+    print("\nleaks found, other labels missed:")
+    for case in cases:
+        if case.is_leak and case.found and not case.all_labels_found:
+            missing = sorted(case.file.expected - case.file.actual)
+            print(f"  {where(case)}: missing {', '.join(f'{c}@{n}' for n, c in missing)}; reported: {reported(case)}")
+    print("\nflagged near-misses:")
+    for case in cases:
+        if not case.is_leak and case.file.actual:
+            marker = "" if case.flagged(default_codes) else " (off-by-default rules only)"
+            print(f"  {where(case)}: {reported(case)}{marker}")
+
+
+def evaluate_reports(details: bool) -> int:
+    rules = all_rules()
+    files, errors = load([REPORTS], rules)
+    cases = report_cases(files)
+    default_codes = {rule.code for rule in rules if rule.default_enabled}
+    leaks = sum(c.is_leak for c in cases)
+    print(f"report cases: {len(cases)} ({leaks} leaks, {len(cases) - leaks} near-misses) from {REPORTS}")
+    print_report_table(cases, default_codes, {rule.code for rule in rules})
+    for error in errors:
+        print(f"file error: {error.path}:{error.line}: {error.message}")
+    if details:
+        print_report_details(cases, default_codes)
+    return 1 if errors else 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("extra", nargs="*", type=Path, help="more folders of labelled files")
     parser.add_argument("--details", action="store_true", help="list every missed label and false alarm")
+    parser.add_argument("--reports", action="store_true",
+                        help="score the real-report set (bench/reports) per category instead")
     args = parser.parse_args()
+    if args.reports:
+        if args.extra:
+            parser.error("--reports scores bench/reports alone")
+        return evaluate_reports(args.details)
     roots = [CORPUS, *args.extra]
     missing = [str(r) for r in roots if not r.exists()]
     if missing:

@@ -6,7 +6,10 @@ a factory with `device=`) appended to a container that outlives the loop — typ
 predictions of a whole validation set collected on the GPU — when it is not graph-attached (that
 case is TML001) and not moved off the device with `.cpu()`, `.item()` or `.tolist()`; also when
 the append happens inside a method of a helper object of the same file (`collector.update(preds)`
-where `update` does `self.preds.append(preds)`).
+where `update` does `self.preds.append(preds)`). An item assignment grows a dict when its key comes from the step's data
+(`results[sample_id] = score` over `zip(ids, scores)`), not when it comes from a fixed set of
+names (`latest[name] = value` over `metrics.items()`). A model moved to the device and kept in such a
+container (one per hyper-parameter trial or cross-validation fold) is flagged with its own message.
 
 ## Why is this bad?
 Each iteration adds one batch's outputs to GPU memory for the rest of the loop: live device
@@ -31,7 +34,9 @@ the documented pattern and stays silent. So do loss values (`losses.append(loss.
 on purpose, because `.item()` every step would wait for the GPU.
 
 ## Fix safety
-The fix appends `.detach().cpu()`. Later code that combines the stored tensors with device
+The fix appends `.detach().cpu()`, only where the value is known to be a tensor (or nothing
+says otherwise); a tuple, dict or record gets no fix ("type unknown"), nor does a model (what to
+keep of it is the author's call). Later code that combines the stored tensors with device
 tensors would fail or move data, so the fix is **unsafe**.
 
 ## Runtime signature
@@ -39,32 +44,40 @@ Live device memory grows with the number of iterations (`confirmed-growth`).
 """
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Iterator, Optional
 
 import libcst as cst
 
 from torchmemlint.rules.base import Finding, NodeFix, Replacement, Rule
-from torchmemlint.rules.edits import call_method
+from torchmemlint.rules.edits import TYPE_UNKNOWN, call_method
 from torchmemlint.semantics import SemanticModel
-from torchmemlint.semantics.prescreen import CALL_STORE, LIST_STORE
+from torchmemlint.semantics.flow import MODULE, RECORD, TENSOR, Value
+from torchmemlint.semantics.prescreen import CALL_STORE, LIST_STORE, SUBSCRIPT_STORE
+
+MODULE_MESSAGE = ("{what} on the device kept in a container that grows every iteration (one per trial or "
+                  "fold): every one's parameters, and whatever its optimizer state and closures hold, stay on "
+                  "the device; keep its `state_dict()` on the CPU, or only its metrics")
+MODULE_NO_FIX = "no automatic fix: what to keep of each model (weights on the CPU, a score) is the author's call"
 
 
 class DeviceTensorInGrowingContainer(Rule):
     code = "TML004"
     name = "device-tensor-in-growing-container"
     message = "device tensor kept in a container that grows every iteration; store `.cpu()` (or `.item()`) instead"
-    triggers = ("append", "extend", "insert", "+=", "push", "put")
+    triggers = ("append", "extend", "insert", "+=", "push", "put", "=")
 
     needs_steps = True
-    keeping = frozenset({CALL_STORE, LIST_STORE})
+    keeping = frozenset({CALL_STORE, LIST_STORE, SUBSCRIPT_STORE})
 
     def check(self, model: SemanticModel) -> Iterator[Finding]:
-        for store in model.stores.stores(appended_only=True):
-            if not isinstance(store.node, cst.Call) and not isinstance(store.node, cst.AugAssign):
-                continue  # ``d[k] = v`` overwrites a bounded set of keys
+        for store in model.stores.stores():
             iteration = model.iterations.step_iteration(store.node)
             if iteration is None:
                 continue
+            if not store.appended or model.stores.never_grows(store):
+                continue
+            if isinstance(store.node, cst.Assign) and not model.stores.keyed_by_example(store, iteration):
+                continue  # ``d[k] = v`` overwrites a bounded set of keys, unless each example brings its own
             if isinstance(iteration, cst.FunctionDef) and model.stores.reset_elsewhere_in_class(store.container, iteration):
                 continue
             if not model.stores.outlives(store.container, store.node, iteration):
@@ -74,7 +87,27 @@ class DeviceTensorInGrowingContainer(Rule):
                 continue  # (a graph-attached value is TML001's)
             if value.loss or value.scalar:
                 continue  # one 512-byte block per step, kept on the device on purpose (no sync)
-            yield Finding(store.value, fix=NodeFix(
-                "store `.detach().cpu()`", safe=False,
-                replacements=[Replacement(store.value, call_method(store.value, "detach", "cpu"))],
-            ))
+            holder = _model_holder(value)
+            if holder is not None:
+                yield Finding(store.value, message=MODULE_MESSAGE.format(what=holder), no_fix=MODULE_NO_FIX)
+            elif value.kind not in (None, TENSOR):
+                yield Finding(store.value, no_fix=TYPE_UNKNOWN)
+            else:
+                yield Finding(store.value, fix=NodeFix(
+                    "store `.detach().cpu()`", safe=False,
+                    replacements=[Replacement(store.value, call_method(store.value, "detach", "cpu"))],
+                ))
+
+
+def _model_holder(value: Value) -> Optional[str]:
+    """How to name what ``value`` keeps on the device when it is (or holds) a model: "model",
+    or "`Trainer` object holding a model" for an object of the file's classes (in a tuple, too)."""
+    if value.kind == MODULE:
+        return "model"
+    if value.kind == RECORD and value.cls is not None and value.device:
+        return f"`{value.cls}` object (and the model it holds)"
+    for element in value.elements or ():
+        found = _model_holder(element)
+        if found is not None:
+            return found
+    return None

@@ -7,7 +7,10 @@ fed back into a model (`h = rnn(x, h)`, `out, (h, c) = lstm(x, (h, c))`,
 themselves (`x_adv = x_adv + alpha * grad.sign()`), exponential moving averages and running
 statistics of graph-attached values (`ema = 0.9 * ema + 0.1 * loss`,
 `self.running_mean = m * self.running_mean + (1 - m) * x.mean(0)` in `forward`), and manual
-updates of tensors that require grad (`W = W - lr * W.grad`) — in a loop that runs a backward
+updates of tensors that require grad (`W = W - lr * W.grad`); also graph-attached values written
+*in place* into a tensor that outlives the step (a registered buffer updated in `forward` with
+`self.running_mean.mul_(m).add_((1 - m) * x.mean(0))`, a memory bank `bank[idx] = emb`, class
+centers `self.centers[y] = ...`) — in a loop that runs a backward
 pass or an optimizer step (or iterates a loader), or across calls of a per-step method.
 
 ## Why is this bad?
@@ -52,7 +55,8 @@ new leaf with `.requires_grad_()`. For recurrent state fed to a module, it detac
 value where the iteration reads it — `model(x, h.detach())`, or
 `tuple(s.detach() for s in hidden)` for a tuple of states — when the state's type is known from
 its initialisation (a tensor factory, a tuple of them, a helper of the file returning one); for a
-state that starts as `None` or comes from elsewhere there is no fix. Always **unsafe**: gradients
+state that starts as `None` or comes from elsewhere there is no fix. For an in-place write, it
+detaches the written value (`bank[idx] = emb.detach()`). Always **unsafe**: gradients
 no longer flow into earlier iterations, which is the point, but changes what backward computes.
 
 ## Runtime signature
@@ -70,7 +74,7 @@ from torchmemlint.rules.edits import call_method
 from torchmemlint.semantics import SemanticModel
 from torchmemlint.semantics.flow import SEQUENCE, TENSOR, Value
 from torchmemlint.semantics.loop_carried import STATE, UPDATE, Carry, carried_name
-from torchmemlint.semantics.prescreen import LOOP_ASSIGNMENT, SELF_ASSIGNMENT
+from torchmemlint.semantics.prescreen import IN_PLACE_WRITE, LOOP_ASSIGNMENT, SELF_ASSIGNMENT, SUBSCRIPT_STORE
 
 
 class LoopCarriedGraph(Rule):
@@ -80,7 +84,7 @@ class LoopCarriedGraph(Rule):
     triggers = ("=",)
 
     needs_steps = True
-    keeping = frozenset({LOOP_ASSIGNMENT, SELF_ASSIGNMENT})
+    keeping = frozenset({LOOP_ASSIGNMENT, SELF_ASSIGNMENT, SUBSCRIPT_STORE, IN_PLACE_WRITE})
 
     def check(self, model: SemanticModel) -> Iterator[Finding]:
         by_site: dict[cst.CSTNode, list[Carry]] = {}
@@ -95,6 +99,17 @@ class LoopCarriedGraph(Rule):
                        f"previous one, so memory and backward time grow; detach once per iteration "
                        f"(`{names[0]} = {names[0]}.detach()`, `repackage_hidden`)")
             yield Finding(site, message=message, fix=_detach_fix(model, site, carries))
+        for write in model.loop_carried.in_place_writes:
+            target = model.code(write.target)
+            message = (f"`{target}` is carried into the next iteration with its autograd graph: every step's graph "
+                       f"links to the previous one, so memory and backward time grow; store a `.detach()`ed value") \
+                if write.slot else (
+                f"`{target}` is written in place with a graph-attached value: the tensor joins the autograd graph "
+                f"and every step's write links to the previous one, so memory and backward time grow; write a "
+                f"`.detach()`ed value, or update under `torch.no_grad()`")
+            yield Finding(write.site, message=message,
+                fix=NodeFix("detach the written value", safe=False,
+                            replacements=[Replacement(write.value, call_method(write.value, "detach"))]))
 
 
 def _detach_fix(model: SemanticModel, site: cst.CSTNode, carries: list[Carry]) -> Optional[NodeFix]:

@@ -64,11 +64,23 @@ class HookRegisteredInLoop(Rule):
     keeping = frozenset({HOOK})
 
     def check(self, model: SemanticModel) -> Iterator[Finding]:
+        reported = set()
         for registration in model.hooks.registrations:
-            if model.hooks.piles_up(registration) is None:
+            pile = model.hooks.piles_up(registration)
+            if pile is None:
                 continue
             target = model.code(registration.receiver) if registration.receiver is not None else "every module"
-            yield Finding(registration.call,
+            if pile.constructs is not None:  # the construction in the loop is what to change
+                if pile.at in reported:
+                    continue
+                reported.add(pile.at)
+                yield Finding(pile.at, related=[(registration.call, f"`{registration.method}` on `{target}`")],
+                              message=f"`{pile.constructs}(...)` runs every iteration and its construction registers "
+                                      f"`{registration.method}` on `{target}`, never removed: hooks and what their "
+                                      f"closures capture pile up; build it once before the loop, or remove its hooks")
+                continue
+            related = [] if pile.at is registration.call else [(pile.at, "called here on every iteration")]
+            yield Finding(registration.call, related=related,
                           message=f"`{registration.method}` on `{target}` runs every iteration and the handle is never "
                                   f"removed: hooks and what their closures capture pile up; register once before the "
                                   f"loop, or keep the handle and call `.remove()`")

@@ -18,6 +18,16 @@ from torchmemlint.semantics.scopes import Scopes, terminal_name
 from torchmemlint.semantics.tree import Tree
 
 # Methods that return a hook handle, not a tensor.
+# Method names too common across libraries to guess the file's class from (``optimizer.step()``).
+_COMMON_METHOD_NAMES = frozenset({
+    "step", "update", "forward", "backward", "zero_grad", "train", "eval", "add", "append", "extend", "get",
+    "put", "push", "pop", "reset", "run", "log", "save", "load", "close", "to", "cuda", "cpu", "item", "sample",
+    "predict", "fit", "evaluate", "__call__", "state_dict", "load_state_dict", "parameters", "clear",
+})
+# Calls that run the function they get once per hyper-parameter trial.
+_SEARCH_DRIVERS = frozenset({"optimize", "fmin", "gp_minimize", "forest_minimize", "Tuner", "maximize",
+                             "minimize"})
+FORWARD_HOOK_REGISTRATIONS = frozenset({"register_forward_hook", "register_forward_pre_hook"})
 HOOK_REGISTRATIONS = frozenset({
     "register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook",
     "register_full_backward_pre_hook", "register_backward_hook", "register_hook",
@@ -233,12 +243,98 @@ class Calls:
             if spelled is None or spelled not in names:
                 continue
             callee = self.callee(call)
-            if callee is not None and callee.function is not None and callee.constructs is None and not callee.guessed:
+            if callee is not None and callee.function is not None and callee.constructs is None and \
+                    (not callee.guessed or self._collaborator_call(call)):
                 sites.setdefault(callee.function, []).append(call)
         return sites
 
+    def _collaborator_call(self, call: cst.Call) -> bool:
+        """A method guessed by its name alone, called on a parameter of the calling function
+        (``agent.choose_action(obs)`` in ``train(env, agent)``): the object handed in is most
+        likely the file's class that defines it — unless the name is one every library uses and
+        the method does not even train (``learner.train(batch)`` whose body runs a backward)."""
+        func = call.func
+        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)):
+            return False
+        if func.attr.value in _COMMON_METHOD_NAMES:
+            callee = self.callee(call)
+            if callee is None or not isinstance(callee.function, cst.FunctionDef) or not any(
+                    self.backward_roots(c) for c in self.scopes.scope_nodes(callee.function, cst.Call)):
+                return False
+        caller = self.scopes.function_of(call)
+        bindings = self.scopes.bindings(caller).get(func.value.value, []) if caller is not None else []
+        return bool(bindings) and all(isinstance(b.node, cst.Param) for b in bindings)
+
     def call_sites(self, function: Function) -> list[cst.Call]:
         return self._sites.get(function, [])
+
+    # -- hooks -------------------------------------------------------------------------------
+    @cached_property
+    def forward_hooks(self) -> dict[Function, cst.Call]:
+        """The file's functions registered as module forward hooks (by name, bound method,
+        ``partial``, or returned by a factory: ``register_forward_hook(get_activation("fc"))``),
+        with the registering call. PyTorch calls each on every forward pass of its module."""
+        found: dict[Function, cst.Call] = {}
+        for call in self.tree.nodes(cst.Call):
+            func = call.func
+            if not (isinstance(func, cst.Attribute) and func.attr.value in FORWARD_HOOK_REGISTRATIONS and call.args):
+                continue
+            hook = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "hook"),
+                        call.args[0].value)
+            for function in self._functions_given(hook, call):
+                found.setdefault(function, call)
+        return found
+
+    @cached_property
+    def step_closures(self) -> frozenset[Function]:
+        """Functions handed to ``optimizer.step(closure)`` (directly or made by a factory):
+        the optimizer calls each once or more per step."""
+        found: set[Function] = set()
+        for call in self.tree.nodes(cst.Call):
+            func = call.func
+            if isinstance(func, cst.Attribute) and func.attr.value == "step" and call.args:
+                found.update(self._functions_given(call.args[0].value, call))
+        return frozenset(found)
+
+    @cached_property
+    def trial_objectives(self) -> frozenset[Function]:
+        """Functions a hyper-parameter search calls once per trial: handed to
+        ``study.optimize(objective)`` (optuna), ``fmin(fn=...)`` (hyperopt), ``gp_minimize`` (skopt),
+        ``Tuner`` (Ray), directly, by a lambda, or by a factory."""
+        found: set[Function] = set()
+        for call in self.tree.nodes(cst.Call):
+            name = call.func.attr.value if isinstance(call.func, cst.Attribute) else \
+                call.func.value if isinstance(call.func, cst.Name) else ""
+            if name not in _SEARCH_DRIVERS or not call.args:
+                continue
+            given = next((a.value for a in call.args if a.keyword is not None and a.keyword.value in ("fn", "func")),
+                         call.args[0].value)
+            for function in self._functions_given(given, call):
+                found.add(function)
+                if isinstance(function, cst.Lambda):  # ``lambda t: objective(t, loader)``
+                    for inner in self.tree.descendants(function.body, cst.Call):
+                        callee = self.callee(inner)
+                        if callee is not None and callee.function is not None and callee.constructs is None:
+                            found.add(callee.function)
+        return frozenset(found)
+
+    def _functions_given(self, expr: cst.BaseExpression, at: cst.CSTNode) -> list[Function]:
+        """The functions of the file that passing ``expr`` as a callable hands over."""
+        if isinstance(expr, cst.Lambda):
+            return [expr]
+        if isinstance(expr, cst.Call) and self.imports.qualify(expr.func) == "functools.partial" and expr.args:
+            return self._functions_given(expr.args[0].value, at)
+        if isinstance(expr, cst.Call):  # a factory: the nested functions it returns
+            callee = self.callee(expr)
+            if callee is None or not isinstance(callee.function, cst.FunctionDef):
+                return []
+            returned = {r.value.value for r in self.scopes.scope_nodes(callee.function, cst.Return)
+                        if isinstance(r.value, cst.Name)}
+            return [f for f in self.tree.descendants(callee.function.body, cst.FunctionDef)
+                    if f.name.value in returned and self.scopes.function_of(f) is callee.function]
+        resolved = self._resolve(expr, at, 1)
+        return [resolved.function] if resolved is not None and resolved.function is not None \
+            and resolved.constructs is None else []
 
     # -- forward passes --------------------------------------------------------------------
     def is_forward_pass(self, call: cst.Call) -> bool:
@@ -377,7 +473,7 @@ def is_class_name(name: str) -> bool:
 def is_model_name(name: Optional[str]) -> bool:
     """Whether an identifier names a model or a loss function (see MODEL_WORDS); not one that
     does something to models (``load_models``, ``build_model``, ``save_model``)."""
-    if not name:
+    if not name or name.startswith("__") and name.endswith("__"):  # ``obj.__module__`` is a string
         return False
     if name in EXACT_MODEL_NAMES or name.lower() in _LOSS_FUNCTION_NAMES:
         return True

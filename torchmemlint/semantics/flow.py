@@ -42,6 +42,7 @@ MAPPING = "mapping"        # a dict
 RECORD = "record"          # an object with attributes: a dataclass, namedtuple, SimpleNamespace, model output
 MODULE = "module"          # an nn.Module
 OPTIMIZER = "optimizer"
+DISTRIBUTION = "distribution"  # a ``torch.distributions`` object: its parameters' graph, and what it computes
 OTHER = "other"            # something known to hold no tensor: a string, None, a dtype, a hook handle
 _NOTHING = "nothing"       # no value at all (the identity of ``join``: a recursion cut short)
 
@@ -106,6 +107,7 @@ SURE_TENSOR_METHODS = frozenset({
     "half", "double", "bfloat16", "clone", "detach", "contiguous", "requires_grad_", "fill_", "zero_",
     "view", "reshape", "expand", "repeat", "unsqueeze", "squeeze", "permute", "transpose", "t",
 })
+_DISTRIBUTION_DRAWS = frozenset({"sample", "sample_n", "enumerate_support"})
 # Collective helpers (accelerate, torch.distributed wrappers) that gather a value from every process.
 _GATHERING_METHODS = frozenset({"gather", "gather_for_metrics", "all_gather", "reduce"})
 # Methods of a model that return no tensor on its device.
@@ -128,7 +130,9 @@ _TENSOR_ONLY_MEMBERS = frozenset({
     "max", "min", "exp", "log", "abs", "norm", "std", "var", "ndim", "dtype", "device", "grad", "data",
     "requires_grad", "cpu", "cuda", "squeeze_", "flatten", "chunk", "split", "gather", "eq", "ne",
 })
-_TENSOR_OPERATORS = (cst.Subtract, cst.Divide, cst.Power, cst.MatrixMultiply, cst.FloorDivide)
+# Operators a tuple, list or dict lacks (by class name: naming LibCST's classes here would import
+# LibCST with this module, which a warm run never needs).
+_TENSOR_OPERATORS = frozenset({"Subtract", "Divide", "Power", "MatrixMultiply", "FloorDivide"})
 # Record classes of the standard library that keep their keyword arguments as attributes.
 _RECORD_FACTORIES = frozenset({"types.SimpleNamespace", "argparse.Namespace"})
 MAX_DEPTH = 40
@@ -142,11 +146,14 @@ class Value:
     accelerator; ``scalar``: surely a one-element tensor; ``loss``: a loss value. Structure, where
     known: ``elements`` of a tuple, ``fields`` (a dict's literal keys, a record's attributes),
     ``element`` (any element). ``alias``: the value *is* this parameter of the enclosing function.
-    ``why``: where the graph was made and how it travelled, (node, words), oldest first."""
+    ``leaf``: a parameter (or another tensor that requires grad), which holds no graph itself but gives one
+    to whatever is computed from it. ``why``: where the graph was made and how it travelled, (node,
+    words), oldest first."""
 
     graph: bool = False
     detached: bool = False
     device: bool = False
+    leaf: bool = False  # a tensor that requires grad (a parameter): what is computed from it holds a graph
     kind: Optional[str] = None
     scalar: bool = False
     loss: bool = False
@@ -188,12 +195,13 @@ class Value:
     def derived(self, **changes) -> "Value":
         """A value computed from this one by an operation that keeps the graph (the structure
         and the alias are not carried over)."""
-        base = dict(graph=self.graph, detached=self.detached, device=self.device, params=self.params, why=self.why)
+        base = dict(graph=self.graph or self.leaf, detached=self.detached, device=self.device, params=self.params,
+                    why=self.why)
         base.update(changes)
         return Value(**base)
 
     def without_graph(self) -> "Value":
-        return replace(self, graph=False, detached=True, params=frozenset(), alias=None, why=(),
+        return replace(self, graph=False, detached=True, leaf=False, params=frozenset(), alias=None, why=(),
                        elements=tuple(e.without_graph() for e in self.elements) if self.elements else self.elements,
                        fields=tuple((k, v.without_graph()) for k, v in self.fields) if self.fields else self.fields,
                        element=self.element.without_graph() if self.element else None)
@@ -244,7 +252,7 @@ def _join2(a: Value, b: Value) -> Value:
         element = join([element or NOTHING, *(a.elements or ()), *(b.elements or ())])
     return Value(
         graph=a.graph or b.graph, detached=a.detached and b.detached, device=a.device or b.device,
-        kind=a.kind if a.kind == b.kind else None, scalar=a.scalar and b.scalar, loss=a.loss and b.loss,
+        leaf=a.leaf or b.leaf, kind=a.kind if a.kind == b.kind else None, scalar=a.scalar and b.scalar, loss=a.loss and b.loss,
         params=a.params | b.params, alias=a.alias if a.alias == b.alias else None, elements=elements,
         fields=fields, element=element, cls=a.cls if a.cls == b.cls else None,
         why=a.why if a.graph or not b.graph else b.why,
@@ -254,7 +262,7 @@ def _join2(a: Value, b: Value) -> Value:
 def _combine(values: list[Value], **facets) -> Value:
     """The result of an operation on ``values`` that keeps the graph (arithmetic, a tensor op)."""
     return Value(
-        graph=any(v.graph for v in values), detached=all(v.detached for v in values),
+        graph=any(v.graph or v.leaf for v in values), detached=all(v.detached for v in values),
         device=any(v.device for v in values), params=frozenset().union(*(v.params for v in values)),
         why=next((v.why for v in values if v.graph), ()), **facets)
 
@@ -276,6 +284,7 @@ class Flow:
         self.modules = modules
         self.calls = calls
         self._memo: dict[tuple[cst.CSTNode, cst.CSTNode], Value] = {}
+        self._growth: dict[object, dict[str, list[cst.Call]]] = {}
         self._summaries: dict[object, Summary] = {}
         self._attributes: dict[tuple[cst.ClassDef, str], Value] = {}
         self._self_assignments: dict[cst.ClassDef, dict[str, list[SelfAssignment]]] = {}
@@ -337,6 +346,8 @@ class Flow:
 
     def returns_tensor(self, function: cst.FunctionDef) -> bool:
         """Annotated ``-> torch.Tensor`` (or a container of tensors), or it may return a tensor."""
+        if function.returns is not None and _excludes_tensors(function.returns.annotation):
+            return False  # ``-> bool``, ``-> dict[str, int]``: the author says what comes back
         returned = self.summary(function).returns
         return self._returns_tensor_annotation(function) or _may_hold_tensor(returned)
 
@@ -417,13 +428,20 @@ class Flow:
         if bound_by is not None:
             comp, target = bound_by
             return _destructure(self.value(comp.iter, comp.iter).any_element(), target, name)
-        if self._lambda_parameter(expr):
-            return UNKNOWN
+        lam = self._lambda_parameter(expr)
+        if lam is not None:
+            return self._hook_argument(lam, expr.value) or UNKNOWN
         bindings = self._bindings(name, at)
         values = [self._binding_value(b, name) for b in bindings]
         result = join(values) if values else UNKNOWN
-        if not result.graph and self._differentiated(name, at, bindings):
-            result = replace(result, graph=True, detached=False, kind=result.kind or TENSOR,
+        if result.kind == SEQUENCE:
+            appended = self._appended_to(name, self.scopes.scope_of(at))
+            if appended:  # ``preds = []`` ... ``preds.append(model(x))``: a list of what was appended
+                part = join([result.element or NOTHING, *appended])
+                result = replace(_combine([result, part], kind=SEQUENCE), element=part, elements=None)
+        if not result.graph and result.kind not in (MODULE, OPTIMIZER) and self._differentiated(name, at, bindings):
+            container = self._indexed_in_backward(name, self.scopes.scope_of(at))  # ``metrics["loss"].backward()``
+            result = replace(result, graph=True, detached=False, kind=result.kind or (None if container else TENSOR),
                              why=((bindings[-1].node if bindings else expr, f"`{name}` is differentiated"),))
         scope = self.scopes.scope_of(at)
         if result.kind is None and (result.graph or result.device) and values and \
@@ -433,6 +451,29 @@ class Flow:
                 name in self._backwarded_as_scalar(scope):
             result = replace(result, kind=TENSOR, scalar=True)  # ``backward()`` without a gradient needs one
         return result
+
+    def _appended_to(self, name: str, scope) -> list[Value]:
+        """What ``scope`` appends (``append``, ``extend``'s elements, ``insert``) to the list
+        ``name``."""
+        found = []
+        for call in self._list_growth(scope).get(name, ()):
+            if not call.args:
+                continue
+            added = self.value(call.args[-1].value, call)
+            found.append(added.any_element() if call.func.attr.value == "extend" else added)
+        return found
+
+    def _list_growth(self, scope) -> dict[str, list[cst.Call]]:
+        known = self._growth.get(scope)
+        if known is None:
+            known = {}
+            for call in self.scopes.scope_nodes(scope, cst.Call):
+                func = call.func
+                if isinstance(func, cst.Attribute) and func.attr.value in ("append", "extend", "insert") and \
+                        isinstance(func.value, cst.Name):
+                    known.setdefault(func.value.value, []).append(call)
+            self._growth[scope] = known
+        return known
 
     def _used_as_tensor(self, scope) -> set[str]:
         """Names the code of ``scope`` uses in ways only a tensor allows: a tensor method or
@@ -450,7 +491,7 @@ class Flow:
             if isinstance(parent, cst.Attribute) and parent.value is node:
                 if parent.attr.value in _TENSOR_ONLY_MEMBERS:
                     names.add(node.value)
-            elif isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, _TENSOR_OPERATORS):
+            elif isinstance(parent, cst.BinaryOperation) and type(parent.operator).__name__ in _TENSOR_OPERATORS:
                 names.add(node.value)
             elif isinstance(parent, cst.Arg) and parent.keyword is None and parent.value is node:
                 call = self.tree.parent.get(parent)
@@ -492,6 +533,16 @@ class Flow:
             return False
         return all(b.value is None or (isinstance(b.value, cst.Call) and not self.value(b.value, b.node).detached)
                    for b in bindings)
+
+    def _indexed_in_backward(self, name: str, scope) -> bool:
+        """``name`` reaches the backward passes of ``scope`` only through an item or attribute
+        (``metrics["loss"].backward()``, ``out.loss.backward()``): a container, not the tensor."""
+        uses = [n for call in self.scopes.scope_nodes(scope, cst.Call) for root in self.calls.backward_roots(call)
+                for n in [*self.tree.descendants(root, cst.Name), *([root] if isinstance(root, cst.Name) else [])]
+                if n.value == name]
+        return bool(uses) and all(
+            isinstance(parent := self.tree.parent.get(n), (cst.Subscript, cst.Attribute)) and parent.value is n
+            for n in uses)
 
     def _backwarded_as_scalar(self, scope) -> set[str]:
         """Names ``n`` of ``n.backward()`` / ``scaler.scale(n).backward()`` with no gradient
@@ -543,16 +594,33 @@ class Flow:
             child = ancestor
         return None
 
-    def _lambda_parameter(self, expr: cst.Name) -> bool:
+    def _lambda_parameter(self, expr: cst.Name) -> Optional[cst.Lambda]:
+        """The lambda whose parameter ``expr`` is, if any."""
         for ancestor in self.tree.ancestors(expr):
             if isinstance(ancestor, cst.Lambda):
                 params = ancestor.params
                 if any(p.name.value == expr.value for p in (*params.posonly_params, *params.params,
                                                              *params.kwonly_params)):
-                    return True
+                    return ancestor
             if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)):
-                return False
-        return False
+                return None
+        return None
+
+    def _hook_argument(self, function: "Function", name: str) -> Optional[Value]:
+        """A forward hook's ``input`` or ``output`` parameter: the module's activations, holding
+        the graph of the forward pass that called the hook (on the module's device)."""
+        registration = self.calls.forward_hooks.get(function)
+        if registration is None:
+            return None
+        params = [p.name.value for p in (*function.params.posonly_params, *function.params.params)]
+        if isinstance(function, cst.FunctionDef) and self.scopes.class_of(function) is not None:
+            params = params[1:]  # a bound method: ``self`` is not the hook's
+        carrying = params[1:3] if registration.func.attr.value == "register_forward_hook" else params[1:2]
+        if name not in carrying:
+            return None
+        if self._hooked_forwards_disabled(registration):
+            return Value(device=True)
+        return Value(graph=True, device=True, why=((function, f"`{name}` is a forward hook's activation"),))
 
     def _bindings(self, name: str, at: cst.CSTNode):
         """The bindings that may give ``name`` its value at ``at``: in its own function, else in
@@ -571,18 +639,45 @@ class Flow:
                 return bindings
         return []
 
+    def _hooked_forwards_disabled(self, registration: cst.Call) -> bool:
+        """The hook runs only where grad is off: registered under ``no_grad``, or every call of
+        the hooked model in the file (``model`` of ``model.layer4.register_forward_hook``) is."""
+        if self.grad.is_disabled(registration):
+            return True
+        root = registration.func.value
+        while isinstance(root, (cst.Attribute, cst.Subscript)):
+            root = root.value
+        if not isinstance(root, cst.Name):
+            return False
+        runs = [c for c in self.tree.nodes(cst.Call) if isinstance(c.func, cst.Name) and c.func.value == root.value]
+        return bool(runs) and all(self.grad.is_disabled(c) for c in runs)
+
     def _parameter(self, param: cst.Param) -> Value:
         name = param.name.value
         func = self.scopes.function_of(param)
         kind = None
         annotation = param.annotation.annotation if param.annotation is not None else None
         if annotation is not None and self.annotation_has_tensor(annotation):
-            kind = TENSOR
+            kind = TENSOR if not _is_container_annotation(annotation) else None  # ``dict[str, Tensor]`` is no tensor
         elif isinstance(annotation, cst.Name) and annotation.value in ("int", "float", "bool"):
             kind = NUMBER
-        device = func is not None and self._lightning_batch(func, name)
+        elif annotation is not None and (self.imports.qualify(annotation) or "").startswith("torch.nn.") and \
+                (self.imports.qualify(annotation) or "").rsplit(".", 1)[-1] in ("Module", "Sequential", "ModuleList"):
+            kind = MODULE  # ``model: nn.Module``
+        if func is not None:
+            hooked = self._hook_argument(func, name)
+            if hooked is not None:
+                return replace(hooked, alias=name, params=frozenset({name}))
+        device = func is not None and (self._lightning_batch(func, name) or self._lightning_outputs(func, name))
         return Value(alias=name, params=frozenset({name}), kind=kind, device=device,
                      loss="loss" in name.lower().split("_"))
+
+    @staticmethod
+    def _lightning_outputs(func: cst.FunctionDef, name: str) -> bool:
+        """``outputs`` of a Lightning ``on_*_batch_end`` hook: what the step returned, on the
+        module's device."""
+        method = func.name.value
+        return name == "outputs" and method.startswith("on_") and method.endswith("_batch_end")
 
     def _lightning_batch(self, func: cst.FunctionDef, name: str) -> bool:
         """Lightning moves ``batch`` to the module's device before calling a step method."""
@@ -736,12 +831,16 @@ class Flow:
                 function.endswith("_like") and bool(args) and args[0].device)
             return Value(kind=TENSOR, detached=True, device=on_device)
         if qualified.startswith("torch.nn."):
-            if function == "Parameter" or function.endswith("Tensor"):
+            if function == "Parameter":  # a leaf with no graph, but what is computed from it has one
+                return Value(kind=TENSOR, leaf=True, device=bool(args) and args[0].device)
+            if function.endswith("Tensor"):
                 return Value(kind=TENSOR, detached=True, device=bool(args) and args[0].device)
             if function[:1].isupper():
                 return Value(kind=MODULE)
         if qualified.startswith("torch.optim.") and function[:1].isupper():
             return Value(kind=OPTIMIZER, detached=True)
+        if qualified.startswith("torch.distributions.") and function[:1].isupper():
+            return _combine(args, kind=DISTRIBUTION)
         if function in _JOINS and args:
             pieces = args[0].any_element() if args[0].kind == SEQUENCE else args[0]
             return _combine([pieces, args[0]], kind=TENSOR)
@@ -778,8 +877,17 @@ class Flow:
             return replace(receiver, device=bool(device))
         if receiver.kind == OPTIMIZER:
             return Value(detached=True)
+        if receiver.kind == DISTRIBUTION:  # ``sample()`` draws without a graph; ``log_prob``, ``rsample`` keep it
+            if method in _DISTRIBUTION_DRAWS:
+                return Value(kind=TENSOR, detached=True, device=receiver.device)
+            return receiver.derived(kind=TENSOR)
         if method in _INTEGER_TENSOR_METHODS:
             return Value(kind=TENSOR if receiver.kind == TENSOR else None, detached=True, device=receiver.device)
+        if method in ("parameters", "named_parameters") and (
+                receiver.kind == MODULE or is_model_name(terminal_name(func.value))):
+            parameter = Value(kind=TENSOR, leaf=True, device=receiver.device)
+            return Value(kind=SEQUENCE, element=parameter if method == "parameters" else
+                         Value(kind=SEQUENCE, elements=(OTHER_VALUE, parameter)))
         if method in GRAPH_BREAKING_METHODS:
             return Value(detached=True, device=receiver.device and method in ("state_dict", "parameters",
                                                                                "named_parameters", "buffers"))
@@ -857,7 +965,7 @@ class Flow:
         args = [self.value(a.value, at) for a in call.args if a.keyword is None]
         if name in _NUMBER_BUILTINS or name in ("abs",) and args and args[0].kind == NUMBER:
             return NUMBER_VALUE
-        if name in BREAKING_BUILTINS:
+        if name in BREAKING_BUILTINS and name != "enumerate":  # (enumerate breaks a chain, not its elements)
             return OTHER_VALUE if name in ("str", "repr", "format", "type", "print") else NUMBER_VALUE
         if name in _SEQUENCE_BUILTINS:
             element = args[0].any_element() if args else NOTHING
@@ -953,7 +1061,7 @@ class Flow:
             return Value(kind=MODULE)
         assigned = self.self_assignments(cls).get(name)
         if not assigned:
-            return None
+            return Value(kind=TENSOR) if kind == "tensor" else None  # ``register_buffer("name", ...)``
         earlier = [a for a in assigned if self.scopes.function_of(a.node) is method and self.tree.before(a.node, at)
                    and not self.tree.contains(a.node, at)]
         if earlier:
@@ -1121,6 +1229,37 @@ def _substitute(value: Value, arguments: dict[str, Value]) -> Value:
 
 def _facets(value: Value) -> dict:
     return dict(graph=value.graph, device=value.device, params=value.params, why=value.why)
+
+
+# Annotation names that can hold no tensor, however they are combined.
+_NON_TENSOR_ANNOTATIONS = frozenset({
+    "None", "bool", "int", "float", "complex", "str", "bytes", "set", "frozenset", "list", "dict", "tuple",
+    "Optional", "Union", "Set", "FrozenSet", "List", "Dict", "Tuple", "Literal", "type", "Type",
+})
+
+
+def _is_container_annotation(annotation: cst.BaseExpression) -> bool:
+    """``dict[str, Tensor]``, ``List[Tensor]``, ``tuple[Tensor, ...]`` (not ``Optional[Tensor]``)."""
+    if not isinstance(annotation, cst.Subscript):
+        return False
+    outer = annotation.value
+    name = outer.attr.value if isinstance(outer, cst.Attribute) else outer.value if isinstance(outer, cst.Name) else ""
+    return name.lower() in ("dict", "list", "tuple", "sequence", "mapping", "iterable", "set", "deque")
+
+
+def _excludes_tensors(annotation: cst.BaseExpression) -> bool:
+    """An annotation made only of builtin scalars and containers (``set[str]``,
+    ``Optional[dict[str, int]]``, ``bool | None``)."""
+    pending, names = [annotation], []
+    while pending:
+        node = pending.pop()
+        if isinstance(node, cst.Name):
+            names.append(node.value)
+        elif isinstance(node, (cst.Attribute, cst.BaseString, cst.Call, cst.Lambda)):
+            return False  # ``torch.Tensor``, ``"Output"``, anything not spelled out here
+        else:
+            pending.extend(node.children)
+    return bool(names) and all(n in _NON_TENSOR_ANNOTATIONS for n in names)
 
 
 def _may_hold_tensor(value: Value) -> bool:

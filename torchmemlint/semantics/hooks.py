@@ -23,9 +23,21 @@ from torchmemlint.semantics.tree import Tree
 from torchmemlint.semantics.calls import HOOK_REGISTRATIONS
 
 GLOBAL_HOOK_PREFIX = "torch.nn.modules.module.register_module_"
+_MAX_CALL_DEPTH = 4
 _MEMBER_ITERATORS = frozenset({
     "modules", "parameters", "children", "named_modules", "named_parameters", "named_children", "buffers",
 })
+
+
+@dataclass(frozen=True)
+class Pile:
+    """A registration that runs again on every iteration of ``iteration``: directly, or through
+    the calls from ``at`` (a statement of that iteration: ``GradCAM(model, layer)`` whose
+    ``__init__`` registers, ``explainer.saliency(image)`` whose helper does)."""
+
+    iteration: Iteration
+    at: cst.CSTNode
+    constructs: Optional[str] = None  # the class built at ``at`` whose construction registers
 
 
 @dataclass(frozen=True)
@@ -54,9 +66,11 @@ class Hooks:
                 found.append(HookRegistration(call, func.value, func.attr.value))
         return found
 
-    def piles_up(self, registration: HookRegistration) -> Optional[Iteration]:
-        """The step loop or per-step method across whose iterations ``registration`` adds one
-        more hook to the same object, never removed; None when it does not."""
+    def piles_up(self, registration: HookRegistration) -> Optional[Pile]:
+        """Where ``registration`` adds one more hook to the same object on every iteration,
+        never removed: an enclosing step loop or per-step method, or a loop that calls (through
+        a helper, a method, an object's construction) the function that registers; None when it
+        does not."""
         for iteration in self._iterations_around(registration.call):
             if self._guarded(registration.call, iteration):
                 return None
@@ -64,7 +78,119 @@ class Hooks:
                 continue
             if self._removed(registration.call, iteration):
                 return None
-            return iteration
+            return Pile(iteration, registration.call)
+        func = self.scopes.function_of(registration.call)
+        if func is None or self.scopes.is_per_step_method(func) or self._guarded(registration.call, func) \
+                or self._removed(registration.call, func) or isinstance(self.tree.parent.get(registration.call), cst.Return):
+            return None
+        return self._through_callers(func, registration.receiver, None, 0)
+
+    def _through_callers(self, func: cst.FunctionDef, receiver: Optional[cst.BaseExpression],
+                         constructs: Optional[str], depth: int) -> Optional[Pile]:
+        """A loop around a call of ``func`` (or of a function calling it) that passes the same
+        persistent object on every iteration: ``receiver`` is spelled as ``func`` sees it."""
+        if depth >= _MAX_CALL_DEPTH:
+            return None
+        calls = self.iterations.calls
+        for site in self._sites(func):
+            callee = calls.callee(site)
+            if callee is None:
+                continue
+            built = callee.constructs.name.value if callee.constructs is not None else constructs
+            mapped = self._as_seen_by_caller(receiver, func, site, callee) if receiver is not None else None
+            if receiver is not None and mapped is None:
+                continue
+            for loop in self.scopes.loops_around(site):
+                if self._guarded(site, loop):
+                    break
+                if mapped is not None and not self.persists_across(mapped, loop):
+                    continue
+                if self._has_remove(loop.body):
+                    break
+                return Pile(loop, site, built)
+            caller = self.scopes.function_of(site)
+            if caller is not None and caller is not func:
+                found = self._through_callers(caller, mapped, built, depth + 1)
+                if found is not None:
+                    return found
+        return None
+
+    def _sites(self, func: cst.FunctionDef) -> list[cst.Call]:
+        """Calls of ``func``; for an ``__init__``, the constructions of its class."""
+        sites = list(self.iterations.calls.call_sites(func))
+        cls = self.scopes.class_of(func)
+        if func.name.value == "__init__" and cls is not None:
+            sites += self._constructions(cls)
+        return sites
+
+    def _constructions(self, cls: cst.ClassDef) -> list[cst.Call]:
+        calls = self.iterations.calls
+        return [c for c in self.tree.nodes(cst.Call) if isinstance(c.func, cst.Name) and c.func.value == cls.name.value
+                and (callee := calls.callee(c)) is not None and callee.constructs is cls]
+
+    def _as_seen_by_caller(self, receiver: cst.BaseExpression, func: cst.FunctionDef, site: cst.Call,
+                           callee) -> Optional[cst.BaseExpression]:
+        """The caller's expression for the object ``receiver`` is hooked on (its persistent
+        base): the argument passed for a parameter, the object a method is called on, the
+        argument an ``__init__`` stored on ``self``; None for an object made in ``func``."""
+        base = receiver
+        while True:
+            if isinstance(base, (cst.Attribute, cst.Subscript)):
+                base = base.value
+            elif (owner := _member_owner(base)) is not None:
+                base = owner
+            else:
+                break
+        if not isinstance(base, cst.Name):
+            return None
+        name = base.value
+        params = {p.name.value for p in (*func.params.posonly_params, *func.params.params, *func.params.kwonly_params)}
+        own_self = _first_param(func) if self.scopes.class_of(func) is not None else None
+        if name == own_self:
+            if callee.constructs is not None or func.name.value == "__init__":
+                stored = self._stored_parameter(func, receiver, own_self)
+                if stored is None:
+                    return None
+                given = self.iterations.calls.arguments(site, callee).get(stored, ())
+                return given[0][0] if given else None
+            if isinstance(site.func, cst.Attribute):
+                return site.func.value if dotted_name(site.func.value) != "self" else receiver
+            return None
+        if name in params:
+            given = self.iterations.calls.arguments(site, callee).get(name, ())
+            return given[0][0] if given else None
+        bindings = self.scopes.bindings(func).get(name, [])
+        if len(bindings) != 1:
+            return None
+        node, value = bindings[0].node, bindings[0].value
+        if isinstance(node, cst.For):  # ``for module in self.model.modules()`` / ``in self.model.features``
+            iterable = node.iter
+            if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute) and \
+                    iterable.func.attr.value in _MEMBER_ITERATORS:
+                iterable = iterable.func.value
+            if isinstance(iterable, (cst.Attribute, cst.Name)):
+                return self._as_seen_by_caller(iterable, func, site, callee)
+        elif isinstance(value, (cst.Attribute, cst.Subscript, cst.Name)):  # ``layer = self.model.features[0]``
+            return self._as_seen_by_caller(value, func, site, callee)
+        return None
+
+    def _stored_parameter(self, func: cst.FunctionDef, receiver: cst.BaseExpression, own_self: str) -> Optional[str]:
+        """The ``__init__`` parameter that ``self.<first attribute of receiver>`` was set from
+        (``self.model = model``), following a helper method ``__init__`` hands it to."""
+        first = receiver
+        while isinstance(first, (cst.Attribute, cst.Subscript)) and not (
+                isinstance(first, cst.Attribute) and dotted_name(first.value) == own_self):
+            first = first.value
+        if not isinstance(first, cst.Attribute):
+            return None
+        cls = self.scopes.class_of(func)
+        init = self.iterations.calls.method_of(cls, "__init__") if cls is not None else None
+        if init is None:
+            return None
+        for assign in self.scopes.scope_nodes(init, cst.Assign):
+            if any(dotted_name(t.target) == f"{_first_param(init)}.{first.attr.value}" for t in assign.targets) \
+                    and isinstance(assign.value, cst.Name):
+                return assign.value.value
         return None
 
     def _iterations_around(self, node: cst.CSTNode) -> list[Iteration]:
@@ -75,7 +201,7 @@ class Hooks:
             if isinstance(loop, cst.While) or self.iterations.runs_step(loop) or self.iterations.is_batch_loop(loop)
         ]
         func = self.scopes.function_of(node)
-        if func is not None and (self.scopes.is_per_step_method(func) or self._called_repeatedly(func)):
+        if func is not None and (self.iterations.runs_per_step(func) or self._called_repeatedly(func)):
             iterations.append(func)
         return iterations
 
@@ -130,7 +256,10 @@ class Hooks:
             node = binding.node
             if not self.tree.contains(iteration.body, node):
                 if isinstance(iteration, cst.FunctionDef):
-                    return False  # a parameter of the method: another object on every call
+                    # A parameter: the same object on every call when a caller passes one that
+                    # persists across the caller's own step loop (``attach(model)`` per batch).
+                    return isinstance(node, cst.Param) and depth < 4 and \
+                        self._passed_persistent(iteration, node.name.value, depth)
                 continue
             if isinstance(node, cst.For):  # ``for m in model.modules():``
                 if not self._iterates_members_of_persistent(node, iteration, depth):
@@ -139,6 +268,17 @@ class Hooks:
                     not self.persists_across(binding.value, iteration, depth):
                 return False
         return True
+
+    def _passed_persistent(self, function: cst.FunctionDef, param: str, depth: int) -> bool:
+        if self.scopes.is_per_step_method(function):
+            return False  # the framework passes a new batch on every call
+        for site in self.iterations.calls.call_sites(function):
+            callee = self.iterations.calls.callee(site)
+            given = self.iterations.calls.arguments(site, callee).get(param, ()) if callee is not None else ()
+            outer = self.iterations.step_iteration(site)
+            if outer is not None and any(self.persists_across(argument, outer, depth + 1) for argument, _ in given):
+                return True
+        return False
 
     def _iterates_members_of_persistent(self, loop: cst.For, iteration: Iteration, depth: int) -> bool:
         iterable = loop.iter
@@ -166,6 +306,12 @@ class Hooks:
             return True
         if isinstance(parent, cst.Expr):
             return False  # the handle is thrown away: nothing can remove the hook
+        if isinstance(parent, cst.Return) and isinstance(iteration, cst.FunctionDef):
+            # The caller gets the handle: removed where every caller keeps it and removes one.
+            sites = self.iterations.calls.call_sites(iteration)
+            return bool(sites) and all(
+                not isinstance(self.tree.parent.get(site), cst.Expr)
+                and self._has_remove(self.scopes.function_of(site) or self.tree.module) for site in sites)
         region: cst.CSTNode = iteration if isinstance(iteration, cst.FunctionDef) else iteration.body
         if isinstance(iteration, cst.FunctionDef):
             region = self.scopes.class_of(iteration) or iteration
@@ -201,6 +347,24 @@ class Hooks:
                 if any(isinstance(c.operator, (cst.Is, cst.IsNot, cst.Equal, cst.In, cst.NotIn)) for c in comparison.comparisons):
                     return True
         return False
+
+
+def _member_owner(expr: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+    """The module whose members ``expr`` lists or looks up: ``model`` for
+    ``dict(model.named_modules())``, ``model.get_submodule(name)``, ``list(model.children())``."""
+    if not isinstance(expr, cst.Call):
+        return None
+    if isinstance(expr.func, cst.Name) and expr.func.value in ("dict", "list", "tuple") and expr.args:
+        return _member_owner(expr.args[0].value)
+    if isinstance(expr.func, cst.Attribute) and (expr.func.attr.value in _MEMBER_ITERATORS or
+                                                 expr.func.attr.value in ("get_submodule", "get_parameter")):
+        return expr.func.value
+    return None
+
+
+def _first_param(function: cst.FunctionDef) -> Optional[str]:
+    params = (*function.params.posonly_params, *function.params.params)
+    return params[0].name.value if params else None
 
 
 def _names_bound_by(repeat: cst.CSTNode) -> set[str]:

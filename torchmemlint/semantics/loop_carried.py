@@ -28,7 +28,8 @@ from torchmemlint.semantics.iterations import Iteration, Iterations, keyword_is_
 from torchmemlint.semantics.scopes import Scopes
 from torchmemlint.semantics.stores import Stores
 from torchmemlint.semantics.tree import Tree
-from torchmemlint.semantics.flow import BREAKING_BUILTINS, GRAPH_BREAKING_METHODS, NON_GRAPH_ATTRIBUTES, Flow
+from torchmemlint.semantics.vocabulary import IN_PLACE_WRITES
+from torchmemlint.semantics.flow import BREAKING_BUILTINS, GRAPH_BREAKING_METHODS, NON_GRAPH_ATTRIBUTES, TENSOR, Flow
 
 JOIN_FUNCTIONS = frozenset({
     "torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.vstack", "torch.hstack",
@@ -62,6 +63,18 @@ class JoinAccumulation:
     piece: cst.BaseExpression
     prepends: bool
     guard: Optional[cst.IfExp]
+
+
+@dataclass(frozen=True)
+class InPlaceWrite:
+    """At ``site``, ``value`` (holding a graph) is written in place into ``target``, a tensor that
+    outlives ``iteration``."""
+
+    site: cst.CSTNode
+    target: cst.BaseExpression
+    value: cst.BaseExpression
+    iteration: Iteration
+    slot: bool = False  # an item updated from its own previous value (``ema[k] = d * ema[k] + ...``)
 
 
 @dataclass(frozen=True)
@@ -397,20 +410,86 @@ class LoopCarried:
         return False
 
     def _attached(self, site: Assignment, requires_grad: bool) -> bool:
-        """The new value holds a graph: of its own, or from a parameter of the function it is in
-        — an input of a module's ``forward`` (an activation, in training), or an argument that a
-        call site of this file passes with a graph (``tracker.update(loss)``)."""
-        if requires_grad:
-            return True
-        value = self.flow.value(site.value, site)
+        return requires_grad or self.holds_graph(site.value, site)
+
+    def holds_graph(self, expr: cst.BaseExpression, site: cst.CSTNode) -> bool:
+        """``expr`` holds a graph: of its own, or from a parameter of the function it is in — an
+        input of a module's ``forward`` (an activation, in training), or an argument that a call
+        site of this file passes with a graph (``tracker.update(loss)``)."""
+        value = self.flow.value(expr, site)
         if value.graph:
             return True
         func = self.scopes.function_of(site)
         if func is None or not value.params:
             return False
-        if func.name.value == "forward" and self.scopes.is_per_step_method(func):
-            return bool(value.params & {p.name.value for p in func.params.params[1:]})
-        return self.flow.at_callers(value, func).graph
+        if self._forward_inputs(func) & value.params:
+            return True
+        at_callers = self.flow.at_callers(value, func)
+        # A helper of ``forward`` (``self._enqueue(embeddings)``) gets the activations it passes.
+        return at_callers.graph or any(
+            self._forward_inputs(caller) & at_callers.params
+            for site in self.flow.calls.call_sites(func) if (caller := self.scopes.function_of(site)) is not None)
+
+    def _forward_inputs(self, func: cst.FunctionDef) -> set[str]:
+        """The inputs of a module's ``forward``: activations, in training (not its labels,
+        targets, masks or indices, which hold no graph)."""
+        if func.name.value != "forward" or not self.scopes.is_per_step_method(func):
+            return set()
+        return {p.name.value for p in func.params.params[1:] if not _NON_ACTIVATION.search(p.name.value)}
+
+    # -- in-place writes ----------------------------------------------------------------
+    @cached_property
+    def in_place_writes(self) -> list[InPlaceWrite]:
+        """Graph-attached values written in place into a tensor that outlives the step:
+        ``self.running_mean.mul_(m).add_((1 - m) * batch_mean)`` in ``forward``,
+        ``bank[idx] = emb`` in the training loop. The tensor joins the graph (its ``grad_fn``
+        links each step's write to the previous one), so the chain grows like a rebinding's."""
+        found = []
+        for call in self.tree.nodes(cst.Call):
+            func = call.func
+            if not (isinstance(func, cst.Attribute) and func.attr.value in IN_PLACE_WRITES):
+                continue
+            target = func.value
+            while isinstance(target, cst.Call) and isinstance(target.func, cst.Attribute) and \
+                    target.func.attr.value in IN_PLACE_WRITES:  # ``buf.mul_(m).add_(v)``: the same tensor
+                target = target.func.value
+            values = [a.value for a in call.args if a.keyword is None or a.keyword.value not in ("alpha", "value")]
+            found += self._write(call, target, values)
+        for assign in self.tree.nodes(cst.Assign):
+            for target in assign.targets:
+                if isinstance(target.target, cst.Subscript):
+                    found += self._write(assign, target.target.value, [assign.value]) or \
+                        self._slot_update(assign, target.target)
+        return found
+
+    def _slot_update(self, assign: cst.Assign, slot: cst.Subscript) -> list[InPlaceWrite]:
+        """``self.loss_ema[key] = a * self.loss_ema[key] + (1 - a) * value``: an item of an
+        outliving container carried from step to step, like a rebound name."""
+        spelled = _SPELLER.code_for_node(slot)
+        reads = [n for n in self.tree.descendants(assign.value, cst.Subscript) if _SPELLER.code_for_node(n) == spelled]
+        if not reads or self.grad.is_disabled(assign):
+            return []
+        iteration = self.iterations.step_iteration(assign)
+        if iteration is None or isinstance(iteration, cst.Lambda) or not self._crosses_step(iteration):
+            return []
+        if not self.stores.outlives(slot.value, assign, iteration) or not self.holds_graph(assign.value, assign):
+            return []
+        return [InPlaceWrite(assign, slot, assign.value, iteration, slot=True)]
+
+    def _write(self, site: cst.CSTNode, target: cst.BaseExpression, values: list) -> list[InPlaceWrite]:
+        if not values or self.grad.is_disabled(site):
+            return []
+        if isinstance(target, cst.Attribute) and target.attr.value in NON_GRAPH_ATTRIBUTES:
+            return []  # ``p.data.add_(...)``: outside autograd
+        iteration = self.iterations.step_iteration(site)
+        if iteration is None or isinstance(iteration, cst.Lambda) or not self._crosses_step(iteration):
+            return []
+        if self.flow.value(target, site).kind != TENSOR or not self.stores.outlives(target, site, iteration):
+            return []
+        if "cache" in (dotted_name(target) or "").lower():
+            return []  # a key/value cache filled during generation, where no graph is built
+        carried = [v for v in values if self.holds_graph(v, site)]
+        return [InPlaceWrite(site, target, carried[0], iteration)] if carried else []
 
     @cached_property
     def _accumulations(self) -> dict[cst.CSTNode, cst.BaseExpression]:
@@ -430,6 +509,11 @@ class LoopCarried:
 
 def _is_true(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.Name) and expr.value == "True"
+
+
+# Inputs of a ``forward`` that are data about the batch, not activations.
+_NON_ACTIVATION = re.compile(r"label|target|mask|index|indices|idx|ids?$|^y$|^t$|step", re.IGNORECASE)
+_SPELLER = cst.Module([])  # renders a node's code (its own spelling, whitespace included)
 
 
 def carried_name(expr: cst.BaseExpression) -> Optional[str]:

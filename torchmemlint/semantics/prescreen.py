@@ -17,8 +17,8 @@ from typing import Callable, Optional, Union
 
 from torchmemlint.diagnostics import FileError
 from torchmemlint.semantics.vocabulary import (
-    ITERATION_BUILTINS, PER_STEP_METHODS, STORING_METHODS, is_step_identifier, is_step_target, makes_training_step,
-    steps_environment,
+    IN_PLACE_WRITES, ITERATION_BUILTINS, METER_METHODS, PER_STEP_METHODS, STORING_METHODS, is_step_identifier,
+    is_step_target, makes_training_step, steps_environment,
 )
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -65,6 +65,7 @@ ACCUMULATION = "accumulation"  # ``t += v``, ``t = t + v``
 JOIN = "join"  # ``acc = torch.cat([acc, x])``
 SELF_ASSIGNMENT = "self"  # ``self.x = ...`` in a method other than ``__init__``
 LOOP_ASSIGNMENT = "loop"  # an assignment in a loop body
+IN_PLACE_WRITE = "in-place"  # ``buf.add_(v)``, ``t.copy_(v)``
 HOOK = "hook"  # ``m.register_forward_hook(f)``, ``register_module_forward_hook(f)``
 
 
@@ -238,8 +239,10 @@ class _Walker:
                 if type(func) is ast.Attribute:
                     name = func.attr
                     method_calls.add(name)
-                    if name in STORING_METHODS and node.args:
+                    if (name in STORING_METHODS or name in METER_METHODS) and node.args:
                         keeps.add(CALL_STORE)
+                    elif name in IN_PLACE_WRITES and node.args:
+                        keeps.add(IN_PLACE_WRITE)
                     elif name == "eval" or name == "train" and any(
                         isinstance(a, ast.Constant) and a.value is False
                         for a in (*node.args, *(k.value for k in node.keywords))

@@ -14,12 +14,12 @@ from typing import Iterator, Optional, Union
 import libcst as cst
 
 from torchmemlint.semantics.calls import Calls, Function
-from torchmemlint.semantics.flow import Flow
+from torchmemlint.semantics.flow import MODULE, TENSOR, Flow
 from torchmemlint.semantics.imports import ImportTable, dotted_name
-from torchmemlint.semantics.iterations import Iterations
+from torchmemlint.semantics.iterations import Iteration, Iterations
 from torchmemlint.semantics.scopes import Loop, Scopes
 from torchmemlint.semantics.tree import Tree
-from torchmemlint.semantics.vocabulary import STORING_METHODS
+from torchmemlint.semantics.vocabulary import METER_METHODS, STORING_METHODS
 
 _BOUNDED_FACTORIES = frozenset({"collections.deque", "deque"})
 # Methods that keep every argument (a replay buffer's ``push(state, action, reward)``); ``append``
@@ -28,8 +28,7 @@ _MULTI_ARGUMENT_STORES = frozenset({"push", "add"})
 # Meters of other files (``AverageMeter`` of the PyTorch ImageNet example and its many copies,
 # torchnet's ``AverageValueMeter``) add what ``update``/``add`` get into running sums.
 _METER_CLASS = re.compile(r"Meter$")
-_METER_METHODS = frozenset({"update", "add"})
-_STORING_OR_METERING = STORING_METHODS | _METER_METHODS
+_STORING_OR_METERING = STORING_METHODS | METER_METHODS
 MAX_CALLER_DEPTH = 3
 
 
@@ -96,10 +95,12 @@ class Stores:
                 continue
             if self.imports.qualify(func) is not None:  # torch.add(a, b), np.append(a, b): functions, not stores
                 continue
+            if func.attr.value in METER_METHODS and self.flow.value(func.value, call).kind == MODULE:
+                continue  # ``self.skip_add.add(x, y)``: a quantization FloatFunctional computes, keeps nothing
             callee = self.calls.callee(call)
             if callee is not None and callee.function is not None:
                 continue
-            if func.attr.value in _METER_METHODS and self._is_meter_of_another_file(func.value, call):
+            if func.attr.value in METER_METHODS and self._is_meter_of_another_file(func.value, call):
                 found.append(Store(call, func.value, call.args[0].value, appended=False))
                 continue
             if func.attr.value == "insert":
@@ -160,9 +161,9 @@ class Stores:
 
     # -- what a function keeps ------------------------------------------------------------------
     def kept_parameters(self, function: Function) -> list[Kept]:
-        """The parameters ``function`` keeps beyond its call (see ``Kept``). A method of a class
-        that runs a backward itself (a REINFORCE policy's ``put_data``, a PPO rollout buffer)
-        keeps its data to differentiate it: intended, not counted."""
+        """The parameters ``function`` keeps beyond its call (see ``Kept``). What another method
+        of the class empties (a REINFORCE policy's ``put_data``, emptied after the backward that
+        differentiates it; a rollout buffer's ``clear``) is not kept."""
         known = self._kept.get(function)
         if known is not None:
             return known
@@ -170,8 +171,6 @@ class Stores:
         if not isinstance(function, cst.FunctionDef):
             return []
         cls = self.scopes.class_of(function)
-        if cls is not None and self._trains_itself(cls):
-            return []
         params = {p.name.value for p in (*function.params.posonly_params, *function.params.params,
                                          *function.params.kwonly_params)}
         if isinstance(function.params.star_arg, cst.Param):
@@ -185,8 +184,8 @@ class Stores:
             if store.overwrites_fixed_slot:
                 continue
             into = self._persistent_root(store.container, function, cls)
-            if into is None:
-                continue
+            if into is None or (into == "self" and self.differentiated_and_emptied(store.container, function)):
+                continue  # (a REINFORCE policy's ``put_data``: emptied by the method that differentiates it)
             # An item assignment (``buf[i] = v``) grows a dict, never a list or a tensor: as seen
             # from a caller that passes some container, it is no append.
             appended = store.appended and store.key is None
@@ -230,10 +229,6 @@ class Stores:
             for assign in self.scopes.scope_nodes(function, cst.Assign)
         )
 
-    def _trains_itself(self, cls: cst.ClassDef) -> bool:
-        return any(isinstance(c.func, cst.Attribute) and c.func.attr.value in ("backward", "manual_backward")
-                   for c in self.tree.descendants(cls, cst.Call))
-
     # -- accumulations --------------------------------------------------------------------------
     @cached_property
     def _accumulations(self) -> list[Accumulation]:
@@ -270,9 +265,21 @@ class Stores:
         if root is None:
             return False
         is_attribute = not isinstance(container, cst.Name)
+        if isinstance(iteration, cst.Lambda):  # a hook lambda binds nothing but its parameters
+            if any(p.name.value == root for p in iteration.params.params) or self._emptied_between_calls(container):
+                return False
+            enclosing = self.scopes.function_of(iteration)
+            bindings = self.scopes.bindings(enclosing).get(root, []) if enclosing is not None else []
+            if bindings and all(isinstance(b.node, cst.Param) for b in bindings) and root != "self":
+                return self._passed_in_outliving(enclosing, root, container, _depth)
+            return True
+        if isinstance(iteration, cst.FunctionDef) and iteration in self.calls.forward_hooks and \
+                self._emptied_between_calls(container):
+            return False
         if isinstance(iteration, cst.FunctionDef):  # once per step: locals die with the call
             if root == "self" and is_attribute:
-                return not self._reset_in(container, iteration)
+                return not self._reset_in(container, iteration) and \
+                    not self.differentiated_and_emptied(container, iteration)
             scope_bindings = self.scopes.bindings(iteration).get(root)
             if root in self.scopes.global_names(iteration) or (scope_bindings is None and root != "self"):
                 return True
@@ -312,6 +319,23 @@ class Stores:
                     return True
         return False
 
+    def _emptied_between_calls(self, container: cst.BaseExpression) -> bool:
+        """A container a hook fills that the file empties somewhere (``features.clear()`` after
+        each forward, ``self.acts = []`` in a ``reset``), besides where it is first made."""
+        spelled = dotted_name(container.value if isinstance(container, cst.Subscript) else container)
+        if spelled is None:
+            return False
+        for call in self.tree.nodes(cst.Call):  # emptied, or consumed (a backward hook pops what a forward hook pushed)
+            func = call.func
+            if isinstance(func, cst.Attribute) and func.attr.value in ("clear", "pop", "popleft") and \
+                    dotted_name(func.value) == spelled:
+                return True
+        for delete in self.tree.nodes(cst.Del):
+            if isinstance(delete.target, cst.Subscript) and dotted_name(delete.target.value) == spelled:
+                return True
+        made = [a for a in self.tree.nodes(cst.Assign) if any(dotted_name(t.target) == spelled for t in a.targets)]
+        return len(made) > 1
+
     def _reset_in(self, container: cst.BaseExpression, region: cst.CSTNode) -> bool:
         """Rebound (``c = []``) or emptied (``c.clear()``, ``del c[:]``) inside ``region``; an
         update that reads the old value (``self.total = self.total + loss``) is no reset."""
@@ -321,7 +345,8 @@ class Stores:
             if spelled is None:
                 return False
         for assign in self.tree.descendants(region, cst.Assign):
-            if any(dotted_name(t.target) == spelled for t in assign.targets) and not self._reads(assign.value, spelled):
+            if any(spelled in _assigned_spellings(t.target) for t in assign.targets) and \
+                    not self._reads(assign.value, spelled):
                 return True
         for call in self.tree.descendants(region, cst.Call):
             func = call.func
@@ -357,8 +382,16 @@ class Stores:
         item assignment)."""
         if store.overwrites_fixed_slot:
             return True
+        if isinstance(store.node, cst.Assign) and self.flow.value(store.container, store.node).kind == TENSOR:
+            return True  # a slice of a tensor is overwritten; whether that links graphs is TML005's
+        if isinstance(store.node, cst.Assign) and self.scopes.function_of(store.node) in self.calls.forward_hooks:
+            return True  # ``outputs[names[module]] = out`` in a hook: one slot per hooked module, overwritten
+        if isinstance(store.node, cst.Assign) and self._updates_own_slot(store.node):
+            return True  # ``ema[k] = d * ema[k] + ...``: the item exists already (TML005's if it keeps a graph)
         if store.key is None:
             return False
+        if self._closure_constant(store.key, store.node):
+            return True
         spelled = dotted_name(store.container)
         if spelled is None:
             return False
@@ -367,6 +400,82 @@ class Stores:
         else:
             values = [a.value for a in self.tree.nodes(cst.Assign) if any(dotted_name(t.target) == spelled for t in a.targets)]
         return bool(values) and all(_is_list(v) for v in values)
+
+    def keyed_by_example(self, store: Store, iteration: Iteration) -> bool:
+        """``results[i] = out`` where the key comes from the data of the step (the step loop's
+        target, or an inner loop over it: ``for i, o in zip(ids, out)``): a new key, so a new
+        entry, on every iteration. A key from a fixed set (``for name, v in losses.items()``)
+        is not."""
+        if store.key is None:
+            return False
+        if isinstance(iteration, cst.FunctionDef):  # ``trained[trial.number] = model`` in an objective
+            params = {p.name.value for p in (*iteration.params.posonly_params, *iteration.params.params)}
+            return bool(self._names_in(store.key) & params) and \
+                bool(_PER_CALL_KEY.search(cst.Module([]).code_for_node(store.key)))
+        if not isinstance(iteration, cst.For):
+            return False
+        per_step = self._names_in(iteration.target)
+        keys = self._names_in(store.key)
+        if not keys:
+            return False
+        for loop in self.scopes.loops_around(store.node):
+            if loop is iteration:
+                break
+            if isinstance(loop, cst.For) and keys & self._names_in(loop.target):
+                reads = self._names_in(loop.iter)
+                if reads & per_step or any(self._bound_from(name, per_step, iteration) for name in reads):
+                    per_step = per_step | self._names_in(loop.target)
+        return bool(keys & per_step)
+
+    def _bound_from(self, name: str, per_step: set[str], iteration: cst.For) -> bool:
+        """``name`` is assigned in the step loop from the step's data (``out = model(x)``)."""
+        return any(
+            self.tree.contains(iteration.body, b.node) and b.value is not None and
+            self._names_in(b.value) & per_step
+            for b in self.scopes.bindings(self.scopes.scope_of(iteration)).get(name, [])
+        )
+
+    def _names_in(self, node: cst.CSTNode) -> set[str]:
+        names = {n.value for n in self.tree.descendants(node, cst.Name)}
+        if isinstance(node, cst.Name):
+            names.add(node.value)
+        return names
+
+    @staticmethod
+    def _updates_own_slot(assign: cst.Assign) -> bool:
+        speller = cst.Module([])
+        targets = {speller.code_for_node(t.target) for t in assign.targets if isinstance(t.target, cst.Subscript)}
+        pending = [assign.value]
+        while pending:
+            node = pending.pop()
+            if isinstance(node, cst.Subscript) and speller.code_for_node(node) in targets:
+                return True
+            pending.extend(node.children)
+        return False
+
+    def _closure_constant(self, key: cst.BaseExpression, at: cst.CSTNode) -> bool:
+        """A key made only of names the enclosing *function* binds (``activation[name] = out``
+        in a hook that ``get_activation(name)`` returns): the same slot on every call."""
+        function = self.scopes.function_of(at)
+        outer = self.scopes.function_of(function) if function is not None else None
+        if outer is None:
+            return False
+        names = [n.value for n in self.tree.descendants(key, cst.Name)] if not isinstance(key, cst.Name) else [key.value]
+        own = self.scopes.bindings(function)
+        return bool(names) and all(n not in own and n in self.scopes.bindings(outer) for n in names)
+
+    def differentiated_and_emptied(self, container: cst.BaseExpression, method: cst.FunctionDef) -> bool:
+        """A ``self`` container that another method empties after running a backward (a
+        REINFORCE agent's ``learn``): graphs kept to be differentiated, not piling up. Emptied
+        without a backward (at the end of an epoch) they still pile up until then."""
+        cls = self.scopes.class_of(method)
+        if cls is None:
+            return False
+        return any(
+            self._reset_in(container, other) and any(self.calls.backward_roots(c) for c in self.tree.descendants(other, cst.Call))
+            for other in self.tree.descendants(cls, cst.FunctionDef)
+            if other is not method and other.name.value != "__init__"
+        )
 
     def reset_elsewhere_in_class(self, container: cst.BaseExpression, method: cst.FunctionDef) -> bool:
         """A ``self`` container that another method (not ``__init__``) empties or rebinds, e.g.
@@ -381,10 +490,31 @@ class Stores:
         )
 
 
+# A key that names one call of a per-step function (a trial, an epoch, a step), not one of a few slots.
+_PER_CALL_KEY = re.compile(r"number|\bid\b|_id\b|idx|index|step|epoch|fold|trial|iteration", re.IGNORECASE)
+_ITEM_GETTERS = frozenset({"setdefault", "get"})
+
+
 def root_name(expr: cst.BaseExpression) -> Optional[str]:
-    while isinstance(expr, (cst.Attribute, cst.Subscript)):
-        expr = expr.value
+    """The name a container hangs from: ``self`` for ``self.history[k]`` and for
+    ``self.history.setdefault(k, [])`` (the dict's own item, not a new container)."""
+    while True:
+        if isinstance(expr, (cst.Attribute, cst.Subscript)):
+            expr = expr.value
+        elif (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute)
+              and expr.func.attr.value in _ITEM_GETTERS):
+            expr = expr.func.value
+        else:
+            break
     return expr.value if isinstance(expr, cst.Name) else None
+
+
+def _assigned_spellings(target: cst.BaseExpression) -> set[str]:
+    """``a``, ``self.a``: what an assignment target (or each element of a tuple target) rebinds."""
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return set().union(*(_assigned_spellings(e.value) for e in target.elements))
+    spelled = dotted_name(target)
+    return {spelled} if spelled is not None else set()
 
 
 def _first_param(function: cst.FunctionDef) -> Optional[str]:

@@ -15,6 +15,8 @@ PER_STEP_METHODS = frozenset({
 })
 # Container methods that keep their argument (not ``put``: queues are drained by their consumer).
 STORING_METHODS = frozenset({"append", "extend", "insert", "add", "appendleft", "push"})
+# Methods of a meter or metric object (``AverageMeter.update(loss, n)``) that may keep what they get.
+METER_METHODS = frozenset({"update", "add"})
 
 # Words of an iterable's identifiers that mark a loop running one step per iteration.
 STEP_WORDS = frozenset({
@@ -24,6 +26,7 @@ STEP_WORDS = frozenset({
 })
 # Words of a loop variable that name one step (the iterable may be a bare ``range(100)``).
 STEP_TARGET_WORDS = frozenset({"epoch", "step", "episode", "iteration", "batch", "minibatch"})
+_SETTING_WORDS = frozenset({"first", "size", "sizes", "shape", "norm", "dim", "mode", "type", "count", "len"})
 # An iterable that yields batches of data.
 LOADER_ITERABLE = re.compile(r"loader|batches|dataset|\bdl\b|_dl\b", re.IGNORECASE)
 # Identifiers of an iterable that say nothing about what it iterates over.
@@ -41,8 +44,12 @@ def is_step_identifier(identifier: str) -> bool:
 
 
 def is_step_target(identifier: str) -> bool:
-    """A loop variable named for one step (``epoch``, ``batch_idx``)."""
-    return any(word in STEP_TARGET_WORDS for word in identifier.lower().split("_"))
+    """A loop variable named for one step (``epoch``, ``batch_idx``), not for a setting
+    (``batch_first``, ``batch_size``, ``step_size``)."""
+    words = identifier.lower().split("_")
+    if len(words) > 1 and words[-1] in _SETTING_WORDS:
+        return False
+    return any(word in STEP_TARGET_WORDS for word in words)
 
 
 def makes_training_step(method: str, receiver: Optional[str]) -> bool:
@@ -60,3 +67,8 @@ def steps_environment(method: str, receiver_name: Optional[str]) -> bool:
     """``env.step(action)``: one reinforcement-learning environment step (``receiver_name``: the
     receiver's last identifier)."""
     return method == "step" and "env" in (receiver_name or "").lower()
+# Tensor methods that write into their receiver (``buf.mul_(m).add_(v)``, ``bank.index_copy_(0, i, v)``).
+IN_PLACE_WRITES = frozenset({
+    "add_", "sub_", "mul_", "div_", "copy_", "lerp_", "addcmul_", "addcdiv_", "index_add_", "index_copy_",
+    "index_put_", "masked_scatter_", "scatter_", "scatter_add_", "put_", "clamp_",
+})

@@ -1,21 +1,31 @@
 # Modelled on: https://github.com/Hsintien-Ng/idinvert_pytorch-reproduced/issues/1
 # Report: the fixed GAN loop zeroes the discriminator's gradients before its backward, and the generator's before its own.
 import torch
-import torch.nn.functional as F
+import torch.nn as nn
 
 
-def training_loop(G, D, optimizer_G, optimizer_D, loader, z_dim=128):
-    for real in loader:
-        real = real.cuda()
-        z = torch.randn(real.size(0), z_dim, device="cuda")
-        fake = G(z)
+class InversionGANTrainer:
+    """Encoder-inversion GAN with both optimizers cleared before their backward passes."""
 
-        optimizer_D.zero_grad()
-        d_loss = F.softplus(D(fake.detach())).mean() + F.softplus(-D(real)).mean()
-        d_loss.backward()
-        optimizer_D.step()
+    def __init__(self, generator: nn.Module, discriminator: nn.Module, latent_dim=512, lr=1e-4):
+        self.generator = generator
+        self.discriminator = discriminator
+        self.latent_dim = latent_dim
+        self.opt_d = torch.optim.Adam(discriminator.parameters(), lr=lr, betas=(0.0, 0.99))
+        self.opt_g = torch.optim.Adam(generator.parameters(), lr=lr, betas=(0.0, 0.99))
 
-        optimizer_G.zero_grad()
-        g_loss = F.softplus(-D(fake)).mean()
-        g_loss.backward()
-        optimizer_G.step()
+    def fit(self, images, iterations):
+        for it, batch in zip(range(iterations), images):
+            codes = torch.randn(batch.shape[0], self.latent_dim, device=batch.device)
+            synth = self.generator(codes)
+
+            self.opt_d.zero_grad(set_to_none=True)
+            hinge_real = torch.relu(1.0 - self.discriminator(batch)).mean()
+            hinge_fake = torch.relu(1.0 + self.discriminator(synth.detach())).mean()
+            (hinge_real + hinge_fake).backward()
+            self.opt_d.step()
+
+            self.opt_g.zero_grad(set_to_none=True)
+            adversarial = -self.discriminator(synth).mean()
+            adversarial.backward()
+            self.opt_g.step()

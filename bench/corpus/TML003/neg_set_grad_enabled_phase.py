@@ -3,17 +3,25 @@
 import torch
 
 
-def run_epoch(model, loaders, criterion, optimizer):
-    for phase in ["train", "val"]:
-        if phase == "train":
-            model.train()
-        else:
-            model.eval()
-        for inputs, labels in loaders[phase]:
-            optimizer.zero_grad()
-            with torch.set_grad_enabled(phase == "train"):
-                outputs = model(inputs)
-                loss = criterion(outputs, labels)
-                if phase == "train":
-                    loss.backward()
-                    optimizer.step()
+def run_phase(model, batches, criterion, optimizer, training: bool):
+    model.train(training)
+    totals = {"loss": 0.0, "frames": 0}
+    with torch.set_grad_enabled(training):
+        for features, targets in batches:
+            predicted = model(features)
+            loss = criterion(predicted, targets)
+            if training:
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+            totals["loss"] += loss.item() * targets.shape[0]
+            totals["frames"] += targets.shape[0]
+    return totals["loss"] / max(totals["frames"], 1)
+
+
+def fit(model, train_batches, valid_batches, criterion, optimizer, epochs):
+    history = []
+    for epoch in range(epochs):
+        history.append((run_phase(model, train_batches, criterion, optimizer, training=True),
+                        run_phase(model, valid_batches, criterion, optimizer, training=False)))
+    return history

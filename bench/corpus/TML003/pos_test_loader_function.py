@@ -3,11 +3,16 @@
 import torch
 
 
-def test(model, test_loader, device):
-    correct = 0
-    for data, target in test_loader:
-        data, target = data.to(device), target.to(device)
-        output = model(data)  # expect: TML003
-        pred = output.argmax(dim=1, keepdim=True)
-        correct += pred.eq(target.view_as(pred)).sum().item()
-    return correct / len(test_loader.dataset)
+def validate(val_loader, model, topk=(1, 5)):
+    hits = {k: 0 for k in topk}
+    seen = 0
+    for images, target in val_loader:
+        images = images.cuda(non_blocking=True)
+        target = target.cuda(non_blocking=True)
+        logits = model(images)  # expect: TML003
+        _, ranked = logits.topk(max(topk), dim=1)
+        matches = ranked.eq(target[:, None])
+        for k in topk:
+            hits[k] += matches[:, :k].any(dim=1).sum().item()
+        seen += target.shape[0]
+    return {f"top{k}": hits[k] / seen for k in topk}

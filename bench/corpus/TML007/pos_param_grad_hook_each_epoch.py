@@ -3,11 +3,15 @@
 import torch
 
 
-def train(model, loader, optimizer, epochs, clip=1.0):
-    for epoch in range(epochs):
-        for p in model.parameters():
-            p.register_hook(lambda g: g.clamp(-clip, clip))  # expect: TML007
-        for x, y in loader:
-            optimizer.zero_grad()
-            torch.nn.functional.mse_loss(model(x), y).backward()
-            optimizer.step()
+def fit_with_warmup(network, batches, opt, n_epochs, warmup_epochs=5):
+    for ep in range(n_epochs):
+        scale = min(1.0, (ep + 1) / warmup_epochs)
+        for name, weight in network.named_parameters():
+            if name.endswith("bias"):
+                weight.register_hook(lambda g, s=scale: g * s)  # expect: TML007
+        for inputs, labels in batches:
+            logits = network(inputs)
+            loss = torch.nn.functional.cross_entropy(logits, labels, label_smoothing=0.1)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()

@@ -2,16 +2,19 @@
 # Report: "a leaf Variable that requires grad is being used in an in-place operation" from a hand-written update of a parameter.
 import torch
 
-x = torch.randn(200, 3)
-y = x @ torch.tensor([2.0, -1.0, 0.5]) + 0.3
-w = torch.zeros(3, requires_grad=True)
-b = torch.zeros(1, requires_grad=True)
-lr = 0.05
+features = torch.randn(512, 8)
+labels = (features[:, 0] - features[:, 3] > 0).float()
+weights = torch.zeros(8, requires_grad=True)
+offset = torch.zeros((), requires_grad=True)
+step_size = 0.5
 
-for epoch in range(100):
-    loss = ((x @ w + b - y) ** 2).mean()
-    loss.backward()
-    w -= lr * w.grad  # expect: TML015
-    b -= lr * b.grad  # expect: TML015
-    w.grad.zero_()
-    b.grad.zero_()
+for sweep in range(20):
+    for start in range(0, 512, 64):
+        xb, yb = features[start:start + 64], labels[start:start + 64]
+        prob = torch.sigmoid(xb @ weights + offset)
+        nll = torch.nn.functional.binary_cross_entropy(prob, yb)
+        nll.backward()
+        weights.sub_(step_size * weights.grad)  # expect: TML015
+        offset.sub_(step_size * offset.grad)  # expect: TML015
+        weights.grad = None
+        offset.grad = None
