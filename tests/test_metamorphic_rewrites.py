@@ -11,6 +11,7 @@ import pytest
 from metamorphic.rewrites import REWRITES, RewriteError, apply, markers, notebook_code
 
 PROGRAM = '''\
+import contextlib
 import math
 from collections import deque
 
@@ -28,7 +29,8 @@ def train(batches, lr=0.5):
     for step, (x, y) in enumerate(batches):
         prediction = weight * x
         loss = (prediction - y) ** 2
-        weight = weight - lr * 2 * (prediction - y) * x
+        with contextlib.nullcontext():
+            weight = weight - lr * 2 * (prediction - y) * x
         total += loss  # expect: TML001
         best = min(best, loss) if step else loss
         history.append(round(loss, 6))

@@ -261,7 +261,9 @@ def _statement(analysis, statement, scope, assigned: set, free: list) -> set:
             if item.asname is not None:
                 _read_targets(analysis, item.asname.name, scope, inner, free)
                 inner |= _bound(analysis, item.asname.name, scope)
-        return walk(analysis, _suite(statement.body), scope, inner).assigned
+        body = walk(analysis, _suite(statement.body), scope, inner)
+        free.extend(name for name in body.free if name not in free)
+        return body.assigned
     if isinstance(statement, cst.Try):
         body = walk(analysis, _suite(statement.body), scope, assigned)
         free.extend(name for name in body.free if name not in free)

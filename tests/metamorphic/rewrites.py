@@ -15,10 +15,10 @@ left alone.
 """
 from __future__ import annotations
 
-import ast
 import builtins
 import json
 import re
+import symtable
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
@@ -1048,22 +1048,20 @@ REWRITES_BY_NAME = {rewrite.name: rewrite for rewrite in REWRITES}
 
 @lru_cache(maxsize=4)
 def _undefined_names(code: str) -> frozenset[str]:
-    """Names read that nothing in the code binds (anywhere, in any scope) and that are not
-    builtins: a rewrite that renames a binding but misses a use shows up here."""
-    loaded: set[str] = set()
-    bound: set[str] = set(dir(builtins))
-    for node in ast.walk(ast.parse(code)):
-        if isinstance(node, ast.Name):
-            (loaded if isinstance(node.ctx, ast.Load) else bound).add(node.id)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            bound.add(node.name)
-        elif isinstance(node, ast.arg):
-            bound.add(node.arg)
-        elif isinstance(node, ast.alias):
-            bound.add((node.asname or node.name).split(".")[0])
-        elif isinstance(node, ast.ExceptHandler) and node.name:
-            bound.add(node.name)
-    return frozenset(loaded - bound)
+    """Global names the code reads that the module never binds and that are not builtins (per
+    Python's own symbol tables): a rewrite that renames a binding but misses a use, or moves a
+    read away from the scope that binds it, shows up here."""
+    top = symtable.symtable(code, "<rewritten>", "exec")
+    defined = set(dir(builtins)) | {symbol.get_name() for symbol in top.get_symbols()
+                                    if symbol.is_assigned() or symbol.is_imported()}
+    undefined: set[str] = set()
+    tables = [top]
+    while tables:
+        table = tables.pop()
+        undefined.update(symbol.get_name() for symbol in table.get_symbols()
+                         if symbol.is_referenced() and symbol.is_global() and symbol.get_name() not in defined)
+        tables.extend(table.get_children())
+    return frozenset(undefined)
 
 
 _MARKERS = re.compile(r"#\s*expect:\s*(TML\d{3}(?:\s*,\s*TML\d{3})*)")
