@@ -53,17 +53,6 @@ class Analysis:
         """The Name nodes that may read any of ``assignments``."""
         return [node for assignment in assignments for node in self.readers.get(id(assignment), ())]
 
-    def enclosing(self, node: cst.CSTNode, kinds: tuple) -> Optional[cst.CSTNode]:
-        """The nearest ancestor of ``node`` of one of ``kinds``."""
-        node = self.parents.get(node)
-        while node is not None and not isinstance(node, kinds):
-            node = self.parents.get(node)
-        return node
-
-    def statement_scope(self, statement: cst.CSTNode) -> Scope:
-        """The scope a statement's own bindings go to (its function's, or the module's)."""
-        return self.scopes[statement]
-
     def fresh(self, stem: str, taken: Iterable[str] = ()) -> str:
         """A name spelled nowhere in the source (nor in ``taken``), ``stem`` if possible."""
         taken = set(taken)
