@@ -160,10 +160,12 @@ def test_the_child_environment(replay_server, tmp_path: Path) -> None:
             x = torch.zeros(1)
         """, "x = torch.zeros(1)", script_args=(str(report),))
     environment = json.loads(report.read_text())
-    script = str(tmp_path / "script.py")
-    assert environment["argv"] == [script, str(report)]
-    assert environment["name"] == "__main__" and environment["file"] == script
-    assert Path(environment["cwd"]) != tmp_path and "torchmemlint-verify-" in environment["cwd"]
+    # a copy of the script, in a copy of its folder that is also the working directory
+    script = Path(environment["file"])
+    assert script.name == "script.py" and script.parent == Path(environment["cwd"])
+    assert "torchmemlint-verify-" in environment["cwd"] and not Path(environment["cwd"]).exists()
+    assert environment["argv"] == [str(script), str(report)]
+    assert environment["name"] == "__main__"
     assert environment["seed"] == 0
     import random
     random.seed(0)

@@ -52,6 +52,8 @@ from torchmemlint.rules.base import Finding, NodeFix, Replacement, Rule
 from torchmemlint.rules.edits import TYPE_UNKNOWN, call_method
 from torchmemlint.semantics import SemanticModel
 from torchmemlint.semantics.flow import MODULE, RECORD, TENSOR, Value
+from torchmemlint.semantics.scopes import steps_an_environment
+from torchmemlint.semantics.stores import root_name
 from torchmemlint.semantics.prescreen import CALL_STORE, LIST_STORE, SUBSCRIPT_STORE
 
 MODULE_MESSAGE = ("{what} on the device kept in a container that grows every iteration (one per trial or "
@@ -82,6 +84,8 @@ class DeviceTensorInGrowingContainer(Rule):
                 continue
             if not model.stores.outlives(store.container, store.node, iteration):
                 continue
+            if _rollout_returned(model, store, iteration):
+                continue
             value = model.flow.value(store.value, store.node)
             if not value.device or value.graph:
                 continue  # (a graph-attached value is TML001's)
@@ -111,3 +115,16 @@ def _model_holder(value: Value) -> Optional[str]:
         if found is not None:
             return found
     return None
+
+
+def _rollout_returned(model: SemanticModel, store, iteration) -> bool:
+    """A rollout: the loop steps an environment and fills a container made in the same function,
+    which hands it back (``return batch``): one rollout's worth, kept on the device on purpose."""
+    if isinstance(iteration, cst.FunctionDef) or not any(
+            steps_an_environment(c) for c in model.scopes.loop_body_nodes(iteration, cst.Call)):
+        return False
+    func = model.scopes.function_of(store.node)
+    root = root_name(store.container)
+    if func is None or root is None or root not in model.scopes.bindings(func):
+        return False
+    return any(isinstance(r.value, cst.Name) and r.value.value == root for r in model.scopes.scope_nodes(func, cst.Return))

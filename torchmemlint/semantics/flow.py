@@ -15,7 +15,19 @@ one-element tensor, never on a Python float or a dict of losses.
 Inside a function, a parameter's value is unknown; what derives from it without breaking the graph
 carries the parameter's name (``params``), so a function's summary says "returns a graph of its
 own" apart from "returns what its first argument holds", and each call site fills in its own
-arguments."""
+arguments.
+
+Where values come from, besides the obvious (model calls, loss functions, torch functions): a
+parameter of the model (``nn.Parameter``, ``model.parameters()``) is a *leaf* — no graph itself,
+but whatever is computed from it has one; a ``torch.distributions`` object carries its parameters'
+graph into ``log_prob``/``rsample`` (not into ``sample``); a forward hook's input and output hold
+the graph of the forward that calls it (unless every hooked forward runs under ``no_grad``); a
+list holds what its scope appends to it.
+
+Summaries stop at the file: a function of another module of the package is not read (each file is
+parsed and cached on its own, so ``-j`` and the result cache stay per file). A call of something
+unknown keeps its arguments' graph; a method of an object from elsewhere that the rules know by
+name (``update`` of a ``*Meter``) is judged by that name."""
 from __future__ import annotations
 
 import re
@@ -107,6 +119,13 @@ SURE_TENSOR_METHODS = frozenset({
     "half", "double", "bfloat16", "clone", "detach", "contiguous", "requires_grad_", "fill_", "zero_",
     "view", "reshape", "expand", "repeat", "unsqueeze", "squeeze", "permute", "transpose", "t",
 })
+# torch.nn modules whose forward returns one tensor (not LSTM's tuple, not attention's pair).
+_ONE_TENSOR_MODULES = frozenset({
+    "Sequential", "Linear", "Bilinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
+    "ConvTranspose3d", "Embedding", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LayerNorm", "GroupNorm",
+    "ReLU", "GELU", "Sigmoid", "Tanh", "Softmax", "Dropout", "Identity", "Flatten", "MaxPool2d", "AvgPool2d",
+    "AdaptiveAvgPool2d", "TransformerEncoder",
+})
 _DISTRIBUTION_DRAWS = frozenset({"sample", "sample_n", "enumerate_support"})
 # Collective helpers (accelerate, torch.distributed wrappers) that gather a value from every process.
 _GATHERING_METHODS = frozenset({"gather", "gather_for_metrics", "all_gather", "reduce"})
@@ -162,7 +181,7 @@ class Value:
     elements: Optional[tuple["Value", ...]] = None
     fields: Optional[tuple[tuple[str, "Value"], ...]] = None
     element: Optional["Value"] = None
-    cls: Optional[str] = None  # the file's class an object was built from
+    cls: Optional[str] = None  # the file's class an object was built from (qualified for torch.nn's)
     why: tuple[tuple[cst.CSTNode, str], ...] = ()
 
     # -- reading parts ---------------------------------------------------------------------
@@ -730,7 +749,9 @@ class Flow:
             scalar = reduced and self._builds_reduced_loss(call)
             return Value(graph=True, device=True, kind=TENSOR, scalar=scalar, loss=reduced, why=why,
                          params=frozenset().union(*(v.params for v in inputs)))
-        return Value(graph=True, device=True, why=why)
+        module = self.value(call.func, at) if isinstance(call.func, (cst.Name, cst.Attribute)) else UNKNOWN
+        returns_one_tensor = module.kind == MODULE and (module.cls or "").rsplit(".", 1)[-1] in _ONE_TENSOR_MODULES
+        return Value(graph=True, device=True, why=why, kind=TENSOR if returns_one_tensor else None)
 
     def _builds_reduced_loss(self, call: cst.Call) -> bool:
         """A loss call known to return one number: a torch loss (``F.mse_loss``, an ``nn.*Loss()``
@@ -836,7 +857,7 @@ class Flow:
             if function.endswith("Tensor"):
                 return Value(kind=TENSOR, detached=True, device=bool(args) and args[0].device)
             if function[:1].isupper():
-                return Value(kind=MODULE)
+                return Value(kind=MODULE, cls=qualified)
         if qualified.startswith("torch.optim.") and function[:1].isupper():
             return Value(kind=OPTIMIZER, detached=True)
         if qualified.startswith("torch.distributions.") and function[:1].isupper():

@@ -25,7 +25,7 @@ STEP_WORDS = frozenset({
     "rollouts", "bptt", "corpus",
 })
 # Words of a loop variable that name one step (the iterable may be a bare ``range(100)``).
-STEP_TARGET_WORDS = frozenset({"epoch", "step", "episode", "iteration", "batch", "minibatch"})
+STEP_TARGET_WORDS = frozenset({"epoch", "step", "episode", "iteration", "batch", "minibatch", "fold", "trial"})
 _SETTING_WORDS = frozenset({"first", "size", "sizes", "shape", "norm", "dim", "mode", "type", "count", "len"})
 # An iterable that yields batches of data.
 LOADER_ITERABLE = re.compile(r"loader|batches|dataset|\bdl\b|_dl\b", re.IGNORECASE)
@@ -59,8 +59,22 @@ def makes_training_step(method: str, receiver: Optional[str]) -> bool:
         return True
     if method == "step":
         receiver = receiver or ""
-        return "optim" in receiver.lower() or receiver.split(".")[-1] in ("opt", "scaler")
+        return stepped_optimizer(receiver, None) is not None or "scaler" in receiver.split(".")[-1].lower()
     return False
+
+
+def stepped_optimizer(receiver: str, first_argument: Optional[str]) -> Optional[str]:
+    """The optimizer that ``<receiver>.step(<first_argument>)`` steps, spelled: the receiver
+    (``opt``, ``self.optimizer``, ``opt_g``, ``d_opt``), or the argument of a gradient scaler's
+    ``step`` (``scaler.step(optimizer)``); None for a scheduler or anything else."""
+    last = receiver.split(".")[-1].lower()
+    if "scaler" in last:
+        return first_argument
+    if "sched" in last:
+        return None
+    if "optim" in last or last in ("opt", "optimiser") or last.startswith("opt_") or last.endswith("_opt"):
+        return receiver
+    return None
 
 
 def steps_environment(method: str, receiver_name: Optional[str]) -> bool:

@@ -285,9 +285,13 @@ def replay(spec: dict) -> int:
         except StopReplay as stop:
             end["status"] = "capped"
             tb = stop.__traceback__
-        except SystemExit:
+        except SystemExit as exit_request:
             controller.finish()
             end["status"] = "finished"
+            if exit_request.code not in (None, 0):  # sys.exit(3), sys.exit("message"): a failure
+                end["status"] = "error"
+                end["error"] = {"type": "SystemExit", "message": f"the script exited with status {exit_request.code!r}",
+                                "line": _script_line(exit_request.__traceback__, filename)}
         except BaseException as error:  # the user's code failed: that is a result, not our crash
             del reserve
             traceback.print_exc()  # into the replay's stderr file, with the user's line numbers

@@ -127,7 +127,8 @@ def _failure(outcome: RunOutcome, which: str, timeout_s: float) -> Optional[str]
         return f"the {which} raised {error['type']}{line}: {error['message']}".rstrip(": ")
     if outcome.status == "crashed":
         signal = outcome.end.get("signal")
-        cause = f"signal {signal}" if signal else f"exit status {outcome.end.get('exit')}"
+        cause = outcome.end.get("error", {}).get("message") or (
+            f"signal {signal}" if signal else f"exit status {outcome.end.get('exit')}")
         return f"the {which} died ({cause}) {where}"
     if not outcome.boundaries:
         return f"the {which} never reached the loop"

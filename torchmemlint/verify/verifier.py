@@ -128,10 +128,12 @@ class FileFindings:
 
 def verify_paths(paths: Sequence[str], settings: Settings, progress: Optional[Progress] = None,
                  server: Optional[ReplayServer] = None, twin: Optional[str] = None,
+                 confirm: Optional[Callable[[Sequence[FileFindings]], None]] = None,
                  **selection) -> tuple[list[VerifyResult], list[FileError]]:
     """Check the files under ``paths`` (``selection`` as for ``api.plan``: select, ignore,
     config ...) and verify every finding. Files that cannot be checked come back as errors.
-    ``twin``: a fixed copy of the one script checked, for the findings without a fix."""
+    ``twin``: a fixed copy of the one script checked, for the findings without a fix.
+    ``confirm``: called with the files to replay before anything runs; it raises to stop."""
     files: list[FileFindings] = []
     errors: list[FileError] = []
     tasks = list(api.plan(paths, **selection))
@@ -155,6 +157,8 @@ def verify_paths(paths: Sequence[str], settings: Settings, progress: Optional[Pr
                 files.append(FileFindings.from_source(task.path, source, diagnostics, twin_source))
             except cst.ParserSyntaxError as error:
                 raise UsageError(f"--twin {twin}: syntax error: {error.message}") from None
+    if files and confirm is not None:
+        confirm(files)
     return verify_findings(files, settings, progress, server), errors
 
 
