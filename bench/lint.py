@@ -25,7 +25,7 @@ def python_files(root: Path) -> Iterator[Path]:
 def expected_diagnostics(source: str) -> set[tuple[int, str]]:
     """The (line, code) pairs a labelled file expects (the rule fixtures' label syntax)."""
     _make_importable()
-    from torchmemlint.testing import expected_diagnostics as expected
+    from torchmemlint.labels import expected_diagnostics as expected
 
     return expected(source)
 

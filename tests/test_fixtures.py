@@ -13,7 +13,7 @@ from support import assert_fixed_findings_gone
 from torchmemlint.engine import check_source
 from torchmemlint.fix import fix_source
 from torchmemlint.rules import ALL_RULES
-from torchmemlint.testing import describe, expected_diagnostics
+from torchmemlint.labels import describe, expected_diagnostics
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 FIXTURE_FILES = sorted(FIXTURES.rglob("*.py"))

@@ -10,7 +10,7 @@ from torchmemlint import cli
 from torchmemlint.api import FileTask, check_file
 from torchmemlint.notebooks import _python_lines, read_notebook
 from torchmemlint.rules import ALL_RULES
-from torchmemlint.testing import expected_diagnostics
+from torchmemlint.labels import expected_diagnostics
 
 NOTEBOOK_FIXTURES = sorted(FIXTURES.rglob("*.ipynb"))
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from torchmemlint.engine import check_source
 from torchmemlint.fix import fix_source
 from torchmemlint.rules import ALL_RULES
-from torchmemlint.testing import describe, expected_diagnostics
+from torchmemlint.labels import describe, expected_diagnostics
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
@@ -32,7 +32,7 @@ def main() -> None:
         diagnostics, _ = check_source(source, str(path), ALL_RULES)
         path.with_name(path.name + ".expected").write_text("".join(describe(d) + "\n" for d in sorted(diagnostics)),
                                                            encoding="utf-8")
-        if args.fixed and path.parent.name != "runnable":
+        if args.fixed and "runnable" not in path.parts:  # runnable fixtures are run, not compared
             fixed = path.with_name(path.name + ".fixed")
             result = fix_source(source, str(path), ALL_RULES, unsafe=True)
             if result.source != source:

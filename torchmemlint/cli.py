@@ -290,7 +290,13 @@ SCRIPT_ARGUMENTS_SEPARATOR = "--"
     argument("--timeout", type=_positive(float), default=120.0, metavar="SECONDS",
              help="wall-clock limit of each replay (default: 120)"),
     argument("--memory-limit", type=_size, default=4 * 2**30, metavar="SIZE",
-             help="memory each replay may take beyond its footprint at the start (default: 4GiB)"),
+             help="memory each replay, all its processes together, may take beyond its footprint at the "
+                  "start (default: 4GiB)"),
+    argument("--copy-limit", type=_size, metavar="SIZE",
+             help="how much of each script's folder is copied for its replays; files beyond it are left out "
+                  "(default: 64MiB)"),
+    argument("--yes", "-y", action="store_true",
+             help="run the scripts without asking (also: TORCHMEMLINT_VERIFY_YES=1)"),
     argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
              help="replay on CUDA when available (auto), or hide the GPUs (cpu) (default: auto)"),
     argument("--seed", type=int, default=0, help="seed of random, numpy and torch in every replay (default: 0)"),
@@ -298,16 +304,26 @@ SCRIPT_ARGUMENTS_SEPARATOR = "--"
     argument("--plot", metavar="PNG", help="also draw live memory per iteration, original against fixed twin"),
     argument("--twin", metavar="FIXED.py",
              help="a fixed copy of the (one) script: the twin of the findings that have no fix of their own"),
+    argument("--nproc-per-node", type=_positive(int), metavar="N",
+             help="replay under torchrun with N ranks (NCCL on CUDA, gloo on the CPU: the script's own "
+                  "init_process_group); report each rank and the ranks combined"),
 )
 def verify(args: argparse.Namespace) -> int:
     from torchmemlint.verify import Limits, ReplayError, Settings, verify_paths
+    from torchmemlint.verify.consent import confirm
     from torchmemlint.verify.output import ProgressLine, write_json, write_table
 
-    limits = Limits(timeout_s=args.timeout, memory_limit=args.memory_limit, device=args.device, seed=args.seed)
+    limits = Limits(timeout_s=args.timeout, memory_limit=args.memory_limit, device=args.device, seed=args.seed,
+                    **({"copy_limit": args.copy_limit} if args.copy_limit else {}))
     settings = Settings(args.iterations, args.warmup, tuple(args.script_args), limits)
+    if args.nproc_per_node:
+        return _verify_distributed(args, settings)
     progress = ProgressLine(sys.stderr)
     try:
-        results, errors = verify_paths(args.paths, settings, progress, twin=args.twin, **selection_options(args))
+        results, errors = verify_paths(
+            args.paths, settings, progress, twin=args.twin,
+            confirm=lambda files: confirm(files, settings, args.yes, sys.stdin, sys.stderr),
+            **selection_options(args))
     except ReplayError as error:
         raise UsageError(f"cannot replay: {error}") from None
     finally:
@@ -322,6 +338,30 @@ def verify(args: argparse.Namespace) -> int:
         from torchmemlint.verify.plot import write_plot
 
         write_plot(results, args.plot)
+    confirmed = any(result.verdict.startswith("confirmed") for result in results)
+    return EXIT_FINDINGS if confirmed or errors else EXIT_CLEAN
+
+
+def _verify_distributed(args: argparse.Namespace, settings: Any) -> int:
+    from torchmemlint.verify import ReplayError
+    from torchmemlint.verify import distributed
+    from torchmemlint.verify.consent import confirm
+    from torchmemlint.verify.output import ProgressLine
+
+    if args.plot:
+        raise UsageError("--plot draws single-process replays; it is not drawn with --nproc-per-node")
+    progress = ProgressLine(sys.stderr)
+    try:
+        results, errors = distributed.verify_distributed(
+            args.paths, settings, args.nproc_per_node, progress, twin=args.twin,
+            confirm=lambda files: confirm(files, settings, args.yes, sys.stdin, sys.stderr), **selection_options(args))
+    except ReplayError as error:
+        raise UsageError(f"cannot replay: {error}") from None
+    finally:
+        progress.close()
+    for error in errors:
+        print(f"{error.path}:{error.line}:{error.column + 1}: {error.code} {error.message}", file=sys.stderr)
+    (distributed.write_json if args.format == "json" else distributed.write_table)(results, sys.stdout)
     confirmed = any(result.verdict.startswith("confirmed") for result in results)
     return EXIT_FINDINGS if confirmed or errors else EXIT_CLEAN
 

@@ -5,7 +5,9 @@ import textwrap
 
 import pytest
 
-from torchmemlint.verify.instrument import CONTROLLER, InstrumentError, IterationScope, find_iteration_scope, instrument
+from torchmemlint.verify.instrument import (
+    CONTROLLER, InstrumentError, IterationScope, find_iteration_scope, instrument, scope_of_span, statement_scope,
+)
 
 SOURCE = textwrap.dedent('''\
     import torch
@@ -95,3 +97,35 @@ def test_fix_that_removes_the_loop_is_reported() -> None:
 def test_syntax_error_is_reported() -> None:
     with pytest.raises(InstrumentError, match="cannot parse"):
         find_iteration_scope("for x in :\n", 1)
+
+
+@pytest.mark.parametrize("kind, line, end_line, expected", [
+    ("for", 4, 5, IterationScope("for", 1, 4)),  # the step loop, as the rule named it
+    ("for", 3, 5, IterationScope("for", 0, 3)),  # the epoch loop
+    ("while", 8, 9, IterationScope("while", 0, 8)),
+    ("function", 10, 15, IterationScope("function", 1, 11, "predict")),  # a span from its decorator
+    ("function", 11, 15, IterationScope("function", 1, 11, "predict")),  # or from `def`
+])
+def test_the_rules_span_is_the_scope(kind: str, line: int, end_line: int, expected: IterationScope) -> None:
+    assert scope_of_span(SOURCE, kind, line, end_line) == expected
+
+
+@pytest.mark.parametrize("kind, line, end_line, reason", [
+    ("comprehension", 5, 5, "a `comprehension` iteration cannot be capped"),
+    ("for", 6, 9, "no `for` scope at lines 6-9"),
+    ("function", 6, 8, "no `function` scope at lines 6-8"),  # `evaluate` ends at line 9
+])
+def test_a_span_that_names_no_scope(kind: str, line: int, end_line: int, reason: str) -> None:
+    with pytest.raises(InstrumentError, match=reason):
+        scope_of_span(SOURCE, kind, line, end_line)
+
+
+def test_a_one_shot_statement_is_bracketed_on_its_own_line() -> None:
+    source = "import torch\nstate = torch.load(path)  # note\nprint(state)\n"
+    scope = statement_scope(source, 2)
+    assert scope == IterationScope("statement", 2, 2)
+    capped = instrument(source, scope).splitlines()
+    assert capped[1] == f"{CONTROLLER}.enter(None); state = torch.load(path); {CONTROLLER}.enter(None)  # note"
+    assert capped[0] == "import torch" and capped[2] == "print(state)"
+    with pytest.raises(InstrumentError, match="line 4 is not a simple statement"):
+        statement_scope(SOURCE, 4)

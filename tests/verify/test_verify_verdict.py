@@ -7,18 +7,27 @@ import pytest
 
 from torchmemlint.verify.runner import RunOutcome
 from torchmemlint.verify.verdict import (
-    CONFIRMED_GROWTH, CONFIRMED_PEAK_EXCESS, INCONCLUSIVE, NOT_REPRODUCED, judge,
+    CONFIRMED_ERROR, CONFIRMED_GROWTH, CONFIRMED_ONE_TIME, CONFIRMED_PEAK_EXCESS, FIX_CRASHED, INCONCLUSIVE,
+    INCONCLUSIVE_REASONS, NO_MEMORY_COST, NOT_REPRODUCED, judge, judge_one_time,
 )
 
 WARMUP = 2
 
 
 def replay(live: Sequence[int], peak: Optional[Sequence[int]] = None, status: str = "capped",
-           heap: Optional[Sequence[int]] = None, end: Optional[dict] = None) -> RunOutcome:
-    """A CPU replay whose boundary k measured ``live[k]`` live bytes and ``peak[k]`` as peak."""
+           heap: Optional[Sequence[int]] = None, end: Optional[dict] = None, nodes: Optional[Sequence[int]] = None,
+           native: Optional[Sequence[int]] = None, grad_norm: Optional[Sequence[float]] = None,
+           time: Optional[Sequence[float]] = None) -> RunOutcome:
+    """A CPU replay whose boundary k measured ``live[k]`` live bytes and ``peak[k]`` as peak,
+    ``nodes[k]`` autograd nodes and ``native[k]`` bytes of native heap."""
     peak = peak or [v + 100 for v in live]
     heap = heap or [1000] * len(live)
-    boundaries = [{"event": "boundary", "iteration": k, "heap": heap[k],
+    nodes = nodes or [0] * len(live)
+    native = native or [10**6] * len(live)
+    grad_norm = grad_norm or [0.0] * len(live)
+    time = time or [float(k) for k in range(len(live))]
+    boundaries = [{"event": "boundary", "iteration": k, "heap": heap[k], "graph": {"nodes": nodes[k], "saved": 0},
+                   "native": native[k], "grad_norm": grad_norm[k], "time": time[k], "sampling_s": 0.0,
                    "storage": {"cpu": {"live": live[k], "peak": peak[k], "allocated": 0, "live_rounded": 0}}}
                   for k in range(len(live))]
     return RunOutcome(status, boundaries, {"device": "cpu"}, end or {"status": status})
@@ -92,19 +101,114 @@ def test_out_of_memory_in_both_is_inconclusive() -> None:
     (replay([], status="finished"), None, "never reached the loop"),
     (replay([0, 1, 2], status="finished"), replay([0, 1, 2], status="finished"), "only 2 iterations ran"),
     (replay([0, 1, 2, 3, 4, 5]), replay([0, 1, 2, 3], status="finished"), "the fix changes the control flow"),
-    (replay([0, 1, 2, 3, 4, 5]), replay([0, 1], status="crashed", end={"signal": 11}), "twin (the fixed code) died"),
 ])
 def test_inconclusive(original: RunOutcome, twin: Optional[RunOutcome], reason: str) -> None:
     judgement = judge(original, twin, WARMUP, 60)
     assert judgement.verdict == INCONCLUSIVE
     assert reason in judgement.reason
+    assert judgement.inconclusive_reason in INCONCLUSIVE_REASONS
 
 
-def test_without_a_twin_growth_is_reported_but_not_judged() -> None:
-    """Growth alone may be intended (collecting predictions): only a twin can attribute it."""
+def test_a_graph_that_grows_is_confirmed_growth_in_host_memory() -> None:
+    """A loss kept after backward: the storages grow alike (the loss's float), the graph does
+    not: 7 nodes more per iteration, and the native heap (CPU storages excluded) 5,600 B more."""
+    original = replay([0, 4, 8, 12, 16, 20], nodes=[0, 7, 14, 21, 28, 35],
+                      native=[10**6 + 5604 * k for k in range(6)])
+    twin = replay([0, 4, 8, 12, 16, 20], nodes=[0, 7, 7, 7, 7, 7], native=[10**6 + 4 * k for k in range(6)])
+    judgement = judge(original, twin, WARMUP, 60)
+    assert (judgement.verdict, judgement.growth_meter, judgement.memory) == (CONFIRMED_GROWTH, "graph", "host")
+    assert (judgement.nodes_per_iteration, judgement.bytes_per_iteration) == (7, 5600)
+    # 5,604 B of heap growth less 4 B of storage, minus the twin's 0
+    assert judgement.native_bytes_per_iteration == 5600
+
+
+def test_growing_storages_and_graph_are_both_said() -> None:
+    original = replay([0, 8, 16, 24, 32, 40], nodes=[0, 3, 6, 9, 12, 15], native=[10**6 + 2408 * k for k in range(6)])
+    judgement = judge(original, replay([0] * 6), WARMUP, 60)
+    assert (judgement.verdict, judgement.growth_meter, judgement.bytes_per_iteration) == (
+        CONFIRMED_GROWTH, "live-storage", 8)
+    assert judgement.reason == ("live memory grows by 8 B per iteration more than with the fix, and the autograd graph "
+                                "by 3 nodes per iteration (about 2,400 B of host memory)")
+
+
+def test_a_graph_that_grows_in_some_iterations_only_is_not_growth() -> None:
+    original = replay([0] * 6, nodes=[0, 7, 7, 14, 14, 21])
+    assert judge(original, replay([0] * 6, nodes=[0, 7, 7, 7, 7, 7]), WARMUP, 60).verdict == NOT_REPRODUCED
+
+
+def test_a_crashing_twin_is_a_broken_fix() -> None:
+    """The fix's twin raised: its own verdict, with the exception and line; the original alone
+    still confirms what it can (here: graph nodes kept in every iteration)."""
+    crash = {"status": "error", "error": {"type": "AttributeError", "message": "'float' object has no attribute "
+                                                                               "'item'", "line": 9}}
+    judgement = judge(replay([0] * 6, nodes=[0, 3, 6, 9, 12, 15]), replay([0], status="error", end=crash),
+                      WARMUP, 60)
+    assert judgement.verdict == FIX_CRASHED and judgement.inconclusive_reason is None
+    assert judgement.fix_error == "AttributeError at line 9: 'float' object has no attribute 'item'"
+    assert (judgement.alone_verdict, judgement.nodes_per_iteration) == (CONFIRMED_GROWTH, 3)
+
+
+def test_a_twin_that_dies_is_a_broken_fix() -> None:
+    judgement = judge(replay([0, 1, 2, 3, 4, 5]), replay([0, 1], status="crashed", end={"signal": 11}), WARMUP, 60)
+    assert judgement.verdict == FIX_CRASHED
+    assert "twin died (signal 11) after iteration 1" in judgement.reason
+    assert judgement.alone_verdict == INCONCLUSIVE  # 1 B per iteration, but no survivors
+
+
+def test_an_error_at_the_flagged_line_that_the_fix_avoids_is_confirmed() -> None:
+    error = {"status": "error", "error": {"type": "RuntimeError", "message": "a leaf Variable ...", "line": 16}}
+    twin = replay([0, 1, 1, 1, 1, 1])
+    judgement = judge(replay([0], status="error", end=error), twin, WARMUP, 60, "TML015", flagged_line=16)
+    assert judgement.verdict == CONFIRMED_ERROR
+    assert "raises RuntimeError at line 16: a leaf Variable" in judgement.reason
+    # elsewhere than the flagged line it says nothing about the finding
+    assert judge(replay([0], status="error", end=error), twin, WARMUP, 60, "TML015", flagged_line=17).verdict \
+        == INCONCLUSIVE
+
+
+def test_a_missing_zero_grad_costs_no_memory_but_wrong_updates() -> None:
+    original = replay([0] * 6, grad_norm=[0, 1, 2, 3, 4, 5])
+    twin = replay([0] * 6, grad_norm=[0, 1, 1, 1, 1, 1])
+    judgement = judge(original, twin, WARMUP, 60, "TML002")
+    assert judgement.verdict == NO_MEMORY_COST
+    assert (judgement.grad_norm, judgement.twin_grad_norm) == (5, 1)
+    assert judgement.reason.startswith("no memory cost: gradients accumulate in place")
+    assert "the gradient norm is 5 against 1 with the fix, 5.0 times the fixed twin's" in judgement.reason
+
+
+def test_growth_still_counts_for_a_rule_whose_usual_cost_is_not_memory() -> None:
+    """TML002 with create_graph: the gradients' graphs grow."""
+    assert judge(replay([0, 8, 16, 24, 32, 40]), replay([0] * 6), WARMUP, 60, "TML002").verdict == CONFIRMED_GROWTH
+
+
+def test_empty_cache_costs_time() -> None:
+    """Iteration times are the boundaries' distances less the time measuring took."""
+    original = replay([0] * 6, time=[0.0, 0.012, 0.024, 0.036, 0.048, 0.060])
+    twin = replay([0] * 6, time=[0.0, 0.010, 0.020, 0.030, 0.040, 0.050])
+    judgement = judge(original, twin, WARMUP, 60, "TML009")
+    assert (judgement.verdict, judgement.ms_per_iteration, judgement.twin_ms_per_iteration) == (NO_MEMORY_COST, 12, 10)
+    assert "what it costs is time: 12.000 ms per iteration against 10.000 ms with the fix" in judgement.reason
+    faster = judge(twin, original, WARMUP, 60, "TML009")
+    assert "and here it costs no time either: 10.000 ms per iteration against 12.000 ms" in faster.reason
+
+
+def test_without_a_twin_growth_without_survivors_is_reported_but_not_judged() -> None:
+    """Growth that nothing keeps two iterations later may be a cache or a buffer that settles:
+    without a twin it is reported, not confirmed."""
     judgement = judge(replay([0, 5, 10, 15, 20, 25]), None, WARMUP, 60)
     assert (judgement.verdict, judgement.original_bytes_per_iteration) == (INCONCLUSIVE, 5)
-    assert "no fix to compare with (the original alone grows by 5 B per iteration)" in judgement.reason
+    assert judgement.inconclusive_reason == "no-twin"
+    assert "no fix to compare with (the original alone grows by 5 B per iteration" in judgement.reason
+
+
+def test_without_a_twin_survivors_and_growth_in_every_iteration_confirm() -> None:
+    survivors = {"status": "capped", "survivor_iterations": [3],
+                 "survivors": [{"iteration": 3, "line": 4, "device": "cpu", "storages": 1, "bytes": 5, "rounded": 512}]}
+    judgement = judge(replay([0, 5, 10, 15, 20, 25], end=survivors), None, WARMUP, 60)
+    assert (judgement.verdict, judgement.bytes_per_iteration, judgement.memory) == (CONFIRMED_GROWTH, 5, "host")
+    assert "the original alone grows in every measured iteration (median 5 B) and keeps 5 B" in judgement.reason
+    # one iteration that does not grow is not monotone growth
+    assert judge(replay([0, 5, 10, 10, 20, 25], end=survivors), None, WARMUP, 60).verdict == INCONCLUSIVE
 
 
 def cuda_replay(allocated: Sequence[int], storage: Sequence[int]) -> RunOutcome:
@@ -138,3 +242,19 @@ def test_cuda_results_carry_the_live_storage_figures() -> None:
     assert (document["meter"], document["device"], document["bytes_per_iteration"]) == ("cuda", "GPU", 512)
     assert document["live_storage"] == {"bytes_per_iteration": 4, "rounded_bytes_per_iteration": 512}
     assert "Live-storage meter: 4 B per iteration (512 B in 512-B blocks)." in document["explanation"]
+
+
+def cuda_one_shot(before: int, after: int) -> RunOutcome:
+    return cuda_replay([before, after], [before, after])
+
+
+def test_a_one_time_device_cost() -> None:
+    """torch.load without map_location: 273,920 B more allocated on the device right after it."""
+    judgement = judge_one_time(cuda_one_shot(10_240, 284_160), cuda_one_shot(10_240, 10_240), 60)
+    assert (judgement.verdict, judgement.one_time_bytes, judgement.memory) == (CONFIRMED_ONE_TIME, 273_920, "device")
+    assert judge_one_time(cuda_one_shot(0, 512), cuda_one_shot(0, 512), 60).verdict == NOT_REPRODUCED
+
+
+def test_a_one_time_device_cost_needs_cuda() -> None:
+    judgement = judge_one_time(replay([0, 273_448]), replay([0, 273_448]), 60)
+    assert (judgement.verdict, judgement.inconclusive_reason) == (INCONCLUSIVE, "needs-cuda")

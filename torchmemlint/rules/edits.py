@@ -293,7 +293,7 @@ def remove_statement(block: Union[cst.IndentedBlock, cst.Module], statement: cst
         rest[-1] = rest[-1].with_changes(semicolon=cst.MaybeSentinel.DEFAULT)
         return Replacement(statement, statement.with_changes(body=rest))
     body = list(block.body)
-    index = body.index(statement)
+    index = next(i for i, line in enumerate(body) if line is statement)  # by identity: nodes compare by value
     if len(body) == 1:
         return Replacement(statement, statement.with_changes(body=[cst.Pass()]))
     del body[index]

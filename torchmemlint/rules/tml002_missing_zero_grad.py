@@ -57,11 +57,12 @@ from torchmemlint.rules.base import Finding, NodeFix, Replacement, Rule
 from torchmemlint.rules.edits import split_leading_lines
 from torchmemlint.semantics import SemanticModel
 from torchmemlint.semantics.imports import dotted_name
+from torchmemlint.semantics.params import RESET_METHODS
 from torchmemlint.semantics.prescreen import FileFacts
 from torchmemlint.semantics.scopes import Loop
+from torchmemlint.semantics.vocabulary import stepped_optimizer
 
 Region = Union[Loop, "cst.FunctionDef"]
-_RESET_METHODS = frozenset({"zero_grad", "clear_grad", "zero_grad_"})
 # ``dist_autograd.backward(context_id, ...)`` keeps gradients in the context, not in ``.grad``.
 _CONTEXT_BACKWARDS = frozenset({"torch.distributed.autograd.backward"})
 
@@ -116,15 +117,7 @@ def _stepped_optimizer(call: cst.Call) -> Optional[str]:
     func = call.func
     if not (isinstance(func, cst.Attribute) and func.attr.value == "step"):
         return None
-    receiver = dotted_name(func.value) or ""
-    last = receiver.split(".")[-1].lower()
-    if "scaler" in last and call.args:
-        return dotted_name(call.args[0].value)
-    if "sched" in last:
-        return None
-    if "optim" in last or last in ("opt", "optimiser") or last.startswith("opt_") or last.endswith("_opt"):
-        return receiver
-    return None
+    return stepped_optimizer(dotted_name(func.value) or "", dotted_name(call.args[0].value) if call.args else None)
 
 
 def _unreset_optimizers(model: SemanticModel, region: Region, calls: list[cst.Call],
@@ -138,14 +131,14 @@ def _unreset_optimizers(model: SemanticModel, region: Region, calls: list[cst.Ca
         if not isinstance(func, (cst.Attribute, cst.Name)):
             continue
         name = func.attr.value if isinstance(func, cst.Attribute) else func.value
-        if name in _RESET_METHODS:
+        if name in RESET_METHODS:
             receiver = dotted_name(func.value) if isinstance(func, cst.Attribute) else None
             if receiver is None:
                 return []
             receivers.append(receiver)
-        elif name in ("zero_", "set_to_none_") or _calls_local_function_that_resets(model, func):
+        elif model.params.resets_gradients(call):  # ``p.grad.zero_()``, a helper that resets
             return []
-    if _clears_grad_attribute(model, region):
+    if model.params.clears_grad_attribute(region):
         return []
     if not receivers:
         return optimizers
@@ -188,28 +181,6 @@ def _models_of(model: SemanticModel, optimizer: str, steps: list[tuple[cst.Call,
     return models or None
 
 
-def _clears_grad_attribute(model: SemanticModel, region: Region) -> bool:
-    """``p.grad = None`` or ``del p.grad`` in the region (nested loops over parameters included)."""
-    if isinstance(region, cst.FunctionDef):
-        assigns, deletes = model.scopes.scope_nodes(region, cst.Assign), model.scopes.scope_nodes(region, cst.Del)
-    else:
-        assigns, deletes = model.scopes.loop_body_nodes(region, cst.Assign), model.scopes.loop_body_nodes(region, cst.Del)
-    return any(isinstance(t.target, cst.Attribute) and t.target.attr.value == "grad"
-               for a in assigns for t in a.targets) or \
-        any(isinstance(d.target, cst.Attribute) and d.target.attr.value == "grad" for d in deletes)
-
-
-def _calls_local_function_that_resets(model: SemanticModel, func: cst.BaseExpression) -> bool:
-    """A helper of this file (``reset(...)``, ``self.optimize()``) that resets gradients."""
-    name = func.value if isinstance(func, cst.Name) else (
-        func.attr.value if isinstance(func, cst.Attribute) and dotted_name(func.value) == "self" else None)
-    for target in model.scopes.functions_by_name.get(name or "", []):
-        for call in model.tree.descendants(target, cst.Call):
-            if isinstance(call.func, cst.Attribute) and call.func.attr.value in _RESET_METHODS:
-                return True
-    return False
-
-
 def _step_function_left_unreset(model: SemanticModel, func: cst.FunctionDef) -> bool:
     """A function that runs one whole step (backward and optimizer step, no loop) is the loop
     body of its callers: unreset when it is a manually optimized Lightning ``training_step``
@@ -227,16 +198,9 @@ def _step_function_left_unreset(model: SemanticModel, func: cst.FunctionDef) -> 
         if not loops:
             return False  # called once from somewhere we do not follow: unknown
         calls = model.scopes.loop_body_nodes(loops[0], cst.Call)
-        if any(_resets(model, c) for c in calls) or _clears_grad_attribute(model, loops[0]):
+        if any(model.params.resets_gradients(c) for c in calls) or model.params.clears_grad_attribute(loops[0]):
             return False
     return True
-
-
-def _resets(model: SemanticModel, call: cst.Call) -> bool:
-    func = call.func
-    if isinstance(func, cst.Attribute) and func.attr.value in _RESET_METHODS | {"zero_", "set_to_none_"}:
-        return True
-    return _calls_local_function_that_resets(model, func)
 
 
 def _calls_function(call: cst.Call, name: str, is_method: bool) -> bool:

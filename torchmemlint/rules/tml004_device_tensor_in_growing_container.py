@@ -49,17 +49,19 @@ Live device memory grows with the number of iterations (`confirmed-growth`).
 """
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Iterator, Optional
 
 import libcst as cst
 
 from torchmemlint.rules.base import Finding, NodeFix, Replacement, Rule
 from torchmemlint.rules.edits import without_graph
 from torchmemlint.semantics import SemanticModel
-from torchmemlint.semantics.flow import MODULE
+from torchmemlint.semantics.flow import MODULE, RECORD, Value
+from torchmemlint.semantics.scopes import steps_an_environment
+from torchmemlint.semantics.stores import root_name
 from torchmemlint.semantics.prescreen import CALL_STORE, LIST_STORE, SUBSCRIPT_STORE
 
-MODULE_MESSAGE = ("model on the device kept in a container that grows every iteration (a model per trial or "
+MODULE_MESSAGE = ("{what} on the device kept in a container that grows every iteration (one per trial or "
                   "fold): every one's parameters, and whatever its optimizer state and closures hold, stay on "
                   "the device; keep its `state_dict()` on the CPU, or only its metrics")
 MODULE_NO_FIX = "no automatic fix: what to keep of each model (weights on the CPU, a score) is the author's call"
@@ -87,13 +89,16 @@ class DeviceTensorInGrowingContainer(Rule):
                 continue
             if not model.stores.outlives(store.container, store.node, iteration):
                 continue
+            if _rollout_returned(model, store, iteration):
+                continue
             value = model.flow.value(store.value, store.node)
             if not value.device or value.graph:
                 continue  # (a graph-attached value is TML001's)
             if value.loss or value.scalar:
                 continue  # one 512-byte block per step, kept on the device on purpose (no sync)
-            if value.kind == MODULE:
-                yield Finding(store.value, message=MODULE_MESSAGE, no_fix=MODULE_NO_FIX)
+            holder = _model_holder(value)
+            if holder is not None:
+                yield Finding(store.value, message=MODULE_MESSAGE.format(what=holder), no_fix=MODULE_NO_FIX)
                 continue
             new, no_fix = without_graph(model, store.value, store.node, "cpu", stored_in=store.container)
             fix = None if new is None else NodeFix(
@@ -162,3 +167,30 @@ def _moved_to_host(model: SemanticModel, expr: cst.BaseExpression) -> bool:
         if attribute.attr.value in _TO_HOST:
             return True
         expr = call
+
+
+def _model_holder(value: Value) -> Optional[str]:
+    """How to name what ``value`` keeps on the device when it is (or holds) a model: "model",
+    or "`Trainer` object holding a model" for an object of the file's classes (in a tuple, too)."""
+    if value.kind == MODULE:
+        return "model"
+    if value.kind == RECORD and value.cls is not None and value.device:
+        return f"`{value.cls}` object (and the model it holds)"
+    for element in value.elements or ():
+        found = _model_holder(element)
+        if found is not None:
+            return found
+    return None
+
+
+def _rollout_returned(model: SemanticModel, store, iteration) -> bool:
+    """A rollout: the loop steps an environment and fills a container made in the same function,
+    which hands it back (``return batch``): one rollout's worth, kept on the device on purpose."""
+    if isinstance(iteration, cst.FunctionDef) or not any(
+            steps_an_environment(c) for c in model.scopes.loop_body_nodes(iteration, cst.Call)):
+        return False
+    func = model.scopes.function_of(store.node)
+    root = root_name(store.container)
+    if func is None or root is None or root not in model.scopes.bindings(func):
+        return False
+    return any(isinstance(r.value, cst.Name) and r.value.value == root for r in model.scopes.scope_nodes(func, cst.Return))

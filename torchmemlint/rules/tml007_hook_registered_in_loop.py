@@ -113,16 +113,17 @@ def _register_once_fix(model: SemanticModel, registration: HookRegistration, pil
     statement = model.tree.parent.get(model.tree.parent.get(registration.call))
     small = model.tree.parent.get(registration.call)
     handle_name = _handle_name(model, small, registration.call)
+    body = list(loop.body.body)
+    # By identity: CST nodes compare by value, and a loop may repeat the same line.
+    index = next((i for i, line in enumerate(body) if line is statement), None)
     if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1 or handle_name is None \
-            or statement not in loop.body.body:
+            or index is None:
         return None, "no automatic fix: the registration is not a statement of its own directly in the loop body"
     if _any_inside(model, loop.body, (cst.Return, cst.Yield)):
         return None, "no automatic fix: the loop can return from inside; a `remove()` after it could be skipped"
     register = cst.parse_statement(f"{handle_name} = {model.code(registration.call)}\n")
     remove = cst.parse_statement(f"{handle_name}.remove()\n")
-    body = list(loop.body.body)
     if not _reads_loop_bindings(model, registration.call, loop):
-        index = body.index(statement)
         if len(body) == 1:
             return None, "no automatic fix: the loop does nothing else"
         del body[index]
@@ -137,7 +138,7 @@ def _register_once_fix(model: SemanticModel, registration: HookRegistration, pil
     if _any_inside(model, loop.body, (cst.Continue, cst.Break)):
         return None, ("no automatic fix: the registration reads what the loop binds, and a `continue`/`break` "
                       "could skip a `remove()` at the end of the iteration")
-    body[body.index(statement)] = register.with_changes(leading_lines=statement.leading_lines,
+    body[index] = register.with_changes(leading_lines=statement.leading_lines,
                                                         trailing_whitespace=statement.trailing_whitespace)
     body.append(remove)
     return NodeFix("remove the hook at the end of each iteration", safe=False,

@@ -12,6 +12,11 @@ when the model is built in the file with a per-example head (`...ForSequenceClas
 `...ForImageClassification`, `...ForMultipleChoice`, also wrapped as `get_peft_model(model, ...)`):
 a few numbers per example do not threaten device memory.
 
+Also flags the return of a LightningModule's `training_step` / `validation_step` / `test_step` /
+`predict_step` when the module overrides the 1.x hook `<stage>_epoch_end(self, outputs)` and the
+step returns per-example tensors (logits, predictions, masks, targets on the device; the loss and
+scalar metrics are fine): Lightning collects every step's return value for that hook.
+
 ## Why is this bad?
 To call `compute_metrics` once at the end, the evaluation loop gathers the logits and labels of
 every evaluation step and concatenates them *on the accelerator*; only `eval_accumulation_steps`
@@ -41,6 +46,9 @@ copies everything gathered so far at each transfer) runs 8 times less often than
 metrics are the same, but the value trades evaluation speed for memory and is a choice the
 user should review, so the fix is **unsafe**.
 
+For the Lightning case there is no fix: what to return instead (a metric object updated in the
+step, `.cpu()` copies) is the author's call.
+
 ## Runtime signature
 Device memory grows with the number of evaluation steps until evaluation ends (or OOMs).
 """
@@ -53,9 +61,13 @@ import libcst as cst
 from torchmemlint.rules.base import Finding, NodeFix, Replacement, Rule
 from torchmemlint.rules.edits import add_keyword_argument
 from torchmemlint.semantics import SemanticModel
+from torchmemlint.semantics.flow import NUMBER, OTHER, TENSOR, Value
 from torchmemlint.semantics.hf import TrainerSetup, keyword
 
 EVAL_ACCUMULATION_STEPS = 8
+_LIGHTNING_STAGES = ("training", "validation", "test", "predict")
+LIGHTNING_MESSAGE = ("Lightning keeps every {step} output for {end}(outputs): {kept} of the whole epoch pile up on "
+                     "the device; return only the loss and scalars, or update a metric (torchmetrics) in the step")
 PREDICT_MESSAGE = ("Trainer.predict() keeps every step's predictions on the device without eval_accumulation_steps; "
                    "set it in TrainingArguments")
 
@@ -65,7 +77,7 @@ class UnboundedEvalAccumulation(Rule):
     name = "unbounded-eval-accumulation"
     message = ("Trainer with compute_metrics concatenates all evaluation logits on the device; set "
                "eval_accumulation_steps in TrainingArguments")
-    triggers = ("Trainer",)
+    triggers = ("Trainer", "_epoch_end")
 
     def check(self, model: SemanticModel) -> Iterator[Finding]:
         hf = model.hf
@@ -82,6 +94,40 @@ class UnboundedEvalAccumulation(Rule):
                 continue
             for predict in hf.method_calls(setup, "predict"):
                 yield Finding(predict, message=PREDICT_MESSAGE, fix=fix, no_fix=no_fix)
+        yield from _lightning_epoch_outputs(model)
+
+
+def _lightning_epoch_outputs(model: SemanticModel) -> Iterator[Finding]:
+    """A LightningModule (1.x API) whose ``<stage>_epoch_end(self, outputs)`` receives every
+    ``<stage>_step`` output: each return holding per-example tensors (logits, predictions,
+    masks) piles up on the device until the epoch ends."""
+    for cls in model.tree.nodes(cst.ClassDef):
+        if not model.scopes.is_lightning_module(cls):
+            continue
+        for stage in _LIGHTNING_STAGES:
+            epoch_end = model.calls.method_of(cls, f"{stage}_epoch_end")
+            step = model.calls.method_of(cls, f"{stage}_step")
+            if epoch_end is None or step is None or len(epoch_end.params.params) < 2:
+                continue
+            for ret in model.scopes.scope_nodes(step, cst.Return):
+                if ret.value is None:
+                    continue
+                kept = _per_example_parts(model.flow.value(ret.value, ret))
+                if kept:
+                    yield Finding(ret, message=LIGHTNING_MESSAGE.format(step=f"{stage}_step", end=f"{stage}_epoch_end",
+                                                                        kept=", ".join(f"`{k}`" for k in kept)),
+                                  no_fix="no automatic fix: what the epoch end needs of each step's outputs is the "
+                                         "author's call (move them to the CPU, or keep only metrics)")
+
+
+def _per_example_parts(value: Value) -> list[str]:
+    """The keys of a returned dict (or "the output") that hold device tensors bigger than one
+    number: not the loss, not a scalar metric."""
+    def big(part: Value) -> bool:
+        return (part.device or part.graph) and not part.scalar and not part.loss and part.kind not in (NUMBER, OTHER)
+    if value.fields is not None:
+        return [key for key, part in value.fields if big(part)]
+    return ["the output"] if big(value) and value.kind == TENSOR else []
 
 
 def _keyword_arg(call: cst.Call, name: str) -> Optional[cst.Arg]:

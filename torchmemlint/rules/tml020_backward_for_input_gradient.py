@@ -52,7 +52,7 @@ import libcst as cst
 from torchmemlint.rules.base import Finding, NodeFix, Replacement, Rule
 from torchmemlint.rules.edits import add_keyword_argument
 from torchmemlint.semantics import SemanticModel
-from torchmemlint.semantics.params import INPUT
+from torchmemlint.semantics.params import INPUT, RESET_METHODS
 
 
 class BackwardForInputGradient(Rule):
@@ -152,7 +152,7 @@ def _gradient_events(model: SemanticModel, region: cst.CSTNode, backward: cst.Ca
         name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
         if name == "step" or "clip_grad" in name:
             yield call, "consumer"
-        elif name == "zero_grad":
+        elif name in RESET_METHODS:
             yield call, "reset"
     for attribute in model.tree.descendants(region, cst.Attribute):
         if attribute.attr.value != "grad" or model.scopes.function_of(attribute) is not function or \

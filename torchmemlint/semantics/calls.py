@@ -24,6 +24,9 @@ _COMMON_METHOD_NAMES = frozenset({
     "put", "push", "pop", "reset", "run", "log", "save", "load", "close", "to", "cuda", "cpu", "item", "sample",
     "predict", "fit", "evaluate", "__call__", "state_dict", "load_state_dict", "parameters", "clear",
 })
+# Calls that run the function they get once per hyper-parameter trial.
+_SEARCH_DRIVERS = frozenset({"optimize", "fmin", "gp_minimize", "forest_minimize", "Tuner", "maximize",
+                             "minimize"})
 FORWARD_HOOK_REGISTRATIONS = frozenset({"register_forward_hook", "register_forward_pre_hook"})
 HOOK_REGISTRATIONS = frozenset({
     "register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook",
@@ -293,6 +296,28 @@ class Calls:
                 found.update(self._functions_given(call.args[0].value, call))
         return frozenset(found)
 
+    @cached_property
+    def trial_objectives(self) -> frozenset[Function]:
+        """Functions a hyper-parameter search calls once per trial: handed to
+        ``study.optimize(objective)`` (optuna), ``fmin(fn=...)`` (hyperopt), ``gp_minimize`` (skopt),
+        ``Tuner`` (Ray), directly, by a lambda, or by a factory."""
+        found: set[Function] = set()
+        for call in self.tree.nodes(cst.Call):
+            name = call.func.attr.value if isinstance(call.func, cst.Attribute) else \
+                call.func.value if isinstance(call.func, cst.Name) else ""
+            if name not in _SEARCH_DRIVERS or not call.args:
+                continue
+            given = next((a.value for a in call.args if a.keyword is not None and a.keyword.value in ("fn", "func")),
+                         call.args[0].value)
+            for function in self._functions_given(given, call):
+                found.add(function)
+                if isinstance(function, cst.Lambda):  # ``lambda t: objective(t, loader)``
+                    for inner in self.tree.descendants(function.body, cst.Call):
+                        callee = self.callee(inner)
+                        if callee is not None and callee.function is not None and callee.constructs is None:
+                            found.add(callee.function)
+        return frozenset(found)
+
     def _functions_given(self, expr: cst.BaseExpression, at: cst.CSTNode) -> list[Function]:
         """The functions of the file that passing ``expr`` as a callable hands over."""
         if isinstance(expr, cst.Lambda):
@@ -448,7 +473,7 @@ def is_class_name(name: str) -> bool:
 def is_model_name(name: Optional[str]) -> bool:
     """Whether an identifier names a model or a loss function (see MODEL_WORDS); not one that
     does something to models (``load_models``, ``build_model``, ``save_model``)."""
-    if not name:
+    if not name or name.startswith("__") and name.endswith("__"):  # ``obj.__module__`` is a string
         return False
     if name in EXACT_MODEL_NAMES or name.lower() in _LOSS_FUNCTION_NAMES:
         return True

@@ -15,7 +15,19 @@ one-element tensor, never on a Python float or a dict of losses.
 Inside a function, a parameter's value is unknown; what derives from it without breaking the graph
 carries the parameter's name (``params``), so a function's summary says "returns a graph of its
 own" apart from "returns what its first argument holds", and each call site fills in its own
-arguments."""
+arguments.
+
+Where values come from, besides the obvious (model calls, loss functions, torch functions): a
+parameter of the model (``nn.Parameter``, ``model.parameters()``) is a *leaf* — no graph itself,
+but whatever is computed from it has one; a ``torch.distributions`` object carries its parameters'
+graph into ``log_prob``/``rsample`` (not into ``sample``); a forward hook's input and output hold
+the graph of the forward that calls it (unless every hooked forward runs under ``no_grad``); a
+list holds what its scope appends to it.
+
+Summaries stop at the file: a function of another module of the package is not read (each file is
+parsed and cached on its own, so ``-j`` and the result cache stay per file). A call of something
+unknown keeps its arguments' graph; a method of an object from elsewhere that the rules know by
+name (``update`` of a ``*Meter``) is judged by that name."""
 from __future__ import annotations
 
 import re
@@ -107,6 +119,13 @@ SURE_TENSOR_METHODS = frozenset({
     "half", "double", "bfloat16", "clone", "detach", "contiguous", "requires_grad_", "fill_", "zero_",
     "view", "reshape", "expand", "repeat", "unsqueeze", "squeeze", "permute", "transpose", "t",
 })
+# torch.nn modules whose forward returns one tensor (not LSTM's tuple, not attention's pair).
+_ONE_TENSOR_MODULES = frozenset({
+    "Sequential", "Linear", "Bilinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
+    "ConvTranspose3d", "Embedding", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LayerNorm", "GroupNorm",
+    "ReLU", "GELU", "Sigmoid", "Tanh", "Softmax", "Dropout", "Identity", "Flatten", "MaxPool2d", "AvgPool2d",
+    "AdaptiveAvgPool2d", "TransformerEncoder",
+})
 _DISTRIBUTION_DRAWS = frozenset({"sample", "sample_n", "enumerate_support"})
 # Collective helpers (accelerate, torch.distributed wrappers) that gather a value from every process.
 _GATHERING_METHODS = frozenset({"gather", "gather_for_metrics", "all_gather", "reduce"})
@@ -162,7 +181,7 @@ class Value:
     elements: Optional[tuple["Value", ...]] = None
     fields: Optional[tuple[tuple[str, "Value"], ...]] = None
     element: Optional["Value"] = None
-    cls: Optional[str] = None  # the file's class an object was built from
+    cls: Optional[str] = None  # the file's class an object was built from (qualified for torch.nn's)
     why: tuple[tuple[cst.CSTNode, str], ...] = ()
 
     # -- reading parts ---------------------------------------------------------------------
@@ -284,6 +303,7 @@ class Flow:
         self.modules = modules
         self.calls = calls
         self._memo: dict[tuple[cst.CSTNode, cst.CSTNode], Value] = {}
+        self._growth: dict[object, dict[str, list[cst.Call]]] = {}
         self._summaries: dict[object, Summary] = {}
         self._attributes: dict[tuple[cst.ClassDef, str], Value] = {}
         self._self_assignments: dict[cst.ClassDef, dict[str, list[SelfAssignment]]] = {}
@@ -345,6 +365,8 @@ class Flow:
 
     def returns_tensor(self, function: cst.FunctionDef) -> bool:
         """Annotated ``-> torch.Tensor`` (or a container of tensors), or it may return a tensor."""
+        if function.returns is not None and _excludes_tensors(function.returns.annotation):
+            return False  # ``-> bool``, ``-> dict[str, int]``: the author says what comes back
         returned = self.summary(function).returns
         return self._returns_tensor_annotation(function) or _may_hold_tensor(returned)
 
@@ -431,6 +453,11 @@ class Flow:
         bindings = self._bindings(name, at)
         values = [self._binding_value(b, name) for b in bindings]
         result = join(values) if values else UNKNOWN
+        if result.kind == SEQUENCE:
+            appended = self._appended_to(name, self.scopes.scope_of(at))
+            if appended:  # ``preds = []`` ... ``preds.append(model(x))``: a list of what was appended
+                part = join([result.element or NOTHING, *appended])
+                result = replace(_combine([result, part], kind=SEQUENCE), element=part, elements=None)
         if not result.graph and result.kind not in (MODULE, OPTIMIZER) and self._differentiated(name, at, bindings):
             container = self._indexed_in_backward(name, self.scopes.scope_of(at))  # ``metrics["loss"].backward()``
             result = replace(result, graph=True, detached=False, kind=result.kind or (None if container else TENSOR),
@@ -443,6 +470,29 @@ class Flow:
                 name in self._backwarded_as_scalar(scope):
             result = replace(result, kind=TENSOR, scalar=True)  # ``backward()`` without a gradient needs one
         return result
+
+    def _appended_to(self, name: str, scope) -> list[Value]:
+        """What ``scope`` appends (``append``, ``extend``'s elements, ``insert``) to the list
+        ``name``."""
+        found = []
+        for call in self._list_growth(scope).get(name, ()):
+            if not call.args:
+                continue
+            added = self.value(call.args[-1].value, call)
+            found.append(added.any_element() if call.func.attr.value == "extend" else added)
+        return found
+
+    def _list_growth(self, scope) -> dict[str, list[cst.Call]]:
+        known = self._growth.get(scope)
+        if known is None:
+            known = {}
+            for call in self.scopes.scope_nodes(scope, cst.Call):
+                func = call.func
+                if isinstance(func, cst.Attribute) and func.attr.value in ("append", "extend", "insert") and \
+                        isinstance(func.value, cst.Name):
+                    known.setdefault(func.value.value, []).append(call)
+            self._growth[scope] = known
+        return known
 
     def _used_as_tensor(self, scope) -> set[str]:
         """Names the code of ``scope`` uses in ways only a tensor allows: a tensor method or
@@ -627,7 +677,7 @@ class Flow:
         kind = None
         annotation = param.annotation.annotation if param.annotation is not None else None
         if annotation is not None and self.annotation_has_tensor(annotation):
-            kind = TENSOR
+            kind = TENSOR if not _is_container_annotation(annotation) else None  # ``dict[str, Tensor]`` is no tensor
         elif isinstance(annotation, cst.Name) and annotation.value in ("int", "float", "bool"):
             kind = NUMBER
         elif annotation is not None and (self.imports.qualify(annotation) or "").startswith("torch.nn.") and \
@@ -637,9 +687,16 @@ class Flow:
             hooked = self._hook_argument(func, name)
             if hooked is not None:
                 return replace(hooked, alias=name, params=frozenset({name}))
-        device = func is not None and self._lightning_batch(func, name)
+        device = func is not None and (self._lightning_batch(func, name) or self._lightning_outputs(func, name))
         return Value(alias=name, params=frozenset({name}), kind=kind, device=device,
                      loss="loss" in name.lower().split("_"))
+
+    @staticmethod
+    def _lightning_outputs(func: cst.FunctionDef, name: str) -> bool:
+        """``outputs`` of a Lightning ``on_*_batch_end`` hook: what the step returned, on the
+        module's device."""
+        method = func.name.value
+        return name == "outputs" and method.startswith("on_") and method.endswith("_batch_end")
 
     def _lightning_batch(self, func: cst.FunctionDef, name: str) -> bool:
         """Lightning moves ``batch`` to the module's device before calling a step method."""
@@ -692,7 +749,9 @@ class Flow:
             scalar = reduced and self._builds_reduced_loss(call)
             return Value(graph=True, device=True, kind=TENSOR, scalar=scalar, loss=reduced, why=why,
                          params=frozenset().union(*(v.params for v in inputs)))
-        return Value(graph=True, device=True, why=why)
+        module = self.value(call.func, at) if isinstance(call.func, (cst.Name, cst.Attribute)) else UNKNOWN
+        returns_one_tensor = module.kind == MODULE and (module.cls or "").rsplit(".", 1)[-1] in _ONE_TENSOR_MODULES
+        return Value(graph=True, device=True, why=why, kind=TENSOR if returns_one_tensor else None)
 
     def _builds_reduced_loss(self, call: cst.Call) -> bool:
         """A loss call known to return one number: a torch loss (``F.mse_loss``, an ``nn.*Loss()``
@@ -798,7 +857,7 @@ class Flow:
             if function.endswith("Tensor"):
                 return Value(kind=TENSOR, detached=True, device=bool(args) and args[0].device)
             if function[:1].isupper():
-                return Value(kind=MODULE)
+                return Value(kind=MODULE, cls=qualified)
         if qualified.startswith("torch.optim.") and function[:1].isupper():
             return Value(kind=OPTIMIZER, detached=True)
         if qualified.startswith("torch.distributions.") and function[:1].isupper():
@@ -1204,6 +1263,37 @@ def _tensor_receiver(method: str, receiver: Value) -> bool:
 
 def _facets(value: Value) -> dict:
     return dict(graph=value.graph, device=value.device, params=value.params, why=value.why)
+
+
+# Annotation names that can hold no tensor, however they are combined.
+_NON_TENSOR_ANNOTATIONS = frozenset({
+    "None", "bool", "int", "float", "complex", "str", "bytes", "set", "frozenset", "list", "dict", "tuple",
+    "Optional", "Union", "Set", "FrozenSet", "List", "Dict", "Tuple", "Literal", "type", "Type",
+})
+
+
+def _is_container_annotation(annotation: cst.BaseExpression) -> bool:
+    """``dict[str, Tensor]``, ``List[Tensor]``, ``tuple[Tensor, ...]`` (not ``Optional[Tensor]``)."""
+    if not isinstance(annotation, cst.Subscript):
+        return False
+    outer = annotation.value
+    name = outer.attr.value if isinstance(outer, cst.Attribute) else outer.value if isinstance(outer, cst.Name) else ""
+    return name.lower() in ("dict", "list", "tuple", "sequence", "mapping", "iterable", "set", "deque")
+
+
+def _excludes_tensors(annotation: cst.BaseExpression) -> bool:
+    """An annotation made only of builtin scalars and containers (``set[str]``,
+    ``Optional[dict[str, int]]``, ``bool | None``)."""
+    pending, names = [annotation], []
+    while pending:
+        node = pending.pop()
+        if isinstance(node, cst.Name):
+            names.append(node.value)
+        elif isinstance(node, (cst.Attribute, cst.BaseString, cst.Call, cst.Lambda)):
+            return False  # ``torch.Tensor``, ``"Output"``, anything not spelled out here
+        else:
+            pending.extend(node.children)
+    return bool(names) and all(n in _NON_TENSOR_ANNOTATIONS for n in names)
 
 
 def _may_hold_tensor(value: Value) -> bool:

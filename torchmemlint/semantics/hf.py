@@ -88,7 +88,24 @@ class HFTrainers:
             bindings = self.scopes.bindings_of(value.value, call)
             if bindings and all(self.is_arguments_call(b.value) for b in bindings):
                 return bindings[-1].value, True  # type: ignore[return-value]
+        made = self._made_by_helper(value)
+        if made is not None:
+            return made, True
         return None, False
+
+    def _made_by_helper(self, value: cst.BaseExpression) -> Optional[cst.Call]:
+        """``args=make_training_args(...)``: a plain function of the file whose every return is a
+        ``TrainingArguments(...)`` call."""
+        if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Name)):
+            return None
+        functions = [f for f in self.scopes.functions_by_name.get(value.func.value, ())
+                     if self.scopes.class_of(f) is None]
+        if len(functions) != 1:
+            return None
+        returns = [r.value for r in self.scopes.scope_nodes(functions[0], cst.Return)]
+        if returns and all(self.is_arguments_call(r) for r in returns):
+            return returns[-1]  # type: ignore[return-value]
+        return None
 
     def keeps_outputs_on_device(self, setup: TrainerSetup) -> bool:
         """Evaluation gathers every step's outputs on the accelerator: no bounding setting in the

@@ -26,6 +26,7 @@ class Iterations:
         self.scopes = scopes
         self.calls = calls
         self._per_step: dict[cst.FunctionDef, bool] = {}
+        self._training_loops: dict[Loop, bool] = {}
 
     def step_iteration(self, node: cst.CSTNode) -> Optional[Iteration]:
         """The innermost *step* loop around ``node`` in its function, else its function when that
@@ -34,7 +35,7 @@ class Iterations:
         (``while not done:`` in ``for episode``), so a container bound before the step loop is
         still seen to grow."""
         for loop in self.scopes.loops_around(node):
-            if self.scopes.is_step_loop(loop):
+            if self.scopes.is_step_loop(loop) or self._trains_through_calls(loop):
                 return loop
         hook = self._forward_hook_lambda(node)
         if hook is not None:
@@ -43,6 +44,17 @@ class Iterations:
         if func is not None and self.runs_per_step(func):
             return func
         return None
+
+    def _trains_through_calls(self, loop: Loop) -> bool:
+        """Each iteration trains: it calls a function of the file that runs a backward pass or an
+        optimizer step itself (``trainer.train(loader)`` per hyper-parameter setting)."""
+        known = self._training_loops.get(loop)
+        if known is None:
+            known = self._training_loops[loop] = any(
+                (callee := self.calls.callee(call)) is not None and isinstance(callee.function, cst.FunctionDef)
+                and bool(self.step_calls(callee.function))
+                for call in self.scopes.loop_body_nodes(loop, cst.Call))
+        return known
 
     def _forward_hook_lambda(self, node: cst.CSTNode) -> Optional[cst.Lambda]:
         """The lambda around ``node`` (in its function) registered as a forward hook."""
@@ -57,7 +69,7 @@ class Iterations:
         """A method the framework calls once per step (``training_step``, a module's ``forward``
         ...), or a function this file calls from a step loop or from another function that runs
         once per step, or a step of its own (a backward, an optimizer step) called in any loop, or
-        the closure an optimizer's ``step`` calls (``trainer.train_batch(batch)`` in ``for batch in loader``), or a forward
+        the closure an optimizer's ``step`` calls, or a hyper-parameter search's objective (``trainer.train_batch(batch)`` in ``for batch in loader``), or a forward
         hook (run on every forward pass of its module)."""
         known = self._per_step.get(func)
         if known is not None:
@@ -65,7 +77,7 @@ class Iterations:
         self._per_step[func] = False  # recursion guard
         is_step = bool(self.step_calls(func))  # it runs a backward or an optimizer step itself
         result = self.scopes.is_per_step_method(func) or func in self.calls.forward_hooks or \
-            func in self.calls.step_closures or any(
+            func in self.calls.step_closures or func in self.calls.trial_objectives or any(
             any(is_step or self.scopes.is_step_loop(loop) for loop in self.scopes.loops_around(site))
             or ((caller := self.scopes.function_of(site)) is not None and caller is not func and self.runs_per_step(caller))
             for site in self.calls.call_sites(func)

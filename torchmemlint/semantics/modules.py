@@ -6,6 +6,7 @@ submodule attribute (``self.fc1(x)``) is a forward pass whose result holds a gra
 from __future__ import annotations
 
 import re
+import sys
 from typing import Optional
 
 import libcst as cst
@@ -89,6 +90,8 @@ class Modules:
                 return last not in _TENSOR_CLASSES and not qualified.startswith("torch.nn.functional.")
             if qualified.startswith(("torchvision.models.", "timm.", "transformers.", "diffusers.")):
                 return last[:1].isupper() and not _NOT_A_MODEL.search(last) or bool(_MODEL_FACTORY.search(last))
+            if qualified.split(".", 1)[0] in sys.stdlib_module_names:
+                return False  # ``pathlib.Path(...)``, ``collections.OrderedDict()``
         name = terminal_name(func)
         if name is None:
             return False

@@ -21,6 +21,8 @@ from torchmemlint.semantics.tree import Tree
 
 PARAMETER = "parameter"
 INPUT = "input"
+# Methods that reset gradients (of an optimizer's parameters, or a model's).
+RESET_METHODS = frozenset({"zero_grad", "clear_grad", "zero_grad_"})
 
 PARAMETER_CLASSES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
 VARIABLE = frozenset({"torch.autograd.Variable", "torch.autograd.variable.Variable"})
@@ -174,6 +176,28 @@ class Parameters:
             return False
         cls = self.scopes.class_of(func)
         return cls is not None and any(could_be_optimizer_base(b) for b in self.scopes.class_bases(cls))
+
+    def resets_gradients(self, call: cst.Call) -> bool:
+        """A call that resets gradients (what TML002 asks): ``zero_grad()`` of an optimizer or a
+        model, ``p.grad.zero_()``, ``set_to_none_``, or a helper of this file that calls one."""
+        func = call.func
+        if isinstance(func, cst.Attribute) and (func.attr.value in RESET_METHODS or
+                                                func.attr.value in ("zero_", "set_to_none_")):
+            return True
+        return any(isinstance(c.func, cst.Attribute) and c.func.attr.value in RESET_METHODS
+                   for callee in self.local_callees(call) for c in self.tree.descendants(callee, cst.Call))
+
+    def clears_grad_attribute(self, region: cst.CSTNode) -> bool:
+        """``p.grad = None`` or ``del p.grad`` in a loop body or function (nested loops over
+        parameters included)."""
+        if isinstance(region, cst.FunctionDef):
+            assigns, deletes = self.scopes.scope_nodes(region, cst.Assign), self.scopes.scope_nodes(region, cst.Del)
+        else:
+            assigns = self.scopes.loop_body_nodes(region, cst.Assign)
+            deletes = self.scopes.loop_body_nodes(region, cst.Del)
+        return any(isinstance(t.target, cst.Attribute) and t.target.attr.value == "grad"
+                   for a in assigns for t in a.targets) or \
+            any(isinstance(d.target, cst.Attribute) and d.target.attr.value == "grad" for d in deletes)
 
     def breaks_grad_cycle(self, node: cst.CSTNode) -> bool:
         """A reset that drops a ``.grad`` tensor's graph: ``zero_grad()`` (either setting),

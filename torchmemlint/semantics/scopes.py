@@ -188,7 +188,7 @@ class Scopes:
 
     def _is_step_loop(self, loop: Loop) -> bool:
         calls = self.loop_body_nodes(loop, cst.Call)
-        if any(is_step_call(call) or _steps_environment(call) for call in calls):
+        if any(is_step_call(call) or steps_an_environment(call) for call in calls):
             return True
         if self._step_follows(loop):
             return False  # micro-batches, domains or heads of ONE step, differentiated after the loop
@@ -366,7 +366,7 @@ def is_step_call(call: cst.Call) -> bool:
     return isinstance(func, cst.Attribute) and makes_training_step(func.attr.value, dotted_name(func.value))
 
 
-def _steps_environment(call: cst.Call) -> bool:
+def steps_an_environment(call: cst.Call) -> bool:
     """``env.step(action)``: a reinforcement-learning loop runs one environment step per iteration."""
     func = call.func
     return isinstance(func, cst.Attribute) and steps_environment(func.attr.value, terminal_name(func.value))

@@ -14,7 +14,7 @@ from typing import Iterator, Optional, Union
 import libcst as cst
 
 from torchmemlint.semantics.calls import Calls, Function
-from torchmemlint.semantics.flow import TENSOR, Flow
+from torchmemlint.semantics.flow import MODULE, TENSOR, Flow
 from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.iterations import Iteration, Iterations
 from torchmemlint.semantics.scopes import Loop, Scopes
@@ -95,6 +95,8 @@ class Stores:
                 continue
             if self.imports.qualify(func) is not None:  # torch.add(a, b), np.append(a, b): functions, not stores
                 continue
+            if func.attr.value in METER_METHODS and self.flow.value(func.value, call).kind == MODULE:
+                continue  # ``self.skip_add.add(x, y)``: a quantization FloatFunctional computes, keeps nothing
             callee = self.calls.callee(call)
             if callee is not None and callee.function is not None:
                 continue
@@ -382,6 +384,8 @@ class Stores:
             return True
         if isinstance(store.node, cst.Assign) and self.flow.value(store.container, store.node).kind == TENSOR:
             return True  # a slice of a tensor is overwritten; whether that links graphs is TML005's
+        if isinstance(store.node, cst.Assign) and self.scopes.function_of(store.node) in self.calls.forward_hooks:
+            return True  # ``outputs[names[module]] = out`` in a hook: one slot per hooked module, overwritten
         if isinstance(store.node, cst.Assign) and self._updates_own_slot(store.node):
             return True  # ``ema[k] = d * ema[k] + ...``: the item exists already (TML005's if it keeps a graph)
         if store.key is None:
@@ -402,7 +406,13 @@ class Stores:
         target, or an inner loop over it: ``for i, o in zip(ids, out)``): a new key, so a new
         entry, on every iteration. A key from a fixed set (``for name, v in losses.items()``)
         is not."""
-        if store.key is None or not isinstance(iteration, cst.For):
+        if store.key is None:
+            return False
+        if isinstance(iteration, cst.FunctionDef):  # ``trained[trial.number] = model`` in an objective
+            params = {p.name.value for p in (*iteration.params.posonly_params, *iteration.params.params)}
+            return bool(self._names_in(store.key) & params) and \
+                bool(_PER_CALL_KEY.search(cst.Module([]).code_for_node(store.key)))
+        if not isinstance(iteration, cst.For):
             return False
         per_step = self._names_in(iteration.target)
         keys = self._names_in(store.key)
@@ -480,6 +490,8 @@ class Stores:
         )
 
 
+# A key that names one call of a per-step function (a trial, an epoch, a step), not one of a few slots.
+_PER_CALL_KEY = re.compile(r"number|\bid\b|_id\b|idx|index|step|epoch|fold|trial|iteration", re.IGNORECASE)
 _ITEM_GETTERS = frozenset({"setdefault", "get"})
 
 

@@ -25,7 +25,8 @@ STEP_WORDS = frozenset({
     "rollouts", "bptt", "corpus",
 })
 # Words of a loop variable that name one step (the iterable may be a bare ``range(100)``).
-STEP_TARGET_WORDS = frozenset({"epoch", "step", "episode", "iteration", "batch", "minibatch"})
+STEP_TARGET_WORDS = frozenset({"epoch", "step", "episode", "iteration", "batch", "minibatch", "fold", "trial"})
+_SETTING_WORDS = frozenset({"first", "size", "sizes", "shape", "norm", "dim", "mode", "type", "count", "len"})
 # An iterable that yields batches of data.
 LOADER_ITERABLE = re.compile(r"loader|batches|dataset|\bdl\b|_dl\b", re.IGNORECASE)
 # Identifiers of an iterable that say nothing about what it iterates over.
@@ -43,8 +44,12 @@ def is_step_identifier(identifier: str) -> bool:
 
 
 def is_step_target(identifier: str) -> bool:
-    """A loop variable named for one step (``epoch``, ``batch_idx``)."""
-    return any(word in STEP_TARGET_WORDS for word in identifier.lower().split("_"))
+    """A loop variable named for one step (``epoch``, ``batch_idx``), not for a setting
+    (``batch_first``, ``batch_size``, ``step_size``)."""
+    words = identifier.lower().split("_")
+    if len(words) > 1 and words[-1] in _SETTING_WORDS:
+        return False
+    return any(word in STEP_TARGET_WORDS for word in words)
 
 
 def makes_training_step(method: str, receiver: Optional[str]) -> bool:
@@ -54,8 +59,22 @@ def makes_training_step(method: str, receiver: Optional[str]) -> bool:
         return True
     if method == "step":
         receiver = receiver or ""
-        return "optim" in receiver.lower() or receiver.split(".")[-1] in ("opt", "scaler")
+        return stepped_optimizer(receiver, None) is not None or "scaler" in receiver.split(".")[-1].lower()
     return False
+
+
+def stepped_optimizer(receiver: str, first_argument: Optional[str]) -> Optional[str]:
+    """The optimizer that ``<receiver>.step(<first_argument>)`` steps, spelled: the receiver
+    (``opt``, ``self.optimizer``, ``opt_g``, ``d_opt``), or the argument of a gradient scaler's
+    ``step`` (``scaler.step(optimizer)``); None for a scheduler or anything else."""
+    last = receiver.split(".")[-1].lower()
+    if "scaler" in last:
+        return first_argument
+    if "sched" in last:
+        return None
+    if "optim" in last or last in ("opt", "optimiser") or last.startswith("opt_") or last.endswith("_opt"):
+        return receiver
+    return None
 
 
 def steps_environment(method: str, receiver_name: Optional[str]) -> bool:

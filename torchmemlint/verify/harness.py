@@ -4,10 +4,13 @@ a crash, an out-of-memory kill, a timeout, what was measured until then is kept)
 
 Results file records (one JSON object per line):
 
-- ``{"event": "start", "device": "cpu"|"cuda", "device_name": ..., "torch": ..., "memory_cap": ...}``
+- ``{"event": "start", "device": "cpu"|"cuda", "device_name": ..., "torch": ..., "memory_cap": ...,
+  "native_meter": "mallinfo2"|"rss"}``
 - ``{"event": "boundary", "iteration": k, "storage": {device_type: {"live", "peak", "allocated",
-  "live_rounded"}}, "heap": bytes, "cuda": {"allocated", "peak", "reserved"}?, "time": s}``,
-  where iteration 0 is the first entry into the scope and k >= 1 the end of iteration k;
+  "live_rounded"}}, "heap": bytes, "cuda": {"allocated", "peak", "reserved"}?, "graph": {"nodes",
+  "saved"}, "native": bytes, "grad_norm": float, "time": s, "sampling_s": s}``, where iteration 0
+  is the first entry into the scope and k >= 1 the end of iteration k (``time`` is when the
+  boundary was reached, ``sampling_s`` what measuring it took);
 - ``{"event": "end", "status": "capped"|"finished"|"error"|"oom", "iterations": k,
   "error": {"type", "message", "line"}?, "survivor_iterations": [...], "survivors": [{"iteration",
   "line", "device", "storages", "bytes", "rounded"}], "retained_by": [{"name", "storages", "bytes",
@@ -27,12 +30,14 @@ import time
 import traceback
 import types
 from collections import defaultdict
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import torch
 
 from torchmemlint.verify.instrument import CONTROLLER
-from torchmemlint.verify.meters import CudaMeter, HeapMeter, LiveStorageMeter, cuda_rounded
+from torchmemlint.verify.meters import (
+    CudaMeter, GraphMeter, HeapMeter, LiveStorageMeter, NativeHeapMeter, cuda_rounded, gradient_norm,
+)
 from torchmemlint.verify.retention import credit_survivors
 
 # Exit status of a child that the CUDA watchdog stopped (device memory over the cap).
@@ -243,17 +248,29 @@ def replay(spec: dict) -> int:
     _seed(spec["seed"])
     device_name = torch.cuda.get_device_name() if use_cuda else "cpu"
     results.write({"event": "start", "device": "cuda" if use_cuda else "cpu", "device_name": device_name,
-                   "torch": torch.__version__, "memory_cap": cap, "pid": os.getpid()})
+                   "torch": torch.__version__, "memory_cap": cap, "pid": os.getpid(),
+                   "native_meter": NativeHeapMeter().source})
 
     started = time.perf_counter()
     boundary_meters: dict[str, Any] = {}
 
     def on_boundary(iteration: int) -> None:
-        record = {"event": "boundary", "iteration": iteration,
-                  "storage": boundary_meters["storage"].sample(), "heap": boundary_meters["heap"].sample(),
-                  "time": round(time.perf_counter() - started, 6)}
+        if use_cuda:
+            torch.cuda.synchronize()  # the iteration's kernels belong to its time
+        reached = time.perf_counter()
+        storage = boundary_meters["storage"]
+        # The graph walk and the gradient norm first: the norm's temporaries are freed before the
+        # allocator is read, and neither allocates through the storage meter's mode.
+        graph = boundary_meters["graph"].sample(storage.live_tensors())
+        grad_norm = gradient_norm() if spec.get("gradients") else 0.0
+        record = {"event": "boundary", "iteration": iteration, "graph": graph, "grad_norm": grad_norm,
+                  "storage": storage.sample(), "heap": boundary_meters["heap"].sample(),
+                  "time": round(reached - started, 6)}
         if "cuda" in boundary_meters:
             record["cuda"] = boundary_meters["cuda"].sample()
+        record["native"] = boundary_meters["native"].sample()
+        # what measuring took, not counted in the next iteration's time
+        record["sampling_s"] = round(time.perf_counter() - reached, 6)
         results.write(record)
 
     controller = ReplayController(spec["cap"], on_boundary)
@@ -273,6 +290,8 @@ def replay(spec: dict) -> int:
     if use_cuda:
         boundary_meters["cuda"] = CudaMeter()
     boundary_meters["heap"] = HeapMeter()
+    boundary_meters["graph"] = GraphMeter()
+    boundary_meters["native"] = NativeHeapMeter()
     # Every replay starts the cyclic collector from the same phase: otherwise a replay forked
     # after more allocations in the server collects cycles (autograd graphs kept by reference
     # cycles) at other iterations than its twin, and the paired difference reflects that timing.
@@ -285,9 +304,13 @@ def replay(spec: dict) -> int:
         except StopReplay as stop:
             end["status"] = "capped"
             tb = stop.__traceback__
-        except SystemExit:
+        except SystemExit as exit_request:
             controller.finish()
             end["status"] = "finished"
+            if exit_request.code not in (None, 0):  # sys.exit(3), sys.exit("message"): a failure
+                end["status"] = "error"
+                end["error"] = {"type": "SystemExit", "message": f"the script exited with status {exit_request.code!r}",
+                                "line": _script_line(exit_request.__traceback__, filename)}
         except BaseException as error:  # the user's code failed: that is a result, not our crash
             del reserve
             traceback.print_exc()  # into the replay's stderr file, with the user's line numbers
@@ -309,12 +332,15 @@ def replay(spec: dict) -> int:
     return 0
 
 
-def child_main(spec: dict) -> None:
+def child_main(spec: dict, new_session: bool = True, before_exit: Optional[Callable[[], None]] = None) -> None:
     """Entry point of a forked replay child: own session (so that a timeout kills its worker
-    processes too), own working directory, output to files; never returns."""
+    processes too), own working directory, output to files; never returns. A torchrun worker
+    (``verify/rank.py``) already leads a session of its own (``new_session=False``) and waits
+    for the other ranks before it exits (``before_exit``)."""
     status = 1
     try:
-        os.setsid()
+        if new_session:
+            os.setsid()
         for fd, name in ((1, "stdout"), (2, "stderr")):
             target = os.open(spec[name], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             os.dup2(target, fd)
@@ -331,5 +357,7 @@ def child_main(spec: dict) -> None:
         try:
             sys.stdout.flush()
             sys.stderr.flush()
+            if before_exit is not None:
+                before_exit()
         finally:
             os._exit(status)

@@ -11,7 +11,14 @@ creation lines the meters record all point at the user's own lines:
 - ``while COND:``     becomes ``while __torchmemlint_replay__.check(COND):``
 - a function's first statement ``S`` becomes ``__torchmemlint_replay__.enter(None); S``
   (or, when it is a compound statement, its header expression ``E`` becomes
-  ``__torchmemlint_replay__.enter(E)``).
+  ``__torchmemlint_replay__.enter(E)``);
+- a one-shot *statement* scope (a one-time cost such as ``torch.load``) ``S`` becomes
+  ``__torchmemlint_replay__.enter(None); S; __torchmemlint_replay__.enter(None)``: boundary 0
+  just before it, boundary 1 just after it, and the replay stops there (a cap of 1).
+
+The scope is the one the rule named when the diagnostic carries it (``Diagnostic.iteration``,
+an ``IterationSpan``): ``scope_of_span``; otherwise ``find_iteration_scope`` derives it from
+the line.
 
 ``__torchmemlint_replay__`` is the harness's ``ReplayController``, installed in ``builtins``
 so that the script needs no extra import line. It ends the replay by raising ``StopReplay``
@@ -40,7 +47,7 @@ class IterationScope:
     pre-order, so that the same scope can be found again in the fixed twin, whose lines may
     have moved."""
 
-    kind: str  # "for", "while" or "function"
+    kind: str  # "for", "while", "function" or "statement" (one-shot; ``index`` is its line)
     index: int
     line: int  # line of the loop or ``def`` header
     name: str = ""  # the function's name for "function" scopes
@@ -57,6 +64,7 @@ class _Found:
     first: int  # the lines that belong to the scope: a loop's body; a function's decorators to its end
     last: int
     header: int  # the line of the ``for``/``while``/``def`` keyword
+    start: int  # where the node starts (a function's first decorator): an ``IterationSpan``'s line
     function: Optional[cst.FunctionDef]  # the innermost function around it
 
 
@@ -82,7 +90,8 @@ class _Scopes(cst.CSTVisitor):
         else:
             lines = lines.start.line, lines.end.line
         function = self._functions[-1] if self._functions else None
-        self.found.append(_Found(node, kind, self._counts[kind], lines[0], lines[1], header, function))
+        self.found.append(_Found(node, kind, self._counts[kind], lines[0], lines[1], header, whole.start.line,
+                                 function))
         self._counts[kind] += 1
 
     def visit_For(self, node: cst.For) -> None:
@@ -128,6 +137,49 @@ def find_iteration_scope(source: str, line: int) -> IterationScope:
     return IterationScope(innermost.kind, innermost.index, innermost.header, name)
 
 
+def scope_of_span(source: str, kind: str, line: int, end_line: int) -> IterationScope:
+    """The scope a rule named (an ``IterationSpan``: kind, first and last line of the loop or
+    function), as an ``IterationScope`` of this file."""
+    if kind not in ("for", "while", "function"):
+        raise InstrumentError(f"a `{kind}` iteration cannot be capped")
+    for found in _scopes(_parse(source)):
+        # a loop's span starts at its keyword; a function's at its first decorator or at ``def``
+        starts = (found.start, found.first, found.header) if kind == "function" else (found.header,)
+        if found.kind == kind and line in starts and found.last == end_line:
+            if isinstance(found.node, cst.For) and found.node.asynchronous is not None:
+                raise InstrumentError("`async for` loops are not replayed")
+            name = found.node.name.value if isinstance(found.node, cst.FunctionDef) else ""
+            return IterationScope(kind, found.index, found.header, name)
+    raise InstrumentError(f"no `{kind}` scope at lines {line}-{end_line}")
+
+
+def statement_scope(source: str, line: int) -> IterationScope:
+    """The one-shot scope of the simple statement line at ``line``."""
+    if _statement_at(_parse(source), line) is None:
+        raise InstrumentError(f"line {line} is not a simple statement: a one-time cost there cannot be measured")
+    return IterationScope("statement", line, line)
+
+
+class _StatementLines(cst.CSTVisitor):
+    METADATA_DEPENDENCIES = (PositionProvider,)
+
+    def __init__(self, line: int) -> None:
+        super().__init__()
+        self.line = line
+        self.found: Optional[cst.SimpleStatementLine] = None
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        where = self.get_metadata(PositionProvider, node)
+        if where.start.line == self.line == where.end.line and self.found is None:
+            self.found = node
+
+
+def _statement_at(module: cst.Module, line: int) -> Optional[cst.SimpleStatementLine]:
+    finder = _StatementLines(line)
+    MetadataWrapper(module, unsafe_skip_copy=True).visit(finder)
+    return finder.found
+
+
 def _next_loop(found: list[_Found], line: int, function: Optional[cst.FunctionDef]) -> Optional[_Found]:
     """The first loop directly in ``function`` (None: the module) that starts after ``line``,
     then down its first nested loops."""
@@ -147,13 +199,21 @@ def instrument(source: str, scope: IterationScope) -> str:
     """``source`` with ``scope`` capped by the replay controller; same number of lines, and
     every line other than the scope's header (or first statement) unchanged."""
     module = _parse(source)
+    if scope.kind == "statement":
+        statement = _statement_at(module, scope.line)
+        if statement is None:
+            raise InstrumentError(f"the fixed code has no simple statement at line {scope.line} any more")
+        return _checked(source, module.visit(_Capper(statement)).code)
     matches = [f.node for f in _scopes(module) if f.kind == scope.kind and f.index == scope.index]
     if not matches:
         raise InstrumentError(f"the fixed code has no {scope.kind} scope #{scope.index} any more")
     target = matches[0]
     if scope.kind == "function" and target.name.value != scope.name:
         raise InstrumentError(f"the fixed code's function #{scope.index} is not `{scope.name}`")
-    result = module.visit(_Capper(target)).code
+    return _checked(source, module.visit(_Capper(target)).code)
+
+
+def _checked(source: str, result: str) -> str:
     if result.count("\n") != source.count("\n"):
         raise InstrumentError("instrumenting would move lines")  # a bug, never user error
     return result
@@ -174,9 +234,18 @@ def _controller_call(method: str, argument: cst.BaseExpression) -> cst.Call:
 
 
 class _Capper(cst.CSTTransformer):
-    def __init__(self, target: ScopeNode) -> None:
+    def __init__(self, target: Union[ScopeNode, cst.SimpleStatementLine]) -> None:
         super().__init__()
         self.target = target
+
+    def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine,
+                                  updated: cst.SimpleStatementLine) -> cst.SimpleStatementLine:
+        if original is not self.target:
+            return updated
+        boundary = cst.Expr(_controller_call("enter", cst.Name("None")))
+        body = [boundary, *(statement.with_changes(semicolon=cst.MaybeSentinel.DEFAULT) for statement in updated.body),
+                boundary]
+        return updated.with_changes(body=body)
 
     def leave_For(self, original: cst.For, updated: cst.For) -> cst.For:
         if original is not self.target:

@@ -1,14 +1,20 @@
 """Running replays: the parent's side of the replay server (``server.py``).
 
-The user's code runs only in a replay child: one forked process per replay, in its own session
-and temporary working directory, with seeds set, ``TORCH_COMPILE_DISABLE=1``, loggers offline,
-a memory cap (``RLIMIT_AS`` on the CPU; on CUDA a per-process memory fraction and a watchdog)
-and a wall-clock timeout enforced from here by killing its process group.
+The user's code runs only in a replay child: one forked process per replay, in its own session,
+with stdin at end of file, seeds set, ``TORCH_COMPILE_DISABLE=1`` and loggers offline. It runs
+as a copy of the script in a copy of its folder (``sandbox.FolderCopy``), so that the user's
+files are never touched. Limits: the child's own memory cap (``RLIMIT_AS`` on the CPU; on CUDA a
+per-process memory fraction and a watchdog, see ``harness``), a cap over all the replay's
+processes (a cgroup where one can be made, and always a watchdog polled from here: see
+``sandbox``), and a wall-clock timeout. When a replay ends, however it ends, every process of it
+is killed; a replay that kills the replay server costs that replay only: the next one starts a
+new server.
 """
 from __future__ import annotations
 
 import json
 import os
+import secrets
 import select
 import shutil
 import signal
@@ -18,6 +24,10 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from typing import IO, Optional
+
+from torchmemlint.verify.sandbox import (
+    DEFAULT_COPY_LIMIT, TOKEN_VARIABLE, Cgroup, FolderCopy, MemoryWatch, ReplayProcesses,
+)
 
 # Settings that keep common training scripts off the network and away from compilation (the
 # replay must measure eager code and must not upload anything).
@@ -39,9 +49,16 @@ REPLAY_ENVIRONMENT = {
     "MLFLOW_TRACKING_URI": "file:./mlruns",
     "DISABLE_MLFLOW_INTEGRATION": "TRUE",
     "TENSORBOARD_LOGDIR": "./runs",
+    # glibc's per-thread caches hold freed chunks that mallinfo2 counts as in use: without them
+    # the native-heap meter reads what is really allocated (the autograd graph's nodes)
+    "GLIBC_TUNABLES": "glibc.malloc.tcache_count=0",
 }
 _SERVER_START_TIMEOUT_S = 300.0
 _STDERR_TAIL_CHARS = 2000
+# How often the watchdog sums the memory of the replay's processes: a script allocating 1 GB/s
+# can overshoot the cap by half a gigabyte before it is stopped (a cgroup, where there is one,
+# stops it at once).
+_WATCH_PERIOD_S = 0.5
 
 
 class ReplayError(Exception):
@@ -51,9 +68,10 @@ class ReplayError(Exception):
 @dataclass(frozen=True)
 class Limits:
     timeout_s: float = 120.0
-    memory_limit: int = 4 * 2**30  # bytes above the child's footprint when the script starts
+    memory_limit: int = 4 * 2**30  # bytes above the replay's footprint when the script starts
     device: str = "auto"  # "auto" (CUDA when available), "cpu" or "cuda"
     seed: int = 0
+    copy_limit: int = DEFAULT_COPY_LIMIT  # bytes of the script's folder copied for the replay
 
 
 @dataclass(frozen=True)
@@ -64,6 +82,7 @@ class RunRequest:
     cap: int = 10
     warmup: int = 2
     explain: bool = False
+    gradients: bool = False  # also measure the gradient norm at every boundary
 
 
 @dataclass
@@ -83,84 +102,170 @@ class RunOutcome:
         return self.boundaries[-1]["iteration"] if self.boundaries else 0
 
 
+class _ServerGone(Exception):
+    """The replay server's stdout closed: it ended."""
+
+
 class ReplayServer:
     """A running replay server; use as a context manager. ``run`` replays one script."""
 
     def __init__(self) -> None:
         self._process: Optional[subprocess.Popen] = None
+        self._processes: Optional[ReplayProcesses] = None
         self._scratch = ""
+        self._replays = 0
         self.torch_version = ""
 
     def __enter__(self) -> "ReplayServer":
         self._scratch = tempfile.mkdtemp(prefix="torchmemlint-verify-")
-        self._process = subprocess.Popen(
-            [sys.executable, "-m", "torchmemlint.verify.server"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-            cwd=self._scratch, env=_server_environment(), text=True, bufsize=1,
-        )
-        hello = self._read(_SERVER_START_TIMEOUT_S)
-        if hello is None or not hello.get("ready"):
-            self.__exit__(None, None, None)
-            reason = hello.get("error") if hello else "the replay server did not start"
-            raise ReplayError(reason)
-        self.torch_version = hello["torch"]
+        self._start()
         return self
 
     def __exit__(self, *exc_info) -> None:
-        if self._process is not None:
-            if self._process.stdin:
-                self._process.stdin.close()
-            try:
-                self._process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self._process.kill()
-                self._process.wait()
-            self._process = None
+        self._stop()
         shutil.rmtree(self._scratch, ignore_errors=True)
 
+    def _start(self) -> None:
+        token = f"{os.getpid()}-{secrets.token_hex(8)}"
+        self._process = subprocess.Popen(
+            [sys.executable, "-m", "torchmemlint.verify.server"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            cwd=self._scratch, env={**_server_environment(), TOKEN_VARIABLE: token}, text=True, bufsize=1,
+        )
+        self._processes = ReplayProcesses(self._process.pid, token)
+        try:
+            hello = self._read(_SERVER_START_TIMEOUT_S)
+        except _ServerGone:
+            hello = None
+        if hello is None or not hello.get("ready"):
+            self._stop()
+            reason = hello.get("error") if hello else "the replay server did not start"
+            raise ReplayError(reason)
+        self.torch_version = hello["torch"]
+
+    def _stop(self) -> None:
+        """End the server (it ends when its stdin closes) and anything left of its replays."""
+        if self._process is None:
+            return
+        if self._process.stdin:
+            try:
+                self._process.stdin.close()
+            except BrokenPipeError:  # it had died
+                pass
+        try:
+            self._process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self._process.kill()
+            self._process.wait()
+        self._processes.kill()  # type: ignore[union-attr]
+        self._process = None
+
     def _read(self, timeout: float) -> Optional[dict]:
-        """The server's next line, or None on timeout or when it died."""
+        """The server's next line, or None on timeout; ``_ServerGone`` when it ended."""
         stream: IO[str] = self._process.stdout  # type: ignore[union-attr,assignment]
         ready, _, _ = select.select([stream], [], [], max(timeout, 0.0))
         if not ready:
             return None
         line = stream.readline()
-        return json.loads(line) if line else None
+        if not line:
+            raise _ServerGone
+        return json.loads(line)
 
     def run(self, request: RunRequest, limits: Limits) -> RunOutcome:
+        if self._process is None or self._process.poll() is not None:
+            self._stop()
+            self._start()  # the previous replay killed the server
+        self._replays += 1
         run_dir = tempfile.mkdtemp(prefix="run-", dir=self._scratch)
+        folder = os.path.dirname(os.path.abspath(request.filename))
         workdir = os.path.join(run_dir, "cwd")
-        os.mkdir(workdir)
+        script = os.path.basename(request.filename)
+        FolderCopy.plan(folder, limits.copy_limit, script).copy_to(workdir)
         paths = {name: os.path.join(run_dir, name) for name in ("script.py", "results.jsonl", "stdout", "stderr")}
-        with open(paths["script.py"], "w", encoding="utf-8") as script:
-            script.write(request.source)
-        spec = {
-            "source": paths["script.py"], "filename": request.filename, "argv": list(request.argv),
-            "cap": request.cap, "warmup": request.warmup, "explain": request.explain,
-            "results": paths["results.jsonl"], "stdout": paths["stdout"], "stderr": paths["stderr"],
-            "workdir": workdir, "memory_limit": limits.memory_limit, "device": limits.device, "seed": limits.seed,
-        }
+        with open(paths["script.py"], "w", encoding="utf-8") as source:
+            source.write(request.source)
+        cgroup = Cgroup.create(limits.memory_limit, f"torchmemlint-{os.getpid()}-{self._replays}")
+        spec = replay_spec(request, limits, paths, workdir, filename=os.path.join(workdir, script),
+                           cgroup=cgroup.path if cgroup else None)
         started = time.monotonic()
         try:
-            self._process.stdin.write(json.dumps(spec) + "\n")  # type: ignore[union-attr]
-            self._process.stdin.flush()  # type: ignore[union-attr]
-        except BrokenPipeError:
-            raise ReplayError("the replay server stopped unexpectedly") from None
-        hello = self._read(30.0)
-        if hello is None or "pid" not in hello:
-            raise ReplayError("the replay server stopped unexpectedly")
-        pid = hello["pid"]
-        ended = self._read(limits.timeout_s)
-        timed_out = ended is None
-        _kill_group(pid)  # the replay's leftovers (loader workers ...), or the replay on timeout
-        if timed_out:
-            ended = self._read(30.0)
-            if ended is None:
-                raise ReplayError("the replay server stopped unexpectedly")
-        outcome = _collect(paths, timed_out, ended, request.cap)
+            ended, stop = self._replay(spec, limits, started, cgroup)
+            if cgroup is not None and cgroup.out_of_memory():
+                stop = stop or "memory"
+        finally:
+            if cgroup is not None:
+                cgroup.remove()
+        outcome = _collect(paths, stop == "timeout", ended, request.cap)
+        if stop == "memory":
+            outcome.status = "oom"
+            outcome.end = {**outcome.end, "error": {
+                "type": "MemoryError", "line": 0,
+                "message": f"the replay's processes together took more than the {limits.memory_limit} B cap"}}
+        elif stop == "server":
+            outcome.status = "crashed"
+            outcome.end = {**outcome.end, "error": {
+                "type": "ReplayServerDied", "line": 0,
+                "message": "the replay server ended during this replay"}}
+        outcome.stderr_tail = outcome.stderr_tail.replace(workdir, folder)
         outcome.wall_s = time.monotonic() - started
         shutil.rmtree(run_dir, ignore_errors=True)
         return outcome
+
+    def _replay(self, spec: dict, limits: Limits, started: float, cgroup: Optional[Cgroup]) -> tuple[dict, str]:
+        """Run one replay to its end: the server's last word on it, and what stopped it early
+        (``timeout``, ``memory``, ``server``: the server died) or "". Nothing of it is left
+        running afterwards."""
+        processes = self._processes
+        assert processes is not None
+        try:
+            self._process.stdin.write(json.dumps(spec) + "\n")  # type: ignore[union-attr]
+            self._process.stdin.flush()  # type: ignore[union-attr]
+            hello = self._read(30.0)
+        except (BrokenPipeError, _ServerGone):
+            hello = None
+        if hello is None or "pid" not in hello:
+            self._stop()
+            return {}, "server"
+        pid = hello["pid"]
+        watch = MemoryWatch(processes, limits.memory_limit)
+        ended: Optional[dict] = None
+        stop = ""
+        try:
+            while ended is None and not stop:
+                remaining = started + limits.timeout_s - time.monotonic()
+                if remaining <= 0:
+                    stop = "timeout"
+                else:
+                    ended = self._read(min(remaining, _WATCH_PERIOD_S))
+                    if ended is None and watch.over():
+                        stop = "memory"
+            _kill_group(pid)  # the replay's leftovers (loader workers ...), or the replay when stopped
+            if cgroup is not None:
+                cgroup.kill()
+            processes.kill()
+            if ended is None:
+                ended = self._read(30.0)  # the server saw its child die and swept the rest
+                if ended is None:
+                    raise _ServerGone
+        except _ServerGone:
+            if cgroup is not None:
+                cgroup.kill()
+            self._stop()  # also kills what is left of the replay, found by the server's token
+            return {}, "server"
+        return ended, stop
+
+
+def replay_spec(request: RunRequest, limits: Limits, paths: dict, workdir: str, filename: Optional[str] = None,
+                cgroup: Optional[str] = None) -> dict:
+    """What ``harness.replay`` reads: ``paths`` names the files ``script.py``, ``results.jsonl``,
+    ``stdout`` and ``stderr``; ``filename`` is where the script runs (its copy in ``workdir``)."""
+    return {
+        "source": paths["script.py"], "filename": filename or request.filename, "argv": list(request.argv),
+        "cap": request.cap, "warmup": request.warmup, "explain": request.explain, "gradients": request.gradients,
+        "results": paths["results.jsonl"], "stdout": paths["stdout"], "stderr": paths["stderr"],
+        "workdir": workdir, "memory_limit": limits.memory_limit, "device": limits.device, "seed": limits.seed,
+        "cgroup": cgroup,
+    }
 
 
 def _server_environment() -> dict:
@@ -189,8 +294,10 @@ def _collect(paths: dict, timed_out: bool, ended: dict, cap: int) -> RunOutcome:
                     records.append(json.loads(line))
                 except json.JSONDecodeError:  # the last line of a killed child may be cut
                     break
-    with open(paths["stderr"], encoding="utf-8", errors="replace") as stderr:
-        tail = stderr.read()[-_STDERR_TAIL_CHARS:]
+    tail = ""
+    if os.path.exists(paths["stderr"]):  # not when the server died before forking the replay
+        with open(paths["stderr"], encoding="utf-8", errors="replace") as stderr:
+            tail = stderr.read()[-_STDERR_TAIL_CHARS:]
     start = next((r for r in records if r["event"] == "start"), {})
     end = next((r for r in records if r["event"] == "end"), {})
     boundaries = [r for r in records if r["event"] == "boundary"]

@@ -15,10 +15,13 @@ from torchmemlint.diagnostics import Diagnostic, FileError
 from torchmemlint.files import read_source
 from torchmemlint.fix import apply_fixes
 from torchmemlint.rules import RULES_BY_CODE
-from torchmemlint.verify.instrument import InstrumentError, IterationScope, find_iteration_scope, instrument
+from torchmemlint.verify.instrument import (
+    InstrumentError, IterationScope, find_iteration_scope, instrument, scope_of_span, statement_scope,
+)
 from torchmemlint.verify.runner import Limits, ReplayServer, RunOutcome, RunRequest
 from torchmemlint.verify.verdict import (
-    CONFIRMED_GROWTH, CONFIRMED_PEAK_EXCESS, INCONCLUSIVE, PROJECTED_STEPS, Judgement, judge, meter_of, paired_growth,
+    CONFIRMED_GROWTH, CONFIRMED_PEAK_EXCESS, INCONCLUSIVE, NON_MEMORY_COSTS, ONE_TIME_RULES,
+    PROJECTED_STEPS, Judgement, inconclusive, judge, judge_alone, judge_one_time, meter_of, paired_growth,
     retained_per_iteration, series,
 )
 
@@ -75,7 +78,7 @@ class VerifyResult:
 
     def to_json(self) -> dict:
         d = self.diagnostic
-        j = self.judgement or Judgement(self.verdict, self.explanation)
+        j = self.judgement or inconclusive("not-repeating", self.explanation)
         return {
             "path": d.path, "line": d.line, "column": d.column + 1, "code": d.code, "name": d.name,
             "message": d.message, "verdict": self.verdict,
@@ -96,6 +99,12 @@ class VerifyResult:
             "twin": self.twin.to_json() if self.twin else None,
             "retained_bytes_per_iteration": self.retained_bytes_per_iteration,
             "retained_by": self.retained_by, "created_at": self.created_at, "live_storage": self.live_storage,
+            "inconclusive_reason": j.inconclusive_reason, "memory": j.memory,
+            "nodes_per_iteration": j.nodes_per_iteration, "saved_tensors_per_iteration": j.saved_tensors_per_iteration,
+            "native_bytes_per_iteration": j.native_bytes_per_iteration, "one_time_bytes": j.one_time_bytes,
+            "ms_per_iteration": j.ms_per_iteration, "twin_ms_per_iteration": j.twin_ms_per_iteration,
+            "grad_norm": j.grad_norm, "twin_grad_norm": j.twin_grad_norm, "fix_error": j.fix_error,
+            "alone_verdict": j.alone_verdict,
         }
 
 
@@ -128,10 +137,12 @@ class FileFindings:
 
 def verify_paths(paths: Sequence[str], settings: Settings, progress: Optional[Progress] = None,
                  server: Optional[ReplayServer] = None, twin: Optional[str] = None,
+                 confirm: Optional[Callable[[Sequence[FileFindings]], None]] = None,
                  **selection) -> tuple[list[VerifyResult], list[FileError]]:
     """Check the files under ``paths`` (``selection`` as for ``api.plan``: select, ignore,
     config ...) and verify every finding. Files that cannot be checked come back as errors.
-    ``twin``: a fixed copy of the one script checked, for the findings without a fix."""
+    ``twin``: a fixed copy of the one script checked, for the findings without a fix.
+    ``confirm``: called with the files to replay before anything runs; it raises to stop."""
     files: list[FileFindings] = []
     errors: list[FileError] = []
     tasks = list(api.plan(paths, **selection))
@@ -155,6 +166,8 @@ def verify_paths(paths: Sequence[str], settings: Settings, progress: Optional[Pr
                 files.append(FileFindings.from_source(task.path, source, diagnostics, twin_source))
             except cst.ParserSyntaxError as error:
                 raise UsageError(f"--twin {twin}: syntax error: {error.message}") from None
+    if files and confirm is not None:
+        confirm(files)
     return verify_findings(files, settings, progress, server), errors
 
 
@@ -172,31 +185,37 @@ def verify_findings(files: Iterable[FileFindings], settings: Settings, progress:
         for number, (file, diagnostic) in enumerate(planned, 1):
             where = f"[{number}/{len(planned)}] {diagnostic.path}:{diagnostic.line} {diagnostic.code}"
             try:
-                scope = find_iteration_scope(file.text, diagnostic.line)
+                scope = scope_of(file.text, diagnostic)
                 original_source = instrument(file.text, scope)
             except InstrumentError as error:
-                results.append(VerifyResult(diagnostic, INCONCLUSIVE, f"not replayed: {error}"))
+                reason = "not-repeating" if "nothing repeats" in str(error) else "not-instrumentable"
+                judgement = inconclusive(reason, f"not replayed: {error}")
+                results.append(VerifyResult(diagnostic, INCONCLUSIVE, judgement.reason + ".", judgement=judgement))
                 say(f"{where}: not replayed ({error})")
                 continue
             if server is None:
                 say("starting the replay server (imports torch)")
                 server = ReplayServer().__enter__()
             filename = os.path.abspath(file.path)
-            key = (filename, scope)
+            # the gradient norm costs a scan of every object per boundary: only in files that need it
+            gradients = any(NON_MEMORY_COSTS.get(d.code) == "gradients" for d in file.diagnostics)
+            key = (filename, scope, gradients)
             if key not in originals:
                 say(f"{where}: replaying the original")
-                originals[key] = server.run(_request(original_source, filename, settings), settings.limits)
+                originals[key] = server.run(_request(original_source, filename, settings, scope, gradients=gradients),
+                                            settings.limits)
             twin: Optional[RunOutcome] = None
             twin_error = ""
             twin_text, twin_origin = file.twin_of(diagnostic)
-            if twin_text is not None and _comparable(originals[key]):
+            if twin_text is not None and _comparable(originals[key], diagnostic):
                 try:
                     twin_source = instrument(twin_text, scope)
                 except InstrumentError as error:
-                    twin_error = f"the fixed code cannot be replayed: {error}"
+                    twin_error = f"the fixed code cannot be replayed ({error})"
                 else:
                     say(f"{where}: replaying the twin (with the {twin_origin})")
-                    twin = server.run(_request(twin_source, filename, settings, explain=False), settings.limits)
+                    twin = server.run(_request(twin_source, filename, settings, scope, explain=False,
+                                               gradients=gradients), settings.limits)
             result = build_result(diagnostic, scope, originals[key], twin, twin_error, file.text, settings)
             result.twin_origin = twin_origin
             say(f"{where}: {result.verdict}")
@@ -207,14 +226,35 @@ def verify_findings(files: Iterable[FileFindings], settings: Settings, progress:
     return results
 
 
-def _comparable(original: RunOutcome) -> bool:
+def scope_of(text: str, diagnostic: Diagnostic) -> IterationScope:
+    """What to replay for ``diagnostic``: the flagged statement once for a one-time cost; the
+    loop or per-step function the rule named (``Diagnostic.iteration``); else the scope derived
+    from the line (``find_iteration_scope``)."""
+    if diagnostic.code in ONE_TIME_RULES:
+        return statement_scope(text, diagnostic.line)
+    span = diagnostic.iteration
+    if span is not None and span.kind in ("for", "while", "function"):
+        try:
+            return scope_of_span(text, span.kind, span.line, span.end_line)
+        except InstrumentError:  # a span this file's loops do not match (a `for ... else:`): from the line
+            pass
+    return find_iteration_scope(text, diagnostic.line)
+
+
+def _comparable(original: RunOutcome, diagnostic: Diagnostic) -> bool:
     """Whether the original measured anything a twin could be compared with (an out-of-memory
-    end counts: the twin shows whether the fix avoids it)."""
+    end counts: the twin shows whether the fix avoids it; so does an error at the flagged line:
+    the twin shows whether the fix avoids that)."""
+    if original.status == "error" and original.end.get("error", {}).get("line") == diagnostic.line:
+        return True
     return len(original.boundaries) > 1 and original.status in ("capped", "finished", "oom")
 
 
-def _request(source: str, filename: str, settings: Settings, explain: bool = True) -> RunRequest:
-    return RunRequest(source, filename, settings.script_args, settings.cap, settings.warmup, explain)
+def _request(source: str, filename: str, settings: Settings, scope: IterationScope, explain: bool = True,
+             gradients: bool = False) -> RunRequest:
+    if scope.kind == "statement":  # one-shot: boundary 0 before the statement, 1 after it
+        return RunRequest(source, filename, settings.script_args, 1, 0, explain, gradients)
+    return RunRequest(source, filename, settings.script_args, settings.cap, settings.warmup, explain, gradients)
 
 
 def _summary(outcome: RunOutcome, meter: str) -> RunSummary:
@@ -231,10 +271,12 @@ def build_result(diagnostic: Diagnostic, scope: IterationScope, original: RunOut
     """The verdict on one finding from its replays, with the figures and the explanation."""
     meter = meter_of(original)
     device = original.start.get("device_name", "")
-    if twin_error:
-        judgement = Judgement(INCONCLUSIVE, twin_error)
+    if scope.kind == "statement":
+        judgement = judge_one_time(original, twin, settings.limits.timeout_s)
+    elif twin_error and original.status in ("capped", "finished"):
+        judgement = judge_alone(original, meter, settings.warmup, why=twin_error)
     else:
-        judgement = judge(original, twin, settings.warmup, settings.limits.timeout_s)
+        judgement = judge(original, twin, settings.warmup, settings.limits.timeout_s, diagnostic.code, diagnostic.line)
     storage_device = "cuda" if meter == "cuda" else "cpu"
     created_at = _created_at(original, storage_device, text)
     result = VerifyResult(
@@ -277,6 +319,9 @@ def _explain(result: VerifyResult, settings: Settings) -> str:
     j = result.judgement
     assert j is not None
     parts = [j.reason[:1].upper() + j.reason[1:] + "."]
+    kept = j.verdict == CONFIRMED_GROWTH or j.alone_verdict == CONFIRMED_GROWTH
+    if j.memory and kept:
+        parts.append(_memory_sentence(j))
     if j.verdict == CONFIRMED_GROWTH and j.projected_bytes:
         parts.append(f"About {_size(j.projected_bytes)} over {PROJECTED_STEPS:,} iterations.")
     if (j.verdict != CONFIRMED_GROWTH and j.original_bytes_per_iteration
@@ -291,18 +336,33 @@ def _explain(result: VerifyResult, settings: Settings) -> str:
     if not _reached_scope(result):
         parts.append(f"(The replayed scope: {_describe(result.scope)}; code the script never runs, such as a "
                      "function it does not call, cannot be replayed.)")
-    if result.retained_by and j.verdict == CONFIRMED_GROWTH:
+    if j.verdict == CONFIRMED_GROWTH and j.growth_meter == "graph" and j.saved_tensors_per_iteration:
+        parts.append(f"The kept graphs also save {j.saved_tensors_per_iteration} tensors per iteration.")
+    if result.retained_by and kept:
         top = result.retained_by[0]
         parts.append(f"Kept alive by `{top['name']}` ({top['storages']} storages, {top['bytes']:,} B created in "
                      f"measured iterations; e.g. `{top['example']}`).")
-    if result.created_at and j.verdict == CONFIRMED_GROWTH:
+    if result.created_at and kept:
         where = result.created_at[0]
         parts.append(f"Created at line {where['line']} (`{where['code']}`), {where['bytes_per_iteration']:,} B "
                      "per iteration.")
     if result.live_storage:
-        parts.append(f"Live-storage meter: {result.live_storage['bytes_per_iteration']} B per iteration "
+        per = "once" if result.scope is not None and result.scope.kind == "statement" else "per iteration"
+        parts.append(f"Live-storage meter: {result.live_storage['bytes_per_iteration']} B {per} "
                      f"({result.live_storage['rounded_bytes_per_iteration']} B in 512-B blocks).")
     return " ".join(parts)
+
+
+def _memory_sentence(j: Judgement) -> str:
+    if j.growth_meter == "graph":
+        return ("Host memory: a graph's nodes are C++ objects on the host heap, on every device; the device keeps "
+                "only what the storages show.")
+    if j.memory == "device":
+        return "Device memory (the CUDA allocator's count)."
+    if j.growth_meter == "python-heap":
+        return "Host memory (Python objects)."
+    return ("Host memory in this CPU replay (tensor storages): on a GPU, the storages of device tensors are "
+            "device memory.")
 
 
 def _reached_scope(result: VerifyResult) -> bool:
@@ -316,6 +376,8 @@ def _describe(scope: Optional[IterationScope]) -> str:
         return "none"
     if scope.kind == "function":
         return f"each call of `{scope.name}()` (line {scope.line})"
+    if scope.kind == "statement":
+        return f"the statement at line {scope.line}, once"
     return f"the `{scope.kind}` loop at line {scope.line}"
 
 
