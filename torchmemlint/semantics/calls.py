@@ -45,7 +45,8 @@ MODEL_WORDS = frozenset({
 # First words of names that handle models rather than run them.
 _MODEL_HANDLING_VERBS = frozenset({
     "load", "save", "build", "make", "create", "init", "setup", "prepare", "freeze", "unfreeze", "reset",
-    "wrap", "copy", "clone", "register", "export", "print", "log", "summarize", "count",
+    "wrap", "copy", "clone", "register", "export", "print", "log", "summarize", "count", "unwrap", "convert",
+    "extract", "get", "move", "compile", "quantize", "fuse", "patch", "replace", "attach", "check", "validate",
 })
 _LOSS_FUNCTION_NAMES = frozenset({"loss_fn", "loss_func", "loss_function", "loss_fct", "lossfn", "loss_module"})
 _ROLE_SUFFIXES = frozenset({"ema", "old", "new", "target", "ddp", "q", "k", "g", "d", "a", "b", "s", "t", "fp16",
