@@ -374,11 +374,12 @@ class Calls:
         if isinstance(func, cst.Call):
             func = func.func
         qualified = self.imports.qualify(func)
-        if qualified is not None:
+        if qualified is not None and qualified.startswith("torch."):
             return qualified.startswith("torch.nn.") and (
                 bool(LOSS_SUFFIX.search(qualified)) or qualified.endswith(_FUNCTIONAL_LOSSES))
         lowered = (terminal_name(func) or "").lower()
-        return "loss" in lowered or "criterion" in lowered
+        # (a loss of another package: litgpt's ``chunked_cross_entropy``, a project's ``nll_loss``)
+        return "loss" in lowered or "criterion" in lowered or lowered.endswith(_FUNCTIONAL_LOSSES)
 
     def _in_module_class(self, node: cst.CSTNode) -> bool:
         func = self.scopes.function_of(node)

@@ -826,6 +826,8 @@ class Flow:
         args = [self.value(a.value, at) for a in call.args]
         if qualified.startswith("torch."):
             return self._torch_call(qualified, call, args, at)
+        if self.calls.is_loss_function_call(call):  # another package's loss (``chunked_cross_entropy``)
+            return self._forward(call, at)
         if qualified in _RECORD_FACTORIES:
             fields = tuple((a.keyword.value, self.value(a.value, at)) for a in call.args if a.keyword is not None)
             return _combine([v for _, v in fields], kind=RECORD, fields=fields)
