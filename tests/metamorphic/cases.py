@@ -20,7 +20,7 @@ from torchmemlint.api import FileTask, check_file
 from torchmemlint.config import DEFAULT_MAX_FILE_SIZE
 from torchmemlint.engine import check_source
 from torchmemlint.rules import ALL_RULES
-from torchmemlint.testing import expected_diagnostics
+from torchmemlint.labels import expected_diagnostics
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "rules"
 KNOWN_FAILURES = Path(__file__).resolve().parent / "known_failures.txt"

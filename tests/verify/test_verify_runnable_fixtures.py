@@ -52,12 +52,12 @@ LOGITS = F32 * B * 10
 PARAMETERS = F32 * (32 * 64 + 64 + 64 * 10 + 10)  # the MLP's parameters, and so its .grad buffers
 
 EXPECTED = {
-    # The graph of each kept output keeps MLP_SAVED; the twin (no_grad around the loop) keeps
-    # the outputs only. TML001 offers no fix here: the original alone grows in every iteration,
-    # and what each one created survives (kept by `outputs`), which confirms it without a twin.
+    # The graph of each kept output keeps MLP_SAVED; the twins (`.detach()`: the outputs go into a
+    # list that `torch.cat` joins, so they are tensors; or no_grad around the loop) keep the
+    # outputs only.
     ("tml001_eval_keeps_outputs.py", "TML001"): Expected(
-        CONFIRMED_GROWTH, MLP_SAVED + LOGITS, original_bytes_per_iteration=MLP_SAVED + LOGITS,
-        retained_by="outputs", twin_origin="", growth_meter="live-storage"),
+        CONFIRMED_GROWTH, MLP_SAVED, original_bytes_per_iteration=MLP_SAVED + LOGITS,
+        twin_bytes_per_iteration=LOGITS, retained_by="outputs", growth_meter="live-storage"),
     ("tml001_eval_keeps_outputs.py", "TML003"): Expected(
         CONFIRMED_GROWTH, MLP_SAVED, original_bytes_per_iteration=MLP_SAVED + LOGITS,
         twin_bytes_per_iteration=LOGITS, retained_by="outputs", growth_meter="live-storage"),

@@ -53,6 +53,7 @@ import libcst as cst
 from torchmemlint.rules.base import Finding, NodeFix, Replacement, Rule
 from torchmemlint.rules.edits import TORCH_NAME_TAKEN, torch_name_taken, torch_spelling, with_torch_import
 from torchmemlint.semantics import SemanticModel
+from torchmemlint.semantics.imports import dotted_name
 from torchmemlint.semantics.prescreen import FileFacts
 from torchmemlint.semantics.scopes import Loop, Scope, is_step_call, iterable_identifiers
 
@@ -153,6 +154,8 @@ def _after_eval_call(model: SemanticModel, scope: Scope, call: cst.Call) -> bool
         if isinstance(func, cst.Attribute) and func.attr.value in ("eval", "train") and not _is_builtin_eval(func):
             if func.attr.value == "eval" and _is_own_inference_api(model, scope, func):
                 continue
+            if _is_other_submodule(model, scope, func, call):
+                continue  # ``self.frozen_net.eval()`` in a module's forward says nothing of ``self.proj(x)``
             if func.attr.value == "train" and other.args and _is_false(other.args[0].value):
                 mode = "eval"
             else:
@@ -166,6 +169,17 @@ def _is_own_inference_api(model: SemanticModel, scope: Scope, func: cst.Attribut
     (ESPnet's recognizers run under the recognition script's ``no_grad``); in a trainer class it
     calls the trainer's own ``eval`` method. Neither makes the rest of the method evaluation."""
     return isinstance(scope, cst.FunctionDef) and isinstance(func.value, cst.Name) and func.value.value == "self"
+
+
+def _is_other_submodule(model: SemanticModel, scope: Scope, func: cst.Attribute, call: cst.Call) -> bool:
+    """``self.<sub>.eval()`` in a method of a module class, and ``call`` runs something else
+    than that submodule."""
+    receiver = dotted_name(func.value) or ""
+    if not (isinstance(scope, cst.FunctionDef) and receiver.startswith("self.") and
+            model.scopes.is_torch_module_class(model.scopes.class_of(scope))):
+        return False
+    called = dotted_name(call.func) or ""
+    return called != receiver and not called.startswith(receiver + ".")
 
 
 def _is_builtin_eval(func: cst.Attribute) -> bool:

@@ -57,9 +57,10 @@ from torchmemlint.rules.base import Finding, NodeFix, Replacement, Rule
 from torchmemlint.rules.edits import without_graph
 from torchmemlint.semantics import SemanticModel
 from torchmemlint.semantics.flow import MODULE, RECORD, Value
+from torchmemlint.semantics.imports import dotted_name
+from torchmemlint.semantics.prescreen import CALL_STORE, LIST_STORE, SUBSCRIPT_STORE
 from torchmemlint.semantics.scopes import steps_an_environment
 from torchmemlint.semantics.stores import root_name
-from torchmemlint.semantics.prescreen import CALL_STORE, LIST_STORE, SUBSCRIPT_STORE
 
 MODULE_MESSAGE = ("{what} on the device kept in a container that grows every iteration (one per trial or "
                   "fold): every one's parameters, and whatever its optimizer state and closures hold, stay on "
@@ -77,7 +78,10 @@ class DeviceTensorInGrowingContainer(Rule):
     keeping = frozenset({CALL_STORE, LIST_STORE, SUBSCRIPT_STORE})
 
     def check(self, model: SemanticModel) -> Iterator[Finding]:
+        reported = set()
         for store in model.stores.stores():
+            if store.node in reported:
+                continue  # ``buffer.push(obs, action, value)``: one finding per call, not per argument
             iteration = model.iterations.step_iteration(store.node)
             if iteration is None:
                 continue
@@ -96,6 +100,7 @@ class DeviceTensorInGrowingContainer(Rule):
                 continue  # (a graph-attached value is TML001's)
             if value.loss or value.scalar:
                 continue  # one 512-byte block per step, kept on the device on purpose (no sync)
+            reported.add(store.node)
             holder = _model_holder(value)
             if holder is not None:
                 yield Finding(store.value, message=MODULE_MESSAGE.format(what=holder), no_fix=MODULE_NO_FIX)
@@ -184,13 +189,21 @@ def _model_holder(value: Value) -> Optional[str]:
 
 
 def _rollout_returned(model: SemanticModel, store, iteration) -> bool:
-    """A rollout: the loop steps an environment and fills a container made in the same function,
-    which hands it back (``return batch``): one rollout's worth, kept on the device on purpose."""
+    """A rollout: the loop steps an environment and fills a container that the same function
+    makes and hands back (``return batch``) or empties before the loop (``buffer.reset()``): one
+    rollout's worth, kept on purpose."""
     if isinstance(iteration, cst.FunctionDef) or not any(
             steps_an_environment(c) for c in model.scopes.loop_body_nodes(iteration, cst.Call)):
         return False
     func = model.scopes.function_of(store.node)
     root = root_name(store.container)
-    if func is None or root is None or root not in model.scopes.bindings(func):
+    if func is None or root is None:
+        return False
+    emptied = any(isinstance(c.func, cst.Attribute) and c.func.attr.value in ("reset", "clear")
+                  and dotted_name(c.func.value) == dotted_name(store.container) and model.tree.before(c, iteration)
+                  for c in model.scopes.scope_nodes(func, cst.Call))
+    if emptied:
+        return True
+    if root not in model.scopes.bindings(func):
         return False
     return any(isinstance(r.value, cst.Name) and r.value.value == root for r in model.scopes.scope_nodes(func, cst.Return))

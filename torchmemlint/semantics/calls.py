@@ -45,7 +45,8 @@ MODEL_WORDS = frozenset({
 # First words of names that handle models rather than run them.
 _MODEL_HANDLING_VERBS = frozenset({
     "load", "save", "build", "make", "create", "init", "setup", "prepare", "freeze", "unfreeze", "reset",
-    "wrap", "copy", "clone", "register", "export", "print", "log", "summarize", "count",
+    "wrap", "copy", "clone", "register", "export", "print", "log", "summarize", "count", "unwrap", "convert",
+    "extract", "get", "move", "compile", "quantize", "fuse", "patch", "replace", "attach", "check", "validate",
 })
 _LOSS_FUNCTION_NAMES = frozenset({"loss_fn", "loss_func", "loss_function", "loss_fct", "lossfn", "loss_module"})
 _ROLE_SUFFIXES = frozenset({"ema", "old", "new", "target", "ddp", "q", "k", "g", "d", "a", "b", "s", "t", "fp16",
@@ -373,11 +374,12 @@ class Calls:
         if isinstance(func, cst.Call):
             func = func.func
         qualified = self.imports.qualify(func)
-        if qualified is not None:
+        if qualified is not None and qualified.startswith("torch."):
             return qualified.startswith("torch.nn.") and (
                 bool(LOSS_SUFFIX.search(qualified)) or qualified.endswith(_FUNCTIONAL_LOSSES))
         lowered = (terminal_name(func) or "").lower()
-        return "loss" in lowered or "criterion" in lowered
+        # (a loss of another package: litgpt's ``chunked_cross_entropy``, a project's ``nll_loss``)
+        return "loss" in lowered or "criterion" in lowered or lowered.endswith(_FUNCTIONAL_LOSSES)
 
     def _in_module_class(self, node: cst.CSTNode) -> bool:
         func = self.scopes.function_of(node)

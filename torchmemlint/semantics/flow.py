@@ -126,6 +126,9 @@ _ONE_TENSOR_MODULES = frozenset({
     "ReLU", "GELU", "Sigmoid", "Tanh", "Softmax", "Dropout", "Identity", "Flatten", "MaxPool2d", "AvgPool2d",
     "AdaptiveAvgPool2d", "TransformerEncoder",
 })
+# Methods of a model that run (part of) its forward pass.
+_FORWARD_LIKE = re.compile(r"forward|encode|decode|embed|features|logits|predict_noise|denoise|score|"
+                           r"attention|project|classify|head|backbone|_step$")
 _DISTRIBUTION_DRAWS = frozenset({"sample", "sample_n", "enumerate_support"})
 # Collective helpers (accelerate, torch.distributed wrappers) that gather a value from every process.
 _GATHERING_METHODS = frozenset({"gather", "gather_for_metrics", "all_gather", "reduce"})
@@ -823,6 +826,8 @@ class Flow:
         args = [self.value(a.value, at) for a in call.args]
         if qualified.startswith("torch."):
             return self._torch_call(qualified, call, args, at)
+        if self.calls.is_loss_function_call(call):  # another package's loss (``chunked_cross_entropy``)
+            return self._forward(call, at)
         if qualified in _RECORD_FACTORIES:
             fields = tuple((a.keyword.value, self.value(a.value, at)) for a in call.args if a.keyword is not None)
             return _combine([v for _, v in fields], kind=RECORD, fields=fields)
@@ -834,6 +839,8 @@ class Flow:
             return Value(detached=True)
         if self.modules.is_constructor(call):
             return Value(kind=MODULE)
+        if is_class_name(qualified.rsplit(".", 1)[-1]):
+            return self._record(call, at)  # an object of another package's class: its attributes, no graph of its own
         # An unknown library function on tensors (``einops.rearrange(x, ...)``) keeps their graph.
         return _combine(args) if args else UNKNOWN
 
@@ -891,6 +898,8 @@ class Flow:
     def _method(self, method: str, receiver: Value, func: cst.Attribute, call: cst.Call, at: cst.CSTNode) -> Value:
         """A method of something this file does not define: a tensor's, a container's, a
         module's, an optimizer's, or an unknown object's."""
+        if receiver.is_nothing:
+            return NOTHING  # a cycle (``self.x = self.x.to(device)``) adds nothing to what ``x`` holds
         if receiver.kind == MODULE and method in _SELF_RETURNING:
             destination = self._to_destination(call) if method == "to" else None
             device = receiver.device if method not in ("cuda", "cpu", "to") else (
@@ -948,9 +957,15 @@ class Flow:
             return Value(kind=TENSOR, detached=True, device=True)
         if receiver.kind not in (TENSOR, None) and receiver.kind != MODULE:
             return UNKNOWN
-        on_model = receiver.kind == MODULE or (is_model_name(terminal_name(func.value)) and not receiver.graph
-                                               and not _LOSS_NAME.search(terminal_name(func.value) or ""))
-        if on_model:  # ``model.linear_probe(code)``: on the model's device
+        named_model = is_model_name(terminal_name(func.value)) and not receiver.graph and \
+            not _LOSS_NAME.search(terminal_name(func.value) or "")
+        # ``model.linear_probe(code)`` on a known module, or a forward-like method of something
+        # named like a model (``model.encode(x)``; not ``model.get_env()`` of an RL library's agent)
+        on_model = receiver.kind == MODULE or (named_model and (_FORWARD_LIKE.search(method) or any(
+            (v := self.value(a.value, at)).device or v.graph or v.kind == TENSOR for a in call.args)))
+        if named_model and not on_model:
+            return UNKNOWN
+        if on_model:  # on the model's device
             return Value(device=method not in _MODEL_NON_TENSOR_METHODS, detached=method in _MODEL_NON_TENSOR_METHODS)
         # A tensor method keeps the graph.
         reduction = method in _FULL_REDUCTIONS and not call.args

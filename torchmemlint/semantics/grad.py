@@ -5,12 +5,13 @@ with them, a preceding plain ``torch.set_grad_enabled(False)`` call, Lightning's
 and functions whose every call site is already grad-disabled."""
 from __future__ import annotations
 
+import re
 from typing import Optional
 
 import libcst as cst
 
 from torchmemlint.semantics.calls import Calls
-from torchmemlint.semantics.imports import ImportTable
+from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.scopes import LIGHTNING_NO_GRAD_METHODS, Scopes
 from torchmemlint.semantics.tree import Tree
 
@@ -21,6 +22,10 @@ DISABLING = frozenset({
 ENABLING = frozenset({"torch.enable_grad", "torch.autograd.enable_grad", "torch.autograd.grad_mode.enable_grad"})
 SET_GRAD_ENABLED = frozenset({"torch.set_grad_enabled", "torch.autograd.set_grad_enabled",
                               "torch.autograd.grad_mode.set_grad_enabled"})
+
+
+# A decorator or context manager of a project's own, named for what it does.
+_DISABLING_NAME = re.compile(r"(?:^|_)(?:no_grad|inference_mode)$")
 
 
 class GradContexts:
@@ -40,8 +45,10 @@ class GradContexts:
             call_args = tuple(expr.args)
             expr = expr.func
         name = self.imports.qualify(expr)
-        if name is None:
-            return None
+        if name is None or not name.startswith("torch."):
+            # A project's own wrapper named for it (yolov5's ``@smart_inference_mode()``).
+            spelled = (name or dotted_name(expr) or "").rsplit(".", 1)[-1]
+            return True if _DISABLING_NAME.search(spelled) else None
         if name in DISABLING:
             return True
         if name in ENABLING:
@@ -63,11 +70,23 @@ class GradContexts:
                     effect = self.context_effect(item.item)
                     if effect is not None and self.tree.contains(ancestor.body, node):
                         return effect
+                if self._entered_disabling(ancestor, node):
+                    return True
             elif isinstance(ancestor, cst.FunctionDef):
                 return self._set_grad_call_before(node, ancestor) or self.is_function_disabled(ancestor)
             elif isinstance(ancestor, cst.Lambda):
                 return False
         return self._set_grad_call_before(node, self.tree.module)
+
+    def _entered_disabling(self, block: cst.With, node: cst.CSTNode) -> bool:
+        """``with ExitStack() as stack: stack.enter_context(torch.no_grad()); ...`` (detectron2's
+        ``inference_on_dataset``): grad is off after the ``enter_context`` call in the block."""
+        for call in self.tree.descendants(block.body, cst.Call):
+            func = call.func
+            if isinstance(func, cst.Attribute) and func.attr.value == "enter_context" and call.args and \
+                    self.context_effect(call.args[0].value) and self.tree.before(call, node):
+                return True
+        return False
 
     def _set_grad_call_before(self, node: cst.CSTNode, scope) -> bool:
         """A plain ``torch.set_grad_enabled(False)`` statement earlier in the same scope."""

@@ -100,7 +100,9 @@ class Hooks:
             mapped = self._as_seen_by_caller(receiver, func, site, callee) if receiver is not None else None
             if receiver is not None and mapped is None:
                 continue
-            for loop in self.scopes.loops_around(site):
+            caller = self.scopes.function_of(site)
+            in_setup = caller is not None and caller.name.value == "__init__"  # a loop over what to set up
+            for loop in [] if in_setup else self.scopes.loops_around(site):
                 if self._guarded(site, loop):
                     break
                 if mapped is not None and not self.persists_across(mapped, loop):
@@ -108,7 +110,6 @@ class Hooks:
                 if self._has_remove(loop.body):
                     break
                 return Pile(loop, site, built)
-            caller = self.scopes.function_of(site)
             if caller is not None and caller is not func:
                 found = self._through_callers(caller, mapped, built, depth + 1)
                 if found is not None:

@@ -29,7 +29,9 @@ from torchmemlint.semantics.scopes import Scopes
 from torchmemlint.semantics.stores import Stores
 from torchmemlint.semantics.tree import Tree
 from torchmemlint.semantics.vocabulary import IN_PLACE_WRITES
-from torchmemlint.semantics.flow import BREAKING_BUILTINS, GRAPH_BREAKING_METHODS, NON_GRAPH_ATTRIBUTES, TENSOR, Flow
+from torchmemlint.semantics.flow import (
+    BREAKING_BUILTINS, GRAPH_BREAKING_METHODS, MODULE, NON_GRAPH_ATTRIBUTES, OPTIMIZER, TENSOR, Flow,
+)
 
 JOIN_FUNCTIONS = frozenset({
     "torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.vstack", "torch.hstack",
@@ -159,6 +161,8 @@ class LoopCarried:
                     continue
                 requires_grad = self._requires_grad(name, region)
                 for site in sites:
+                    if self.flow.value(site.value, site).kind in (MODULE, OPTIMIZER):
+                        continue  # ``vae = vae.to(device)``: a module moved, not a value computed
                     reads = self._previous_reads(site, name, region)
                     if reads and self._attached(site, requires_grad):
                         found.append(Carry(name, site, region, reads, self._kind(site), requires_grad))

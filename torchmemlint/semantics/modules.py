@@ -92,6 +92,10 @@ class Modules:
                 return last[:1].isupper() and not _NOT_A_MODEL.search(last) or bool(_MODEL_FACTORY.search(last))
             if qualified.split(".", 1)[0] in sys.stdlib_module_names:
                 return False  # ``pathlib.Path(...)``, ``collections.OrderedDict()``
+            if last[:1].isupper() and not qualified.startswith("torch."):
+                # A class from another package (``Monitor(env)``, ``Timer()``, ``CN()``): a module
+                # only when its name says so (``Generator``, ``ResNet``, ``MyNet``).
+                return bool(MODULE_NAME.search(last)) and not _NOT_A_MODEL.search(last)
         name = terminal_name(func)
         if name is None:
             return False

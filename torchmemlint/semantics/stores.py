@@ -103,6 +103,8 @@ class Stores:
             if func.attr.value in METER_METHODS and self._is_meter_of_another_file(func.value, call):
                 found.append(Store(call, func.value, call.args[0].value, appended=False))
                 continue
+            if func.attr.value == "update":
+                continue  # ``dict.update(other)``, ``ema.update(model)``: no new element of its own
             if func.attr.value == "insert":
                 values = [call.args[-1].value]
             elif func.attr.value in _MULTI_ARGUMENT_STORES:
@@ -269,6 +271,8 @@ class Stores:
             if any(p.name.value == root for p in iteration.params.params) or self._emptied_between_calls(container):
                 return False
             enclosing = self.scopes.function_of(iteration)
+            if enclosing is not None and self._fresh_in_enclosing_step(iteration, root):
+                return False
             bindings = self.scopes.bindings(enclosing).get(root, []) if enclosing is not None else []
             if bindings and all(isinstance(b.node, cst.Param) for b in bindings) and root != "self":
                 return self._passed_in_outliving(enclosing, root, container, _depth)
@@ -281,8 +285,10 @@ class Stores:
                 return not self._reset_in(container, iteration) and \
                     not self.differentiated_and_emptied(container, iteration)
             scope_bindings = self.scopes.bindings(iteration).get(root)
+            if scope_bindings is None and root != "self" and self._fresh_in_enclosing_step(iteration, root):
+                return False
             if root in self.scopes.global_names(iteration) or (scope_bindings is None and root != "self"):
-                return True
+                return not self.differentiated_and_emptied(container, iteration)
             if scope_bindings and all(isinstance(b.node, cst.Param) for b in scope_bindings) and root != "self":
                 return self._passed_in_outliving(iteration, root, container, _depth)
             return False
@@ -302,6 +308,16 @@ class Stores:
             self.tree.contains(iteration.body, b.node) and not b.augmented and not self._reads(b.value, root)
             for b in self.scopes.bindings(self.scopes.scope_of(at)).get(root, [])
         )
+
+    def _fresh_in_enclosing_step(self, function, root: str) -> bool:
+        """A hook's closure over a container that the function around it makes anew on each of
+        its calls, which run once per step (``feat_list = []`` in ``forward``, with the hook
+        registered and removed there)."""
+        enclosing = self.scopes.function_of(function)
+        if enclosing is None or not self.iterations.runs_per_step(enclosing):
+            return False
+        bindings = self.scopes.bindings(enclosing).get(root, [])
+        return bool(bindings) and not any(isinstance(b.node, cst.Param) for b in bindings)
 
     def _passed_in_outliving(self, function: cst.FunctionDef, param: str, container: cst.BaseExpression,
                              depth: int) -> bool:
@@ -469,11 +485,13 @@ class Stores:
         REINFORCE agent's ``learn``): graphs kept to be differentiated, not piling up. Emptied
         without a backward (at the end of an epoch) they still pile up until then."""
         cls = self.scopes.class_of(method)
-        if cls is None:
+        spelled = dotted_name(container.value if isinstance(container, cst.Subscript) else container) or ""
+        if cls is None and spelled.startswith("self."):
             return False
+        owner = cls if spelled.startswith("self.") else self.tree.module  # (a global's: any function)
         return any(
             self._reset_in(container, other) and any(self.calls.backward_roots(c) for c in self.tree.descendants(other, cst.Call))
-            for other in self.tree.descendants(cls, cst.FunctionDef)
+            for other in self.tree.descendants(owner, cst.FunctionDef)
             if other is not method and other.name.value != "__init__"
         )
 
