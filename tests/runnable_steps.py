@@ -43,8 +43,11 @@ LEAKS = [
     Leak("tml001_eval_keeps_outputs", MLP_SAVED + LOGITS, "TML003", LOGITS, "namespace['outputs']"),
     Leak("tml001_eval_accumulates_loss", MLP_SAVED + LOGITS + I64 * B + F32, "TML001", 0, "namespace['val_loss']"),
     Leak("tml005_rnn_state", F32 * (B * 32 + B * 64) + I64 * B, "TML005", I64 * B, "namespace['h']"),
-    Leak("tml006_retain_graph", MLP_SAVED + LOGITS + I64 * B + 2 * F32, "file", 0, "namespace['history']"),
-    Leak("tml007_hook_in_loop", F32 * B * 64, "file", 0, "namespace['model']"),
+    # TML001's fix keeps Python numbers in the history, which frees each graph, retained or not.
+    # (TML006's alone frees what the graph saved, but the kept losses still hold its nodes.)
+    Leak("tml006_retain_graph", MLP_SAVED + LOGITS + I64 * B + 2 * F32, "TML001", 0, "namespace['history']"),
+    # TML007's fix removes each step's hook at the end of the step.
+    Leak("tml007_hook_in_loop", F32 * B * 64, "TML007", 0, "namespace['model']"),
     # The lru_cache's entries live in C, where the retention walk does not see: no name is credited.
     Leak("tml012_cached_tensor_function", F32 * 2 * B * 32, "file"),
     Leak("tml013_create_graph", F32 * (B * 32 + B * 64 + B * 10) + I64 * B + F32 * (2 * B * 10 + B * 64), "file", 0,
