@@ -56,8 +56,8 @@ EXPECTED = {
     # the outputs only. TML001 offers no fix here: the original alone grows in every iteration,
     # and what each one created survives (kept by `outputs`), which confirms it without a twin.
     ("tml001_eval_keeps_outputs.py", "TML001"): Expected(
-        CONFIRMED_GROWTH, MLP_SAVED + LOGITS, original_bytes_per_iteration=MLP_SAVED + LOGITS,
-        retained_by="outputs", twin_origin="", growth_meter="live-storage"),
+        CONFIRMED_GROWTH, MLP_SAVED, original_bytes_per_iteration=MLP_SAVED + LOGITS,
+        twin_bytes_per_iteration=LOGITS, retained_by="outputs", growth_meter="live-storage"),
     ("tml001_eval_keeps_outputs.py", "TML003"): Expected(
         CONFIRMED_GROWTH, MLP_SAVED, original_bytes_per_iteration=MLP_SAVED + LOGITS,
         twin_bytes_per_iteration=LOGITS, retained_by="outputs", growth_meter="live-storage"),
