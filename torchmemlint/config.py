@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from torchmemlint.files import DEFAULT_EXCLUDE, DEFAULT_MAX_FILE_SIZE
-from torchmemlint.patterns import PathPattern
+from torchmemlint.patterns import PathPattern, relative_posix
 from torchmemlint.rules.base import Rule
 
 if sys.version_info >= (3, 11):
@@ -187,21 +187,55 @@ class _TableReader:
 
 
 @dataclass(frozen=True)
+class RootedPattern:
+    """A path pattern and the folder its anchored form is relative to."""
+
+    pattern: PathPattern
+    root: Path
+
+    def matches(self, path: Path, is_dir: bool) -> bool:
+        return self.pattern.matches_path(path, self.root, is_dir)
+
+
+@dataclass(frozen=True)
+class PathOptions:
+    """The command line's file options (``--exclude``, ``--extend-exclude``,
+    ``--per-file-ignores``), relative to the working directory as ruff's are. ``exclude`` and
+    ``per_file_ignores`` replace the configured ones when given; ``extend_exclude`` adds."""
+
+    exclude: Optional[tuple[str, ...]] = None
+    extend_exclude: tuple[str, ...] = ()
+    per_file_ignores: Optional[tuple[tuple[str, tuple[str, ...]], ...]] = None
+
+
+@dataclass(frozen=True)
 class Settings:
     """Everything that decides how the files of one folder are checked."""
 
-    root: Path  # relative patterns are anchored here: the configuration's folder, else the cwd
+    root: Path  # the configuration's folder, else the cwd
     config_path: Optional[Path]
     rules: tuple[Rule, ...]
-    exclude: tuple[PathPattern, ...]
-    per_file_ignores: tuple[tuple[PathPattern, tuple[str, ...]], ...]
+    exclude: tuple[RootedPattern, ...]
+    per_file_ignores: tuple[tuple[RootedPattern, tuple[str, ...]], ...]
     max_file_size: int
+
+    def excludes(self, path: Path, is_dir: bool) -> bool:
+        """Whether an ``exclude`` pattern matches ``path`` itself (absolute). Discovery asks
+        this of every entry: the path is made relative once per root, not once per pattern."""
+        relative_by_root: dict[int, Optional[str]] = {}
+        for rooted in self.exclude:
+            key = id(rooted.root)
+            if key not in relative_by_root:
+                relative_by_root[key] = relative_posix(path, rooted.root)
+            if rooted.pattern.matches_relative(relative_by_root[key], path.name, is_dir):
+                return True
+        return False
 
     def rules_for(self, path: str) -> tuple[Rule, ...]:
         """The selected rules minus those the ``per-file-ignores`` turn off for ``path``."""
         absolute = Path(os.path.abspath(path))
         ignored = tuple(code for pattern, codes in self.per_file_ignores
-                        if pattern.matches_path(absolute, self.root, is_dir=False) for code in codes)
+                        if pattern.matches(absolute, is_dir=False) for code in codes)
         if not ignored:
             return self.rules
         return tuple(rule for rule in self.rules if not rule.code.startswith(ignored))
@@ -212,7 +246,7 @@ class SettingsResolver:
     command line's options on top."""
 
     def __init__(self, rules: Sequence[Rule], command_line: RuleSelection = RuleSelection(),
-                 config_path: Optional[str] = None) -> None:
+                 config_path: Optional[str] = None, path_options: PathOptions = PathOptions()) -> None:
         self._rules = tuple(rules)
         self._command_line = RuleSelection(
             select=(None if command_line.select is None
@@ -221,6 +255,7 @@ class SettingsResolver:
             ignore=check_selectors(command_line.ignore, rules, "--ignore"),
         )
         self._cwd = Path.cwd()
+        self._path_options = _rooted_path_options(path_options, rules, self._cwd)
         self._fixed_config: Optional[ConfigFile] = None
         if config_path is not None:
             path = Path(os.path.abspath(config_path))
@@ -248,12 +283,19 @@ class SettingsResolver:
         return settings
 
     def _settings(self, config: ConfigFile) -> Settings:
+        root = config.path.parent if config.path else self._cwd
+        exclude, extend_exclude, per_file_ignores = self._path_options
+        if exclude is None:
+            exclude = tuple(RootedPattern(pattern, root) for pattern in config.exclude)
+        if per_file_ignores is None:
+            per_file_ignores = tuple((RootedPattern(pattern, root), codes)
+                                     for pattern, codes in config.per_file_ignores)
         return Settings(
-            root=config.path.parent if config.path else self._cwd,
+            root=root,
             config_path=config.path,
             rules=select_rules(self._rules, (config.selection, self._command_line)),
-            exclude=config.exclude,
-            per_file_ignores=config.per_file_ignores,
+            exclude=exclude + extend_exclude,
+            per_file_ignores=per_file_ignores,
             max_file_size=config.max_file_size,
         )
 
@@ -275,3 +317,41 @@ class SettingsResolver:
         for seen in visited:
             self._config_by_folder[seen] = config
         return config
+
+
+def _rooted_path_options(options: PathOptions, rules: Sequence[Rule], cwd: Path) -> tuple[
+        Optional[tuple[RootedPattern, ...]], tuple[RootedPattern, ...],
+        Optional[tuple[tuple[RootedPattern, tuple[str, ...]], ...]]]:
+    """The command line's patterns compiled and anchored at the working directory."""
+    def rooted(text: str, option: str) -> RootedPattern:
+        try:
+            return RootedPattern(PathPattern.compile(text), cwd)
+        except ValueError as error:
+            raise UsageError(f"{option}: {error}") from None
+
+    exclude = None if options.exclude is None else \
+        tuple(rooted(text, "--exclude") for text in options.exclude)
+    extend_exclude = tuple(rooted(text, "--extend-exclude") for text in options.extend_exclude)
+    per_file_ignores = None if options.per_file_ignores is None else tuple(
+        (rooted(glob, "--per-file-ignores"), check_selectors(codes, rules, f"--per-file-ignores {glob}"))
+        for glob, codes in options.per_file_ignores)
+    return exclude, extend_exclude, per_file_ignores
+
+
+def format_settings(path: str, settings: Settings) -> str:
+    """``check --show-settings``: what decides how ``path`` is checked, one setting a line."""
+    def patterns(rooted: Sequence[RootedPattern]) -> str:
+        return "[" + ", ".join(f"{p.pattern.text!r} (in {p.root})" for p in rooted) + "]"
+
+    lines = [
+        f"Resolved settings for: {os.path.abspath(path)}",
+        f"Settings path: {settings.config_path or 'none (defaults)'}",
+        f"root = {settings.root}",
+        f"rules ({len(settings.rules_for(path))}) = [{', '.join(r.code for r in settings.rules_for(path))}]",
+        f"selected rules ({len(settings.rules)}) = [{', '.join(r.code for r in settings.rules)}]",
+        f"exclude = {patterns(settings.exclude)}",
+        "per-file-ignores = {" + ", ".join(f"{p.pattern.text!r} (in {p.root}): [{', '.join(codes)}]"
+                                            for p, codes in settings.per_file_ignores) + "}",
+        f"max-file-size = {settings.max_file_size}",
+    ]
+    return "\n".join(lines)

@@ -4,7 +4,8 @@ from __future__ import annotations
 import inspect
 import sys
 from collections import Counter
-from typing import TYPE_CHECKING, TextIO, Union
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable, Optional, TextIO, Union
 
 from torchmemlint.diagnostics import Diagnostic, FileError
 
@@ -27,13 +28,39 @@ def rule_docs(rule) -> str:
     return inspect.cleandoc(docs)
 
 
+def is_applicable(finding: Union[Diagnostic, FileError], unsafe_fixes: bool) -> bool:
+    """Whether ``torchmemlint fix`` (with ``--unsafe-fixes`` if ``unsafe_fixes``) would fix it."""
+    fix = getattr(finding, "fix", None)
+    return fix is not None and (fix.safe or unsafe_fixes)
+
+
+def read_file(path: str) -> Optional[bytes]:
+    try:
+        with open(path, "rb") as file:
+            return file.read()
+    except OSError:
+        return None
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    """How findings are shown, whatever the format."""
+
+    unsafe_fixes: bool = False  # unsafe fixes count as applicable (``[*]``)
+    show_source: bool = False  # the source line and a caret under each finding (text)
+    color: bool = False  # ANSI colours (text)
+    # A file's bytes, for source snippets and notebook positions (stdin's code is not on disk).
+    read: Callable[[str], Optional[bytes]] = read_file
+
+
 class Reporter:
     """Receives each file's result as soon as it is checked, then ``finish`` once."""
 
     shows_fix_edits = False  # whether the format prints each fix's edits
 
-    def __init__(self, stream: TextIO) -> None:
+    def __init__(self, stream: TextIO, options: ReportOptions = ReportOptions()) -> None:
         self.stream = stream
+        self.options = options
 
     def add(self, result: "FileResult") -> None:
         raise NotImplementedError
@@ -43,11 +70,15 @@ class Reporter:
 
 
 class Tally:
-    """Counts for the summary line, ``--statistics`` and the exit status."""
+    """Counts for the summary line, ``--statistics`` and the exit status: per code, and how many
+    findings ``fix`` would fix (``fixable``) or would fix with ``--unsafe-fixes`` only."""
 
-    def __init__(self) -> None:
+    def __init__(self, unsafe_fixes: bool = False) -> None:
+        self.unsafe_fixes = unsafe_fixes
         self.files = 0
         self.by_code: Counter[str] = Counter()
+        self.fixable_by_code: Counter[str] = Counter()
+        self.unsafe_only = 0
         self.names: dict[str, str] = {}
 
     def add(self, result: "FileResult") -> None:
@@ -55,6 +86,14 @@ class Tally:
         for finding in result.findings:
             self.by_code[finding.code] += 1
             self.names.setdefault(finding.code, finding_name(finding))
+            if is_applicable(finding, self.unsafe_fixes):
+                self.fixable_by_code[finding.code] += 1
+            elif is_applicable(finding, True):
+                self.unsafe_only += 1
+
+    @property
+    def fixable(self) -> int:
+        return sum(self.fixable_by_code.values())
 
     @property
     def total(self) -> int:
