@@ -10,7 +10,7 @@ import os
 import stat
 import tempfile
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, Optional, Protocol, Sequence, Union
+from typing import Callable, Iterable, Iterator, Optional, Protocol, Union
 
 from torchmemlint.diagnostics import FileError
 from torchmemlint.notebooks import SUFFIX as NOTEBOOK_SUFFIX
