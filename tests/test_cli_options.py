@@ -342,3 +342,29 @@ def test_one_file_is_checked_without_a_process_pool(project, capsys, monkeypatch
     assert main(capsys, "check", "--no-cache", "safe.py")[0] == 1
     status, _, err = main(capsys, "check", "--no-cache", "-j", "2", ".")  # two files: a pool starts
     assert status == 2 and "a process pool was started" in err
+
+
+# --- TML000 ---------------------------------------------------------------------------------------
+
+def test_file_errors_can_be_explained(capsys):
+    assert cli.main(["explain", "TML000"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("# TML000 file-error\n") and "## How to silence it" in out
+
+
+@pytest.mark.parametrize("options, config, reported", [
+    ([], "", True),
+    (["--ignore", "TML000"], "", False),
+    (["--ignore", "TML0"], "", True),  # a prefix never hides a file that was not checked
+    (["--ignore", "TML"], "", True),
+    ([], 'ignore = ["TML000"]', False),
+    ([], 'per-file-ignores = { "gen/**" = ["TML000"] }', False),
+    ([], 'per-file-ignores = { "other/**" = ["TML000"] }', True),
+    (["--per-file-ignores", "gen/*:TML000"], "", False),
+])
+def test_file_errors_are_ignored_only_by_their_full_code(project, capsys, options, config, reported):
+    write(project, "pyproject.toml", f"[tool.torchmemlint]\n{config}\n")
+    write(project, "gen/broken.py", "x = (\n")
+    out = main(capsys, "check", *options, "gen")[1]
+    assert ("gen/broken.py:1:5: TML000 syntax error" in out) is reported
+    assert main(capsys, "check", *options, "gen")[1] == out  # the same from the cache

@@ -31,6 +31,7 @@ class FileTask:
     rule_codes: tuple[str, ...]
     max_file_size: int
     fix_edits: bool = True
+    file_errors: bool = True  # report TML000 (False: ignored by its code)
 
 
 @dataclass
@@ -50,12 +51,23 @@ class FileResult:
 def check_file(task: FileTask, cache: Optional[ResultCache] = None) -> FileResult:
     source = read_source(task.path, task.max_file_size)
     if isinstance(source, FileError):
-        return FileResult(task.path, errors=[source])
+        return _reported(task, FileResult(task.path, errors=[source]))
     return check_bytes(task, source, cache)
+
+
+def _reported(task: FileTask, result: FileResult) -> FileResult:
+    """The result without its file errors where ``TML000`` is ignored."""
+    if not task.file_errors:
+        result.errors = []
+    return result
 
 
 def check_bytes(task: FileTask, source: bytes, cache: Optional[ResultCache] = None) -> FileResult:
     """``check_file`` on bytes already read (from the file, or from stdin for ``task.path``)."""
+    return _reported(task, _check_bytes(task, source, cache))
+
+
+def _check_bytes(task: FileTask, source: bytes, cache: Optional[ResultCache]) -> FileResult:
     key = None
     if cache is not None:
         key = cache.key(task, source)
@@ -131,7 +143,7 @@ def plan(
     for path in found:
         settings = resolver.settings_for_file(path)
         yield FileTask(path, tuple(rule.code for rule in settings.rules_for(path)),
-                       settings.max_file_size, fix_edits)
+                       settings.max_file_size, fix_edits, settings.reports_file_errors(path))
 
 
 def _resolver(select: Optional[Sequence[str]], extend_select: Sequence[str], ignore: Sequence[str],
@@ -186,7 +198,7 @@ def _cached(task: FileTask, cache: ResultCache) -> Optional[FileResult]:
     if isinstance(source, FileError):
         return None  # the worker reports it
     entry = cache.get(cache.key(task, source))
-    return FileResult(task.path, *entry) if entry is not None else None
+    return _reported(task, FileResult(task.path, *entry)) if entry is not None else None
 
 
 def _run(pending: list[tuple[int, FileTask]], jobs: int, cache: Optional[ResultCache]) -> Iterator[FileResult]:
@@ -228,7 +240,7 @@ def fix_file(task: FileTask, unsafe: bool = False, write: bool = True) -> FileFi
     one of the remaining result's errors and the file is left as it was."""
     source = read_source(task.path, task.max_file_size)
     if isinstance(source, FileError):
-        return FileFix(task.path, b"", b"", "utf-8", [], FileResult(task.path, errors=[source]))
+        return FileFix(task.path, b"", b"", "utf-8", [], _reported(task, FileResult(task.path, errors=[source])))
     outcome = fix_bytes(task, source, unsafe)
     if write and outcome.changed:
         try:
@@ -236,7 +248,7 @@ def fix_file(task: FileTask, unsafe: bool = False, write: bool = True) -> FileFi
         except OSError as error:
             unfixed = check_file(task)  # the file as it still is
             unfixed.errors.append(FileError(task.path, f"cannot write the fixed file: {error.strerror or error}"))
-            return FileFix(task.path, source, source, outcome.encoding, [], unfixed)
+            return FileFix(task.path, source, source, outcome.encoding, [], _reported(task, unfixed))
     return outcome
 
 
@@ -249,7 +261,7 @@ def fix_bytes(task: FileTask, source: bytes, unsafe: bool = False) -> FileFix:
     rules = [RULES_BY_CODE[code] for code in task.rule_codes]
     result = fix.fix_source(source, task.path, rules, unsafe)
     return FileFix(task.path, source, result.source, result.encoding, result.applied,
-                   FileResult(task.path, result.remaining, result.errors))
+                   _reported(task, FileResult(task.path, result.remaining, result.errors)))
 
 
 def fix_paths(paths: Sequence[str], unsafe: bool = False, write: bool = True, **options) -> Iterator[FileFix]:

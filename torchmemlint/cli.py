@@ -60,7 +60,9 @@ from torchmemlint.config import PathOptions, UsageError, format_settings  # noqa
 from torchmemlint.files import detect_encoding, write_atomic  # noqa: E402
 from torchmemlint.notebooks import is_notebook  # noqa: E402
 from torchmemlint.report import REPORTERS, TEXT_FORMATS, reporter_for  # noqa: E402
-from torchmemlint.report.base import ReportOptions, Tally, read_file, rule_docs  # noqa: E402
+from torchmemlint.diagnostics import FileError  # noqa: E402
+from torchmemlint.report.base import (FILE_ERROR_DOCS, FILE_ERROR_MESSAGE, FILE_ERROR_NAME,  # noqa: E402
+                                      ReportOptions, Tally, read_file, rule_docs)
 from torchmemlint.report.fixes import FixTally, format_applied_fixes, format_fix_summary  # noqa: E402
 from torchmemlint.report.text import format_fixable, format_statistics, format_summary, plural  # noqa: E402
 from torchmemlint.rules import ALL_RULES  # noqa: E402
@@ -570,6 +572,10 @@ def list_rules(args: argparse.Namespace) -> int:
             argument("code", help="a rule code, e.g. TML001 (or its name)"))
 def explain(args: argparse.Namespace) -> int:
     wanted = args.code.strip()
+    if wanted.upper() == FileError.code or wanted == FILE_ERROR_NAME:
+        print(f"# {FileError.code} {FILE_ERROR_NAME}\n\n{FILE_ERROR_MESSAGE}\n\nalways on (ignore it by its full "
+              f"code)\n\n{FILE_ERROR_DOCS.strip()}")
+        return EXIT_CLEAN
     for rule in ALL_RULES:
         if wanted.upper() == rule.code or wanted == rule.name:
             default = "on by default" if rule.default_enabled else \

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
+from torchmemlint.diagnostics import FileError
 from torchmemlint.files import DEFAULT_EXCLUDE, DEFAULT_MAX_FILE_SIZE
 from torchmemlint.patterns import PathPattern, relative_posix
 from torchmemlint.rules.base import Rule
@@ -76,10 +77,11 @@ def _specificity(code: str, selectors: Sequence[str], exact_only: bool = False) 
 
 
 def check_selectors(selectors: Sequence[str], rules: Sequence[Rule], where: str) -> tuple[str, ...]:
-    """Normalise rule selectors (strip, upper-case) and reject those that select no rule."""
+    """Normalise rule selectors (strip, upper-case) and reject those that select no rule (the
+    file-error code ``TML000`` is known too)."""
     normalized = tuple(selector.strip().upper() for selector in selectors if selector.strip())
     for selector in normalized:
-        if selector != ALL and not any(rule.code.startswith(selector) for rule in rules):
+        if selector != ALL and selector != FileError.code and not any(rule.code.startswith(selector) for rule in rules):
             raise UsageError(f"unknown rule code or prefix {selector!r} in {where} "
                              "(`torchmemlint rules` lists the rules)")
     return normalized
@@ -218,6 +220,16 @@ class Settings:
     exclude: tuple[RootedPattern, ...]
     per_file_ignores: tuple[tuple[RootedPattern, tuple[str, ...]], ...]
     max_file_size: int
+    file_errors_ignored: bool = False  # ``TML000`` named in ``ignore``
+
+    def reports_file_errors(self, path: str) -> bool:
+        """Whether ``TML000`` is reported for ``path``: unless ignored by its full code, in
+        ``ignore`` or in a ``per-file-ignores`` entry matching ``path``."""
+        if self.file_errors_ignored:
+            return False
+        absolute = Path(os.path.abspath(path))
+        return not any(FileError.code in codes and pattern.matches(absolute, is_dir=False)
+                       for pattern, codes in self.per_file_ignores)
 
     def excludes(self, path: Path, is_dir: bool) -> bool:
         """Whether an ``exclude`` pattern matches ``path`` itself (absolute). Discovery asks
@@ -297,6 +309,7 @@ class SettingsResolver:
             exclude=exclude + extend_exclude,
             per_file_ignores=per_file_ignores,
             max_file_size=config.max_file_size,
+            file_errors_ignored=FileError.code in (*config.selection.ignore, *self._command_line.ignore),
         )
 
     def _nearest_config(self, folder: Path) -> Optional[ConfigFile]:

@@ -14,6 +14,28 @@ if TYPE_CHECKING:
 
 # The name JSON and SARIF give to FileError (code TML000): a file that could not be checked.
 FILE_ERROR_NAME = "file-error"
+FILE_ERROR_MESSAGE = "file could not be checked"
+# ``torchmemlint explain TML000`` and docs/rules/TML000.md.
+FILE_ERROR_DOCS = """\
+TML000 file-error.
+
+## What it does
+Reports a file that could not be checked at all: it does not exist, cannot be read, is a folder,
+contains a NUL byte, is larger than `max-file-size`, is not valid in its encoding (UTF-8 unless a
+PEP 263 `# -*- coding: ... -*-` line says otherwise), does not parse, or is a notebook that is not
+valid JSON. It is also how `fix` says that it left a file unchanged (a fix would have broken it).
+The message says which.
+
+## Why it matters
+Nothing in such a file was checked: without this finding a broken or unreadable file would pass
+silently. It counts as a finding for the exit status (1).
+
+## How to silence it
+Fix the file, or name the code exactly: `--ignore TML000`, `ignore = ["TML000"]` or
+`per-file-ignores = { "generated/**" = ["TML000"] }` in `[tool.torchmemlint]`. A prefix (`TML`,
+`TML0`) does not turn it off, so that `--ignore TML0` never hides a file that was not checked.
+`# noqa` cannot silence it (the file may not even be read).
+"""
 
 
 def finding_name(finding: Union[Diagnostic, FileError]) -> str:
