@@ -558,6 +558,17 @@ def verify(args: argparse.Namespace) -> int:
     return EXIT_FINDINGS if confirmed or errors else EXIT_CLEAN
 
 
+@subcommand("server", "run the Language Server over stdio, for editors (needs pygls: "
+                      "pip install 'torchmemlint[server]')")
+def language_server(args: argparse.Namespace) -> int:
+    if importlib.util.find_spec("pygls") is None:
+        raise UsageError("the server needs pygls, which is not installed here (pip install 'torchmemlint[server]')")
+    from torchmemlint.server import main as serve
+
+    serve()
+    return EXIT_CLEAN
+
+
 @subcommand("rules", "list the rules")
 def list_rules(args: argparse.Namespace) -> int:
     name_width = max(len(rule.name) for rule in ALL_RULES)
