@@ -78,3 +78,25 @@ def test_bad_sizes_are_usage_errors() -> None:
     completed = run_cli("verify", str(FIXTURE), "--memory-limit", "lots")
     assert completed.returncode == 2
     assert "not a size: 'lots'" in completed.stderr
+
+
+@pytest.mark.slow
+def test_verify_replays_a_notebook_as_its_code_cells(tmp_path: Path) -> None:
+    """The fixture split into cells, with IPython syntax and a markdown cell: the same finding
+    is replayed with the same measurement (positions count the code cells' lines in order)."""
+    lines = FIXTURE.read_text(encoding="utf-8").splitlines(keepends=True)
+    loop = next(index for index, line in enumerate(lines) if line.startswith("for "))
+
+    def cell(kind: str, source: list) -> dict:
+        extra = {"outputs": [], "execution_count": None} if kind == "code" else {}
+        return {"cell_type": kind, "metadata": {}, "source": source, **extra}
+    notebook = {"cells": [cell("code", ["%matplotlib inline\n", *lines[:loop]]), cell("markdown", ["# Training\n"]),
+                          cell("code", ["!nvidia-smi\n", *lines[loop:]])],
+                "metadata": {"language_info": {"name": "python"}}, "nbformat": 4, "nbformat_minor": 5}
+    path = tmp_path / "train.ipynb"
+    path.write_text(json.dumps(notebook), encoding="utf-8")
+    completed = run_cli("verify", str(path), "--device", "cpu", "--iterations", "3", "--format", "json")
+    assert completed.returncode == 0, completed.stderr
+    [finding] = json.loads(completed.stdout)
+    assert (finding["line"], finding["code"], finding["verdict"]) == (23, "TML001", "not-reproduced")
+    assert finding["original_bytes_per_iteration"] == 4 * 16 * 10
