@@ -192,7 +192,8 @@ GITHUB_LINE = re.compile(r"::error file=(?P<file>[^,]+),line=(?P<line>\d+),endLi
 
 
 def test_github_annotations_span_the_finding(project, capsys):
-    annotations = [GITHUB_LINE.fullmatch(line) for line in report(capsys, "github", "train.py", "notebook.ipynb").splitlines()]
+    output = report(capsys, "github", "train.py", "notebook.ipynb")
+    annotations = [GITHUB_LINE.fullmatch(line) for line in output.splitlines()]
     assert all(annotations)
     *notebook, train = annotations  # (in path order)
     assert (train["file"], int(train["line"]), int(train["end_line"])) == ("train.py", LEAK_LINE, LEAK_LINE)

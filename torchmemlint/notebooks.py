@@ -138,7 +138,10 @@ class RawNotebook:
     def cell_text(self, cell: int) -> Optional[str]:
         """A cell's source as the notebook holds it (IPython syntax included)."""
         tokens = self._tokens(cell)
-        return None if tokens is None else "".join(json.loads(self.text[start:end]) for start, end in tokens)
+        try:
+            return None if tokens is None else "".join(json.loads(self.text[start:end]) for start, end in tokens)
+        except ValueError:  # an invalid escape: not JSON after all
+            return None
 
     def position(self, cell: int, line: int, column: int) -> Optional[tuple[int, int]]:
         """The raw file's 1-based line and 0-based column (code points) of a cell position."""

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from torchmemlint.diagnostics import Diagnostic
 from torchmemlint.notebooks import is_notebook
 from torchmemlint.report.base import Reporter
-from torchmemlint.report.sarif import Positions
+from torchmemlint.report.source import Positions
 
 if TYPE_CHECKING:
     from torchmemlint.api import FileResult

@@ -22,9 +22,8 @@ from urllib.parse import quote
 
 from torchmemlint import __version__
 from torchmemlint.diagnostics import Diagnostic, FileError
-from torchmemlint.notebooks import RawNotebook, is_notebook
 from torchmemlint.report.base import FILE_ERROR_NAME, Reporter, ReportOptions, is_applicable, rule_docs
-from torchmemlint.report.text import SourceLines
+from torchmemlint.report.source import Positions, SourceLines
 from torchmemlint.rules import ALL_RULES
 
 if TYPE_CHECKING:
@@ -93,28 +92,6 @@ def _artifact_uri(path: str) -> dict:
     if os.path.isabs(path):
         return {"uri": Path(path).as_uri()}
     return {"uri": quote(Path(path).as_posix()), "uriBaseId": "%SRCROOT%"}
-
-
-class Positions:
-    """Regions of one file: a notebook's cell positions become the raw file's."""
-
-    def __init__(self, path: str, raw: Optional[bytes]) -> None:
-        self.notebook = RawNotebook.read(raw) if raw is not None and is_notebook(path) else None
-
-    def region(self, cell: Optional[int], line: int, column: int, end_line: int, end_column: int) -> dict:
-        if cell is not None and self.notebook is not None:
-            start = self.notebook.position(cell, line, column)
-            end = self.notebook.position(cell, end_line, end_column) if end_line else None
-            if start is None:
-                return {"startLine": 1, "startColumn": 1}
-            region = {"startLine": start[0], "startColumn": start[1] + 1}
-            if end is not None and end >= start:
-                region.update(endLine=end[0], endColumn=end[1] + 1)
-            return region
-        region = {"startLine": line, "startColumn": column + 1}
-        if end_line and (end_line, end_column) >= (line, column):
-            region.update(endLine=end_line, endColumn=end_column + 1)
-        return region
 
 
 class SarifReporter(Reporter):

@@ -8,14 +8,11 @@ Without ``[*]`` a line is the one ``flake8 --select=TML`` prints (in a notebook
 ``path:cell N:line:col: ...``, as ruff writes it)."""
 from __future__ import annotations
 
-import io
-import re
-import tokenize
 from typing import TYPE_CHECKING, Optional, Union
 
 from torchmemlint.diagnostics import Diagnostic, FileError
-from torchmemlint.notebooks import RawNotebook, is_notebook
 from torchmemlint.report.base import Reporter, Tally, is_applicable
+from torchmemlint.report.source import SourceLines
 
 if TYPE_CHECKING:
     from torchmemlint.api import FileResult
@@ -23,7 +20,6 @@ if TYPE_CHECKING:
 FIX_MARK = "[*]"
 CONTEXT_LINES = 2  # source lines shown before and after the finding's first line (as ruff)
 TAB_WIDTH = 4
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 class _Style:
@@ -75,32 +71,6 @@ class TextReporter(Reporter):
                 lines = lines or SourceLines(result.path, self.options.read(result.path))
                 snippet = format_snippet(finding, lines.of(finding.cell), _Style(self.options.color))
                 print(snippet, file=self.stream)
-
-
-class SourceLines:
-    """A file's lines (a notebook's: per cell, as the notebook holds them), decoded once."""
-
-    def __init__(self, path: str, raw: Optional[bytes]) -> None:
-        self._path = path
-        self._raw = raw
-        self._lines: dict[Optional[int], list[str]] = {}
-
-    def of(self, cell: Optional[int]) -> list[str]:
-        if cell not in self._lines:
-            self._lines[cell] = _LINE_BREAK.split(self._text(cell) or "")
-        return self._lines[cell]
-
-    def _text(self, cell: Optional[int]) -> Optional[str]:
-        if self._raw is None:
-            return None
-        if is_notebook(self._path):
-            notebook = RawNotebook.read(self._raw)
-            return notebook.cell_text(cell) if notebook is not None and cell is not None else None
-        try:
-            encoding, _ = tokenize.detect_encoding(io.BytesIO(self._raw).readline)
-            return self._raw.decode(encoding, errors="replace").lstrip("\ufeff")
-        except (SyntaxError, LookupError):
-            return self._raw.decode("utf-8", errors="replace")
 
 
 def format_snippet(finding: Union[Diagnostic, FileError], lines: list[str], style: _Style) -> str:
