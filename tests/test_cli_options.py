@@ -368,3 +368,56 @@ def test_file_errors_are_ignored_only_by_their_full_code(project, capsys, option
     out = main(capsys, "check", *options, "gen")[1]
     assert ("gen/broken.py:1:5: TML000 syntax error" in out) is reported
     assert main(capsys, "check", *options, "gen")[1] == out  # the same from the cache
+
+
+# --- more of ruff's check options --------------------------------------------------------------
+
+@pytest.mark.parametrize("options, reported", [
+    ([], ["safe.py"]),  # train.py is git-ignored
+    (["--no-respect-gitignore"], ["safe.py", "train.py"]),
+    (["--respect-gitignore"], ["safe.py"]),
+])
+def test_respect_gitignore(project, capsys, options, reported):
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+    write(project, ".gitignore", "train.py\n")
+    out = main(capsys, "check", "-n", *options, ".")[1]
+    assert [line.split(":")[0] for line in out.splitlines()] == reported
+
+
+@pytest.mark.parametrize("options, reported", [
+    ([], []),  # the configuration ignores TML001
+    (["--isolated"], ["safe.py", "train.py"]),
+    (["--isolated", "--extend-per-file-ignores", "safe.py:TML001"], ["train.py"]),
+    (["--extend-per-file-ignores", "safe.py:TML001", "--extend-select", "TML001"], ["train.py"]),
+])
+def test_isolated_and_extend_per_file_ignores(project, capsys, options, reported):
+    write(project, "pyproject.toml", '[tool.torchmemlint]\nignore = ["TML001"]\n')
+    out = main(capsys, "check", *options, ".")[1]
+    assert [line.split(":")[0] for line in out.splitlines()] == reported
+
+
+def test_isolated_with_config_is_a_usage_error(project, capsys):
+    write(project, "pyproject.toml", "[tool.torchmemlint]\n")
+    status, _, err = main(capsys, "check", "--isolated", "--config", "pyproject.toml", ".")
+    assert status == 2 and "--isolated" in err
+
+
+def test_ignore_noqa(project, capsys):
+    write(project, "safe.py", SAFE_SCRIPT.replace("total += loss", "total += loss  # noqa: TML001"))
+    assert [line.split(":")[0] for line in main(capsys, "check", ".")[1].splitlines()] == ["train.py"]
+    out = main(capsys, "check", "--ignore-noqa", ".")[1]
+    assert [line.split(":")[0] for line in out.splitlines()] == ["safe.py", "train.py"]
+
+
+@pytest.mark.parametrize("options, status, out_lines", [
+    (["--fix-only"], 0, 0),  # the unsafe TML001 of train.py remains, unreported
+    (["--fix-only", "--exit-non-zero-on-fix"], 1, 0),
+    (["--fix", "--exit-zero"], 0, 1),
+    (["--fix", "--show-fixes"], 1, 4),  # the remaining finding, then the fixes applied
+])
+def test_fix_only_exit_non_zero_on_fix_and_show_fixes(project, capsys, options, status, out_lines):
+    result = main(capsys, "check", *options, ".")
+    assert (result[0], len(result[1].splitlines())) == (status, out_lines)
+    assert (project / "safe.py").read_text() == SAFE_FIXED
+    if "--show-fixes" in options:
+        assert result[1].splitlines()[1:] == ["Fixed 1 error:", "- safe.py:", "    1 × TML001 (graph-retained-accumulation)"]

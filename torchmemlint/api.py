@@ -32,6 +32,7 @@ class FileTask:
     max_file_size: int
     fix_edits: bool = True
     file_errors: bool = True  # report TML000 (False: ignored by its code)
+    apply_noqa: bool = True  # False: report what ``# noqa`` comments would suppress
 
 
 @dataclass
@@ -76,17 +77,19 @@ def _check_bytes(task: FileTask, source: bytes, cache: Optional[ResultCache]) ->
             return FileResult(task.path, *cached)
     rules = [RULES_BY_CODE[code] for code in task.rule_codes]
     if is_notebook(task.path):
-        diagnostics, errors = _check_notebook(source, task.path, rules)
+        diagnostics, errors = _check_notebook(source, task.path, rules, task.apply_noqa)
     else:
         from torchmemlint import engine  # LibCST and the rules' machinery load only on a cache miss
 
-        diagnostics, errors = engine.check_source(source, task.path, rules, fix_edits=task.fix_edits)
+        diagnostics, errors = engine.check_source(source, task.path, rules, apply_noqa=task.apply_noqa,
+                                                  fix_edits=task.fix_edits)
     if key is not None:
         cache.put(key, diagnostics, errors)
     return FileResult(task.path, diagnostics, errors)
 
 
-def _check_notebook(raw: bytes, path: str, rules: list) -> tuple[list[Diagnostic], list[FileError]]:
+def _check_notebook(raw: bytes, path: str, rules: list, apply_noqa: bool = True,
+                    ) -> tuple[list[Diagnostic], list[FileError]]:
     """A notebook's code cells checked as one source, each position given as a cell and a line
     in it. Fixes are not offered: ``fix`` does not rewrite notebooks."""
     notebook = read_notebook(raw)
@@ -94,7 +97,7 @@ def _check_notebook(raw: bytes, path: str, rules: list) -> tuple[list[Diagnostic
         return [], [FileError(path, notebook)]
     from torchmemlint import engine
 
-    diagnostics, errors = engine.check_source(notebook.source, path, rules, fix_edits=False)
+    diagnostics, errors = engine.check_source(notebook.source, path, rules, apply_noqa=apply_noqa, fix_edits=False)
     placed = []
     for diagnostic in diagnostics:
         cell, line = notebook.locate(diagnostic.line)
@@ -121,19 +124,21 @@ def plan(
     fix_edits: bool = True,
     path_options: PathOptions = PathOptions(),
     stdin_filename: Optional[str] = None,
+    ignore_noqa: bool = False,
 ) -> Iterator[FileTask]:
     """The files under ``paths`` to check, each with its rules, in a deterministic order.
 
     ``select``/``extend_select``/``ignore`` are the command line's rule selectors, applied on top
     of each file's configuration; ``config`` replaces the search for ``pyproject.toml`` files;
     ``path_options`` the command line's exclusions and per-file ignores.
-    ``fix_edits=False``: the results' fixes come without their edits. With ``stdin_filename``
+    ``fix_edits=False``: the results' fixes come without their edits; ``ignore_noqa``: ``# noqa``
+    comments suppress nothing. With ``stdin_filename``
     the one task is for code read from stdin, checked as if it were that file (``paths`` is not
     searched; with ``force_exclude`` an excluded name gives no task). Raises ``UsageError`` for
     a bad selector or configuration.
     """
     resolver = _resolver(select, extend_select, ignore, config, path_options)
-    excluder = Excluder(resolver.settings_for)
+    excluder = Excluder(resolver.settings_for, respect_gitignore=path_options.respect_gitignore)
     if stdin_filename is not None:
         excluded = force_exclude and excluder.is_excluded_with_parents(
             Path(os.path.abspath(stdin_filename)), False)
@@ -143,7 +148,7 @@ def plan(
     for path in found:
         settings = resolver.settings_for_file(path)
         yield FileTask(path, tuple(rule.code for rule in settings.rules_for(path)),
-                       settings.max_file_size, fix_edits, settings.reports_file_errors(path))
+                       settings.max_file_size, fix_edits, settings.reports_file_errors(path), not ignore_noqa)
 
 
 def _resolver(select: Optional[Sequence[str]], extend_select: Sequence[str], ignore: Sequence[str],

@@ -175,6 +175,13 @@ SELECTION_ARGUMENTS = (
              metavar="GLOB:CODES",
              help="rules to ignore in matching files, instead of the configured per-file-ignores "
                   "(e.g. 'tests/**:TML001,TML004 notebooks/*:TML')"),
+    argument("--extend-per-file-ignores", type=_per_file_ignores, action="extend", default=[],
+             metavar="GLOB:CODES", help="rules to ignore in matching files, in addition to the configured ones"),
+    argument("--respect-gitignore", dest="respect_gitignore", action="store_true", default=True,
+             help="skip what .gitignore files and .git/info/exclude ignore (the default)"),
+    argument("--no-respect-gitignore", dest="respect_gitignore", action="store_false",
+             help="check files git ignores too"),
+    argument("--isolated", action="store_true", help="read no configuration file: the defaults and the command line"),
     argument("--force-exclude", action="store_true",
              help="apply the exclusions to files named on the command line too (for pre-commit)"),
 )
@@ -186,11 +193,15 @@ STDIN_FILENAME_ARGUMENT = argument(
 def selection_options(args: argparse.Namespace) -> dict[str, Any]:
     """The keyword arguments of ``api.plan`` from ``SELECTION_ARGUMENTS``."""
     per_file_ignores = None if args.per_file_ignores is None else tuple(args.per_file_ignores)
+    if args.isolated and args.config:
+        raise UsageError("--isolated reads no configuration file: it cannot be combined with --config")
     return {"select": args.select, "extend_select": args.extend_select, "ignore": args.ignore,
             "config": args.config, "force_exclude": args.force_exclude,
             "path_options": PathOptions(
                 exclude=None if args.exclude is None else tuple(args.exclude),
-                extend_exclude=tuple(args.extend_exclude), per_file_ignores=per_file_ignores)}
+                extend_exclude=tuple(args.extend_exclude), per_file_ignores=per_file_ignores,
+                extend_per_file_ignores=tuple(args.extend_per_file_ignores),
+                respect_gitignore=args.respect_gitignore, isolated=args.isolated)}
 
 
 def _paths(args: argparse.Namespace) -> list[str]:
@@ -290,10 +301,16 @@ def _summary(args: argparse.Namespace, *lines: Optional[str]) -> None:
     *SELECTION_ARGUMENTS,
     STDIN_FILENAME_ARGUMENT,
     *OUTPUT_ARGUMENTS,
-    argument("--exit-zero", action="store_true", help="exit with status 0 even when there are findings"),
+    argument("-e", "--exit-zero", action="store_true", help="exit with status 0 even when there are findings"),
     argument("--statistics", action="store_true",
              help="count the findings per rule code, with [*] where `fix` can fix them"),
+    argument("--ignore-noqa", action="store_true", help="report what `# noqa` comments would suppress"),
     argument("--fix", action="store_true", help="apply the safe fixes, then report what remains"),
+    argument("--no-fix", dest="fix", action="store_false", help="report only (the default)"),
+    argument("--fix-only", action="store_true",
+             help="apply the safe fixes and report nothing of what remains (exit 0 unless a file cannot be checked)"),
+    argument("--show-fixes", action="store_true", help="with --fix: list the fixes applied, per file and rule"),
+    argument("--exit-non-zero-on-fix", action="store_true", help="with --fix: exit 1 when something was fixed"),
     argument("--unsafe-fixes", action="store_true",
              help="count unsafe fixes as fixes: [*] and the counts include them, --fix applies them"),
     argument("--diff", action="store_true",
@@ -306,7 +323,7 @@ def _summary(args: argparse.Namespace, *lines: Optional[str]) -> None:
              help="print the settings the first file would be checked with, and exit"),
     argument("-j", "--jobs", type=_positive_int, default=None, metavar="N",
              help="worker processes (default: one per CPU core; 1 checks in this process)"),
-    argument("--no-cache", action="store_true",
+    argument("-n", "--no-cache", action="store_true",
              help="neither read nor write the result cache (.torchmemlint_cache/ in the project root)"),
     argument("--cache-dir", metavar="PATH",
              help="keep the result cache here instead of .torchmemlint_cache/ in the project root "
@@ -317,8 +334,7 @@ def check(args: argparse.Namespace) -> int:
         return _show_files_or_settings(args)
     if args.add_noqa:
         return _add_noqa(args)
-    if args.fix or args.diff:
-        args.show_fixes = False
+    if args.fix or args.diff or args.fix_only:
         return _fix(args, diff=args.diff)
     with _rare_garbage_collection():
         return _check(args)
@@ -336,14 +352,15 @@ def _check(args: argparse.Namespace) -> int:
             read=(lambda path: source) if stdin else read_file)
         reporter = reporter_for(output_format, stream, options)
         if stdin:
-            task = _stdin_task(args, fix_edits=reporter.shows_fix_edits)
+            task = _stdin_task(args, fix_edits=reporter.shows_fix_edits, ignore_noqa=args.ignore_noqa)
             results: Iterator[FileResult] = iter([api.check_bytes(task, source)] if task else [])
         else:
             cache = None
             if not args.no_cache:
                 cache = ResultCache(Path(args.cache_dir)) if args.cache_dir else ResultCache.for_project()
             results = api.check_paths(_paths(args), jobs=args.jobs or _cpu_count(), cache=cache,
-                                      fix_edits=reporter.shows_fix_edits, **selection_options(args))
+                                      fix_edits=reporter.shows_fix_edits, ignore_noqa=args.ignore_noqa,
+                                      **selection_options(args))
         for result in results:
             tally.add(result)
             reporter.add(result)
@@ -432,6 +449,7 @@ def _fix(args: argparse.Namespace, diff: bool) -> int:
     from torchmemlint.fix import unified_diff  # the engine loads only when something is fixed
 
     stdin = _reads_stdin(args)
+    fix_only = getattr(args, "fix_only", False)  # (check's option)
     tally = FixTally()
     with _output(args) as stream:
         findings_stream = sys.stderr if stdin and not diff else stream
@@ -454,7 +472,8 @@ def _fix(args: argparse.Namespace, diff: bool) -> int:
             elif diff:
                 reporter.add(FileResult(outcome.path, errors=outcome.remaining.errors))
             else:
-                reporter.add(outcome.remaining)
+                if not fix_only:
+                    reporter.add(outcome.remaining)
                 if stdin:
                     _write_stdout_bytes(outcome.fixed)
         reporter.finish()
@@ -465,7 +484,11 @@ def _fix(args: argparse.Namespace, diff: bool) -> int:
     _summary(args, format_fix_summary(tally, diff, args.unsafe_fixes))
     if diff:
         return EXIT_FINDINGS if tally.changed_files or tally.errors else EXIT_CLEAN
-    return EXIT_FINDINGS if tally.remaining else EXIT_CLEAN
+    if getattr(args, "exit_non_zero_on_fix", False) and tally.applied:
+        return EXIT_FINDINGS
+    if fix_only:
+        return EXIT_FINDINGS if tally.errors else EXIT_CLEAN
+    return EXIT_FINDINGS if tally.remaining and not getattr(args, "exit_zero", False) else EXIT_CLEAN
 
 
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?i?b?)?\s*$", re.IGNORECASE)

@@ -202,12 +202,16 @@ class RootedPattern:
 @dataclass(frozen=True)
 class PathOptions:
     """The command line's file options (``--exclude``, ``--extend-exclude``,
-    ``--per-file-ignores``), relative to the working directory as ruff's are. ``exclude`` and
-    ``per_file_ignores`` replace the configured ones when given; ``extend_exclude`` adds."""
+    ``--per-file-ignores``, ``--extend-per-file-ignores``, ``--no-respect-gitignore``,
+    ``--isolated``), patterns relative to the working directory as ruff's are. ``exclude`` and
+    ``per_file_ignores`` replace the configured ones when given; the ``extend_`` ones add."""
 
     exclude: Optional[tuple[str, ...]] = None
     extend_exclude: tuple[str, ...] = ()
     per_file_ignores: Optional[tuple[tuple[str, tuple[str, ...]], ...]] = None
+    extend_per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    respect_gitignore: bool = True  # what .gitignore and .git/info/exclude ignore is skipped
+    isolated: bool = False  # no configuration file is read
 
 
 @dataclass(frozen=True)
@@ -268,6 +272,7 @@ class SettingsResolver:
         )
         self._cwd = Path.cwd()
         self._path_options = _rooted_path_options(path_options, rules, self._cwd)
+        self._isolated = path_options.isolated
         self._fixed_config: Optional[ConfigFile] = None
         if config_path is not None:
             path = Path(os.path.abspath(config_path))
@@ -280,7 +285,7 @@ class SettingsResolver:
 
     def settings_for(self, folder: Path) -> Settings:
         """``folder`` is absolute."""
-        config = self._fixed_config or self._nearest_config(folder)
+        config = self._fixed_config or (None if self._isolated else self._nearest_config(folder))
         key = config.path if config else None
         settings = self._settings_by_config.get(key)
         if settings is None:
@@ -296,7 +301,7 @@ class SettingsResolver:
 
     def _settings(self, config: ConfigFile) -> Settings:
         root = config.path.parent if config.path else self._cwd
-        exclude, extend_exclude, per_file_ignores = self._path_options
+        exclude, extend_exclude, per_file_ignores, extend_per_file_ignores = self._path_options
         if exclude is None:
             exclude = tuple(RootedPattern(pattern, root) for pattern in config.exclude)
         if per_file_ignores is None:
@@ -307,7 +312,7 @@ class SettingsResolver:
             config_path=config.path,
             rules=select_rules(self._rules, (config.selection, self._command_line)),
             exclude=exclude + extend_exclude,
-            per_file_ignores=per_file_ignores,
+            per_file_ignores=per_file_ignores + extend_per_file_ignores,
             max_file_size=config.max_file_size,
             file_errors_ignored=FileError.code in (*config.selection.ignore, *self._command_line.ignore),
         )
@@ -332,9 +337,7 @@ class SettingsResolver:
         return config
 
 
-def _rooted_path_options(options: PathOptions, rules: Sequence[Rule], cwd: Path) -> tuple[
-        Optional[tuple[RootedPattern, ...]], tuple[RootedPattern, ...],
-        Optional[tuple[tuple[RootedPattern, tuple[str, ...]], ...]]]:
+def _rooted_path_options(options: PathOptions, rules: Sequence[Rule], cwd: Path) -> tuple:
     """The command line's patterns compiled and anchored at the working directory."""
     def rooted(text: str, option: str) -> RootedPattern:
         try:
@@ -345,10 +348,14 @@ def _rooted_path_options(options: PathOptions, rules: Sequence[Rule], cwd: Path)
     exclude = None if options.exclude is None else \
         tuple(rooted(text, "--exclude") for text in options.exclude)
     extend_exclude = tuple(rooted(text, "--extend-exclude") for text in options.extend_exclude)
-    per_file_ignores = None if options.per_file_ignores is None else tuple(
-        (rooted(glob, "--per-file-ignores"), check_selectors(codes, rules, f"--per-file-ignores {glob}"))
-        for glob, codes in options.per_file_ignores)
-    return exclude, extend_exclude, per_file_ignores
+    def rooted_ignores(entries, option: str) -> tuple[tuple[RootedPattern, tuple[str, ...]], ...]:
+        return tuple((rooted(glob, option), check_selectors(codes, rules, f"{option} {glob}"))
+                     for glob, codes in entries)
+
+    per_file_ignores = None if options.per_file_ignores is None else \
+        rooted_ignores(options.per_file_ignores, "--per-file-ignores")
+    extend_per_file_ignores = rooted_ignores(options.extend_per_file_ignores, "--extend-per-file-ignores")
+    return exclude, extend_exclude, per_file_ignores, extend_per_file_ignores
 
 
 def format_settings(path: str, settings: Settings) -> str:

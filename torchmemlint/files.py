@@ -46,8 +46,9 @@ class Excluder:
     File tests use ``os.path`` (false on any error), not ``pathlib`` (which raises on a folder
     that may not be entered)."""
 
-    def __init__(self, settings_for: Callable[[Path], ExcludeSettings]) -> None:
+    def __init__(self, settings_for: Callable[[Path], ExcludeSettings], respect_gitignore: bool = True) -> None:
         self._settings_for = settings_for
+        self._respect_gitignore = respect_gitignore
         # Per run, not per process: the files may change between runs of a long-lived process.
         self._git_top_by_folder: dict[Path, Optional[Path]] = {}
         self._gitignore_by_folder: dict[str, list[PathPattern]] = {}
@@ -63,7 +64,7 @@ class Excluder:
             return True
         if is_dir and os.path.isfile(path / "pyvenv.cfg"):
             return True  # a virtual environment, whatever its name
-        return self._is_gitignored(path, is_dir)
+        return self._respect_gitignore and self._is_gitignored(path, is_dir)
 
     def is_excluded_with_parents(self, path: Path, is_dir: bool) -> bool:
         """For paths named on the command line: excluded if the path or any folder above it
