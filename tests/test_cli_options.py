@@ -420,4 +420,5 @@ def test_fix_only_exit_non_zero_on_fix_and_show_fixes(project, capsys, options, 
     assert (result[0], len(result[1].splitlines())) == (status, out_lines)
     assert (project / "safe.py").read_text() == SAFE_FIXED
     if "--show-fixes" in options:
-        assert result[1].splitlines()[1:] == ["Fixed 1 error:", "- safe.py:", "    1 × TML001 (graph-retained-accumulation)"]
+        assert result[1].splitlines()[1:] == ["Fixed 1 error:", "- safe.py:",
+                                              "    1 × TML001 (graph-retained-accumulation)"]
