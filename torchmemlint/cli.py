@@ -451,17 +451,23 @@ def _fix(args: argparse.Namespace, diff: bool) -> int:
     stdin = _reads_stdin(args)
     fix_only = getattr(args, "fix_only", False)  # (check's option)
     tally = FixTally()
+    stdin_outcomes: list[api.FileFix] = []
+    if stdin:
+        source = _read_stdin()
+        task = _stdin_task(args)
+        if task is None:  # excluded: the code passes through unchanged
+            _write_stdout_bytes(source)
+        else:
+            stdin_outcomes.append(api.fix_bytes(task, source, args.unsafe_fixes))
     with _output(args) as stream:
         findings_stream = sys.stderr if stdin and not diff else stream
         output_format = _output_format(args)
-        options = ReportOptions(color=output_format in TEXT_FORMATS and _use_color(args.color, findings_stream))
+        # What remains is positioned in the fixed code: snippets of stdin's code show that.
+        options = ReportOptions(color=output_format in TEXT_FORMATS and _use_color(args.color, findings_stream),
+                                read=(lambda path: stdin_outcomes[0].fixed) if stdin_outcomes else read_file)
         reporter = reporter_for(output_format, findings_stream, options)
         if stdin:
-            source = _read_stdin()
-            task = _stdin_task(args)
-            if task is None:  # excluded: the code passes through unchanged
-                _write_stdout_bytes(source)
-            outcomes: Iterator[api.FileFix] = iter([api.fix_bytes(task, source, args.unsafe_fixes)] if task else [])
+            outcomes: Iterator[api.FileFix] = iter(stdin_outcomes)
         else:
             outcomes = api.fix_paths(_paths(args), unsafe=args.unsafe_fixes, write=not diff,
                                      **selection_options(args))
