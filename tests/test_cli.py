@@ -11,7 +11,8 @@ from torchmemlint.api import plan
 from torchmemlint.report.base import rule_docs
 from torchmemlint.rules import ALL_RULES
 
-TEXT_LINE = re.compile(r"^(?P<path>[^:]+):(?P<line>\d+):(?P<column>\d+): (?P<code>TML\d{3}) (?P<message>.+)$")
+TEXT_LINE = re.compile(r"^(?P<path>[^:]+):(?P<line>\d+):(?P<column>\d+): (?P<code>TML\d{3}) "
+                       r"(?P<fixable>\[\*\] )?(?P<message>.+)$")
 
 
 @pytest.fixture
@@ -34,7 +35,9 @@ def test_findings_are_reported_one_line_each_and_exit_1(project, capsys):
     match = TEXT_LINE.match(line)
     assert match and match["path"] == "train.py" and int(match["line"]) == LEAK_LINE
     assert match["code"] == "TML001" and int(match["column"]) >= 1
-    assert err.strip() == "Found 1 error in 1 file checked."
+    assert match["fixable"] is None  # its fix is unsafe
+    assert err.splitlines() == ["Found 1 error in 1 file checked.",
+                                "[*] 1 fixable with `torchmemlint fix --unsafe-fixes`."]
 
 
 def test_clean_file_exits_0(project, capsys):
@@ -74,7 +77,7 @@ def test_statistics(project, capsys):
     write(project, "broken.py", "x = (\n")
     status, out, _ = check(capsys, "--statistics", ".")
     lines = out.splitlines()
-    assert lines[-2:] == ["2  TML001  graph-retained-accumulation", "1  TML000  file-error"]
+    assert lines[-2:] == ["2  TML001  [ ] graph-retained-accumulation", "1  TML000  [ ] file-error"]
     assert len(lines) == 5
 
 
@@ -115,7 +118,8 @@ def test_github_format(project, capsys):
     write(project, "train.py", LEAKING_SCRIPT)
     status, out, _ = check(capsys, "--format", "github", ".")
     [line] = out.splitlines()
-    assert re.fullmatch(rf"::error file=train\.py,line={LEAK_LINE},col=\d+,title=TML001::.+", line)
+    assert re.fullmatch(rf"::error file=train\.py,line={LEAK_LINE},endLine={LEAK_LINE},col=(\d+),"
+                        rf"endColumn=(\d+),title=TML001::.+", line)
 
 
 def test_bad_files_get_one_line_each_and_the_run_continues(project, capsys):

@@ -7,13 +7,15 @@ of work (read, then ``engine.check_source``); ``fix_paths``/``fix_file`` likewis
 """
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass, field, replace
 from functools import partial
+from pathlib import Path
 from typing import Iterator, Optional, Sequence, Union
 
 from torchmemlint.cache import ResultCache
-from torchmemlint.config import RuleSelection, SettingsResolver
+from torchmemlint.config import PathOptions, RuleSelection, Settings, SettingsResolver
 from torchmemlint.diagnostics import Diagnostic, FileError
 from torchmemlint.files import Excluder, discover, read_source, write_atomic
 from torchmemlint.notebooks import is_notebook, read_notebook
@@ -29,6 +31,8 @@ class FileTask:
     rule_codes: tuple[str, ...]
     max_file_size: int
     fix_edits: bool = True
+    file_errors: bool = True  # report TML000 (False: ignored by its code)
+    apply_noqa: bool = True  # False: report what ``# noqa`` comments would suppress
 
 
 @dataclass
@@ -48,7 +52,23 @@ class FileResult:
 def check_file(task: FileTask, cache: Optional[ResultCache] = None) -> FileResult:
     source = read_source(task.path, task.max_file_size)
     if isinstance(source, FileError):
-        return FileResult(task.path, errors=[source])
+        return _reported(task, FileResult(task.path, errors=[source]))
+    return check_bytes(task, source, cache)
+
+
+def _reported(task: FileTask, result: FileResult) -> FileResult:
+    """The result without its file errors where ``TML000`` is ignored."""
+    if not task.file_errors:
+        result.errors = []
+    return result
+
+
+def check_bytes(task: FileTask, source: bytes, cache: Optional[ResultCache] = None) -> FileResult:
+    """``check_file`` on bytes already read (from the file, or from stdin for ``task.path``)."""
+    return _reported(task, _check_bytes(task, source, cache))
+
+
+def _check_bytes(task: FileTask, source: bytes, cache: Optional[ResultCache]) -> FileResult:
     key = None
     if cache is not None:
         key = cache.key(task, source)
@@ -57,17 +77,19 @@ def check_file(task: FileTask, cache: Optional[ResultCache] = None) -> FileResul
             return FileResult(task.path, *cached)
     rules = [RULES_BY_CODE[code] for code in task.rule_codes]
     if is_notebook(task.path):
-        diagnostics, errors = _check_notebook(source, task.path, rules)
+        diagnostics, errors = _check_notebook(source, task.path, rules, task.apply_noqa)
     else:
         from torchmemlint import engine  # LibCST and the rules' machinery load only on a cache miss
 
-        diagnostics, errors = engine.check_source(source, task.path, rules, fix_edits=task.fix_edits)
+        diagnostics, errors = engine.check_source(source, task.path, rules, apply_noqa=task.apply_noqa,
+                                                  fix_edits=task.fix_edits)
     if key is not None:
         cache.put(key, diagnostics, errors)
     return FileResult(task.path, diagnostics, errors)
 
 
-def _check_notebook(raw: bytes, path: str, rules: list) -> tuple[list[Diagnostic], list[FileError]]:
+def _check_notebook(raw: bytes, path: str, rules: list, apply_noqa: bool = True,
+                    ) -> tuple[list[Diagnostic], list[FileError]]:
     """A notebook's code cells checked as one source, each position given as a cell and a line
     in it. Fixes are not offered: ``fix`` does not rewrite notebooks."""
     notebook = read_notebook(raw)
@@ -75,12 +97,17 @@ def _check_notebook(raw: bytes, path: str, rules: list) -> tuple[list[Diagnostic
         return [], [FileError(path, notebook)]
     from torchmemlint import engine
 
-    diagnostics, errors = engine.check_source(notebook.source, path, rules, fix_edits=False)
+    diagnostics, errors = engine.check_source(notebook.source, path, rules, apply_noqa=apply_noqa, fix_edits=False)
     placed = []
     for diagnostic in diagnostics:
         cell, line = notebook.locate(diagnostic.line)
         end_cell, end_line = notebook.locate(diagnostic.end_line)
-        placed.append(replace(diagnostic, cell=cell, line=line, fix=None,
+        related = tuple(replace(place, cell=place_cell, line=place_line,
+                                end_line=place_end_line if place_end_cell == place_cell else place_line)
+                        for place in diagnostic.related
+                        for (place_cell, place_line), (place_end_cell, place_end_line)
+                        in [(notebook.locate(place.line), notebook.locate(place.end_line))])
+        placed.append(replace(diagnostic, cell=cell, line=line, fix=None, related=related,
                               end_line=end_line if end_cell == cell else line))
     return placed, [replace(error, cell=cell, line=line) for error in errors
                     for cell, line in [notebook.locate(error.line)]]
@@ -95,24 +122,51 @@ def plan(
     config: Optional[str] = None,
     force_exclude: bool = False,
     fix_edits: bool = True,
+    path_options: PathOptions = PathOptions(),
+    stdin_filename: Optional[str] = None,
+    ignore_noqa: bool = False,
 ) -> Iterator[FileTask]:
     """The files under ``paths`` to check, each with its rules, in a deterministic order.
 
     ``select``/``extend_select``/``ignore`` are the command line's rule selectors, applied on top
-    of each file's configuration; ``config`` replaces the search for ``pyproject.toml`` files.
-    ``fix_edits=False``: the results' fixes come without their edits. Raises ``UsageError`` for
+    of each file's configuration; ``config`` replaces the search for ``pyproject.toml`` files;
+    ``path_options`` the command line's exclusions and per-file ignores.
+    ``fix_edits=False``: the results' fixes come without their edits; ``ignore_noqa``: ``# noqa``
+    comments suppress nothing. With ``stdin_filename``
+    the one task is for code read from stdin, checked as if it were that file (``paths`` is not
+    searched; with ``force_exclude`` an excluded name gives no task). Raises ``UsageError`` for
     a bad selector or configuration.
     """
-    resolver = SettingsResolver(
+    resolver = _resolver(select, extend_select, ignore, config, path_options)
+    excluder = Excluder(resolver.settings_for, respect_gitignore=path_options.respect_gitignore)
+    if stdin_filename is not None:
+        excluded = force_exclude and excluder.is_excluded_with_parents(
+            Path(os.path.abspath(stdin_filename)), False)
+        found = [] if excluded else [stdin_filename]
+    else:
+        found = discover(paths, excluder, force_exclude)
+    for path in found:
+        settings = resolver.settings_for_file(path)
+        yield FileTask(path, tuple(rule.code for rule in settings.rules_for(path)),
+                       settings.max_file_size, fix_edits, settings.reports_file_errors(path), not ignore_noqa)
+
+
+def _resolver(select: Optional[Sequence[str]], extend_select: Sequence[str], ignore: Sequence[str],
+              config: Optional[str], path_options: PathOptions) -> SettingsResolver:
+    return SettingsResolver(
         ALL_RULES,
         RuleSelection(select=None if select is None else tuple(select),
                       extend_select=tuple(extend_select), ignore=tuple(ignore)),
         config_path=config,
+        path_options=path_options,
     )
-    for path in discover(paths, Excluder(resolver.settings_for), force_exclude):
-        settings = resolver.settings_for_file(path)
-        yield FileTask(path, tuple(rule.code for rule in settings.rules_for(path)),
-                       settings.max_file_size, fix_edits)
+
+
+def settings_for_file(path: str, *, select: Optional[Sequence[str]] = None, extend_select: Sequence[str] = (),
+                      ignore: Sequence[str] = (), config: Optional[str] = None,
+                      path_options: PathOptions = PathOptions(), **_ignored) -> Settings:
+    """The settings ``plan`` checks ``path`` with (``check --show-settings``)."""
+    return _resolver(select, extend_select, ignore, config, path_options).settings_for_file(path)
 
 
 def check_paths(paths: Sequence[str], *, jobs: int = 1, cache: Optional[ResultCache] = None,
@@ -149,7 +203,7 @@ def _cached(task: FileTask, cache: ResultCache) -> Optional[FileResult]:
     if isinstance(source, FileError):
         return None  # the worker reports it
     entry = cache.get(cache.key(task, source))
-    return FileResult(task.path, *entry) if entry is not None else None
+    return _reported(task, FileResult(task.path, *entry)) if entry is not None else None
 
 
 def _run(pending: list[tuple[int, FileTask]], jobs: int, cache: Optional[ResultCache]) -> Iterator[FileResult]:
@@ -191,23 +245,28 @@ def fix_file(task: FileTask, unsafe: bool = False, write: bool = True) -> FileFi
     one of the remaining result's errors and the file is left as it was."""
     source = read_source(task.path, task.max_file_size)
     if isinstance(source, FileError):
-        return FileFix(task.path, b"", b"", "utf-8", [], FileResult(task.path, errors=[source]))
+        return FileFix(task.path, b"", b"", "utf-8", [], _reported(task, FileResult(task.path, errors=[source])))
+    outcome = fix_bytes(task, source, unsafe)
+    if write and outcome.changed:
+        try:
+            write_atomic(task.path, outcome.fixed)
+        except OSError as error:
+            unfixed = check_file(task)  # the file as it still is
+            unfixed.errors.append(FileError(task.path, f"cannot write the fixed file: {error.strerror or error}"))
+            return FileFix(task.path, source, source, outcome.encoding, [], _reported(task, unfixed))
+    return outcome
+
+
+def fix_bytes(task: FileTask, source: bytes, unsafe: bool = False) -> FileFix:
+    """``fix_file`` on bytes already read, writing nothing (stdin's fixed code goes to stdout)."""
     if is_notebook(task.path):  # not rewritten: what check finds remains
-        return FileFix(task.path, source, source, "utf-8", [], check_file(task))
+        return FileFix(task.path, source, source, "utf-8", [], check_bytes(task, source))
     from torchmemlint import fix  # LibCST loads only when something is to be fixed
 
     rules = [RULES_BY_CODE[code] for code in task.rule_codes]
     result = fix.fix_source(source, task.path, rules, unsafe)
-    outcome = FileFix(task.path, source, result.source, result.encoding, result.applied,
-                      FileResult(task.path, result.remaining, result.errors))
-    if write and outcome.changed:
-        try:
-            write_atomic(task.path, result.source)
-        except OSError as error:
-            unfixed = check_file(task)  # the file as it still is
-            unfixed.errors.append(FileError(task.path, f"cannot write the fixed file: {error.strerror or error}"))
-            return FileFix(task.path, source, source, result.encoding, [], unfixed)
-    return outcome
+    return FileFix(task.path, source, result.source, result.encoding, result.applied,
+                   _reported(task, FileResult(task.path, result.remaining, result.errors)))
 
 
 def fix_paths(paths: Sequence[str], unsafe: bool = False, write: bool = True, **options) -> Iterator[FileFix]:

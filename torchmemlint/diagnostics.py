@@ -47,17 +47,18 @@ class Fix:
 @dataclass(frozen=True)
 class Related:
     """A place that explains a finding: where the kept value was made, which return or container
-    carried it. Positions as in ``Diagnostic``."""
+    carried it. Positions as in ``Diagnostic`` (in a notebook, ``cell`` and a line in it)."""
 
     line: int
     column: int
     end_line: int
     end_column: int
     message: str
+    cell: Optional[int] = None
 
     def to_json(self) -> dict:
         return {"line": self.line, "column": self.column + 1, "end_line": self.end_line,
-                "end_column": self.end_column + 1, "message": self.message}
+                "end_column": self.end_column + 1, "message": self.message, "cell": self.cell}
 
 
 @dataclass(frozen=True)
