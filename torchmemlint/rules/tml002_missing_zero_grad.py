@@ -219,7 +219,7 @@ def _step_function_left_unreset(model: SemanticModel, func: cst.FunctionDef) -> 
     if model.scopes.is_lightning_module(cls) and model.scopes.is_per_step_method(func):
         return True
     name = func.name.value
-    sites = [c for c in model.tree.nodes(cst.Call) if _calls_function(c, name, cls is not None)]
+    sites = model.calls.calls_spelled(name, method=cls is not None)
     if not sites:
         return False
     for site in sites:
@@ -237,13 +237,6 @@ def _resets(model: SemanticModel, call: cst.Call) -> bool:
     if isinstance(func, cst.Attribute) and func.attr.value in _RESET_METHODS | {"zero_", "set_to_none_"}:
         return True
     return _calls_local_function_that_resets(model, func)
-
-
-def _calls_function(call: cst.Call, name: str, is_method: bool) -> bool:
-    func = call.func
-    if is_method:
-        return isinstance(func, cst.Attribute) and func.attr.value == name
-    return isinstance(func, cst.Name) and func.value == name
 
 
 def _inner_loop_reports(model: SemanticModel, loop: Loop) -> bool:
