@@ -14,7 +14,7 @@ from typing import Iterator, Optional, Sequence, Union
 
 from torchmemlint.cache import ResultCache
 from torchmemlint.config import RuleSelection, SettingsResolver
-from torchmemlint.diagnostics import Diagnostic, FileError
+from torchmemlint.diagnostics import Diagnostic, FileError, unexpected_error
 from torchmemlint.files import Excluder, discover, read_source, write_atomic
 from torchmemlint.notebooks import is_notebook, read_notebook
 from torchmemlint.rules import ALL_RULES, RULES_BY_CODE
@@ -29,6 +29,10 @@ class FileTask:
     rule_codes: tuple[str, ...]
     max_file_size: int
     fix_edits: bool = True
+    config_error: str = ""  # the file's configuration is broken: it is not checked, and says why
+
+    def config_failure(self) -> Optional[FileError]:
+        return FileError(self.path, f"not checked: {self.config_error}") if self.config_error else None
 
 
 @dataclass
@@ -46,6 +50,16 @@ class FileResult:
 
 
 def check_file(task: FileTask, cache: Optional[ResultCache] = None) -> FileResult:
+    """One file's result; never raises: what goes wrong while checking it is one of its errors."""
+    try:
+        return _check_file(task, cache)
+    except Exception as error:  # one file's failure must not stop the run
+        return FileResult(task.path, errors=[unexpected_error(task.path, error)])
+
+
+def _check_file(task: FileTask, cache: Optional[ResultCache]) -> FileResult:
+    if task.config_error:
+        return FileResult(task.path, errors=[task.config_failure()])
     source = read_source(task.path, task.max_file_size)
     if isinstance(source, FileError):
         return FileResult(task.path, errors=[source])
@@ -112,7 +126,7 @@ def plan(
     for path in discover(paths, Excluder(resolver.settings_for), force_exclude):
         settings = resolver.settings_for_file(path)
         yield FileTask(path, tuple(rule.code for rule in settings.rules_for(path)),
-                       settings.max_file_size, fix_edits)
+                       settings.max_file_size, fix_edits, settings.error)
 
 
 def check_paths(paths: Sequence[str], *, jobs: int = 1, cache: Optional[ResultCache] = None,
@@ -189,6 +203,15 @@ def fix_file(task: FileTask, unsafe: bool = False, write: bool = True) -> FileFi
     """Fix one file (the safe fixes; the unsafe ones too with ``unsafe``) and, with ``write``,
     replace it atomically when something changed. Never raises for a bad file: the problem is
     one of the remaining result's errors and the file is left as it was."""
+    try:
+        return _fix_file(task, unsafe, write)
+    except Exception as error:  # one file's failure must not stop the run
+        return FileFix(task.path, b"", b"", "utf-8", [], FileResult(task.path, errors=[unexpected_error(task.path, error)]))
+
+
+def _fix_file(task: FileTask, unsafe: bool, write: bool) -> FileFix:
+    if task.config_error:
+        return FileFix(task.path, b"", b"", "utf-8", [], FileResult(task.path, errors=[task.config_failure()]))
     source = read_source(task.path, task.max_file_size)
     if isinstance(source, FileError):
         return FileFix(task.path, b"", b"", "utf-8", [], FileResult(task.path, errors=[source]))

@@ -3,7 +3,9 @@
 Each subcommand is one function decorated with ``@subcommand(name, help, *arguments)``: it gets
 the parsed arguments and returns the exit status. Linting never imports torch.
 
-Exit statuses: 0 nothing found, 1 findings (file errors included), 2 usage or internal error.
+Exit statuses: 0 nothing found, 1 findings (every file checked), 2 usage, configuration or
+internal error, or some file could not be checked (a ``TML000`` line: unreadable, does not
+parse, nested too deeply, governed by a broken configuration), findings or not.
 """
 from __future__ import annotations
 
@@ -56,6 +58,7 @@ from torchmemlint import __version__, api  # noqa: E402  (after LibCST is made l
 from torchmemlint.api import FileResult  # noqa: E402
 from torchmemlint.cache import ResultCache  # noqa: E402
 from torchmemlint.config import UsageError  # noqa: E402
+from torchmemlint.diagnostics import DEBUG_VARIABLE  # noqa: E402
 from torchmemlint.report import REPORTERS, reporter_for  # noqa: E402
 from torchmemlint.report.base import Tally, rule_docs  # noqa: E402
 from torchmemlint.report.fixes import FixTally, format_applied_fixes, format_fix_summary  # noqa: E402
@@ -65,7 +68,6 @@ from torchmemlint.rules import ALL_RULES  # noqa: E402
 EXIT_CLEAN = 0
 EXIT_FINDINGS = 1
 EXIT_ERROR = 2
-DEBUG_VARIABLE = "TORCHMEMLINT_DEBUG"
 
 
 @dataclass(frozen=True)
@@ -200,6 +202,8 @@ def _check(args: argparse.Namespace) -> int:
         print(format_statistics(tally), file=sys.stdout if args.format == "text" else sys.stderr)
     if args.format == "text":
         print(format_summary(tally), file=sys.stderr)
+    if tally.unchecked:
+        return EXIT_ERROR  # (--exit-zero too: a file that could not be checked is no clean result)
     return EXIT_FINDINGS if tally.total and not args.exit_zero else EXIT_CLEAN
 
 
@@ -212,7 +216,7 @@ def _check(args: argparse.Namespace) -> int:
                   "(`torchmemlint explain CODE` says why)"),
     argument("--diff", action="store_true",
              help="print a unified diff of the fixes and write nothing; exit 1 if there would be "
-                  "changes (or a file cannot be checked)"),
+                  "changes (2 if a file cannot be checked)"),
     argument("--show-fixes", action="store_true", help="list the fixes applied, per file and rule"),
 )
 def fix(args: argparse.Namespace) -> int:
@@ -236,8 +240,10 @@ def fix(args: argparse.Namespace) -> int:
     if args.show_fixes:
         print(format_applied_fixes(tally, args.diff), file=sys.stderr if args.diff else sys.stdout)
     print(format_fix_summary(tally, args.diff, args.unsafe_fixes), file=sys.stderr)
+    if tally.errors:
+        return EXIT_ERROR
     if args.diff:
-        return EXIT_FINDINGS if tally.changed_files or tally.errors else EXIT_CLEAN
+        return EXIT_FINDINGS if tally.changed_files else EXIT_CLEAN
     return EXIT_FINDINGS if tally.remaining else EXIT_CLEAN
 
 
@@ -352,7 +358,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="torchmemlint",
         description="Find PyTorch GPU-memory antipatterns in training and evaluation code.",
-        epilog="Exit status: 0 nothing found, 1 findings, 2 usage or internal error.",
+        epilog="Exit status: 0 nothing found, 1 findings, 2 usage, configuration or internal error, "
+               "or a file that could not be checked (TML000).",
     )
     parser.add_argument("--version", action="version", version=f"torchmemlint {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)

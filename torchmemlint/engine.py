@@ -3,15 +3,17 @@ their findings into positioned diagnostics (with fixes as text edits), apply ``#
 from __future__ import annotations
 
 import re
+import sys
+from contextlib import contextmanager
 from functools import lru_cache
-from typing import Callable, Optional, Sequence
+from typing import Callable, Iterator, Optional, Sequence
 
 import libcst as cst
 
-from torchmemlint.diagnostics import Diagnostic, Edit, FileError, Fix, IterationSpan, Related
+from torchmemlint.diagnostics import Diagnostic, Edit, FileError, Fix, IterationSpan, Related, unexpected_error
 from torchmemlint.rules.base import Finding, NodeFix, Rule
 from torchmemlint.semantics import SemanticModel
-from torchmemlint.semantics.prescreen import scan
+from torchmemlint.semantics.prescreen import FileFacts, deepest_line, scan
 from torchmemlint.semantics.tree import Tree
 
 # flake8's own pattern, so that ``# noqa`` means the same here and under flake8.
@@ -20,10 +22,42 @@ NOQA = re.compile(r"# noqa(?::[\s]?(?P<codes>([A-Z]+[0-9]+(?:[,\s]+)?)+))?", re.
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
-def parse(source: bytes, path: str) -> tuple[Optional[cst.Module], Optional[FileError]]:
-    """Parse with LibCST (which decodes per BOM and PEP 263 cookie); a bad file is a FileError."""
+# Deeper nesting than this (LibCST's levels, ``deepest_line``) is not given to LibCST: its native
+# parser overflows the C stack (a crash, not an exception) some way past it, and its code
+# generation, like the rules' walks, recurses a few Python frames per level.
+MAX_NESTING = 1_000
+# The Python recursion limit while LibCST and the rules work on one file: enough for
+# ``MAX_NESTING`` levels several times over (measured: 2,000 chained ``.f()`` need under 20,000
+# frames), far below what the C stack holds.
+RECURSION_LIMIT = 20_000
+
+
+@contextmanager
+def recursion_headroom() -> Iterator[None]:
+    """Raise the recursion limit to ``RECURSION_LIMIT`` (never lower it), then restore it."""
+    previous = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(previous, RECURSION_LIMIT))
     try:
-        return _parse_unvalidated(source), None
+        yield
+    finally:
+        sys.setrecursionlimit(previous)
+
+
+def parse(source: bytes, path: str, facts: Optional[FileFacts] = None) -> tuple[Optional[cst.Module], Optional[FileError]]:
+    """Parse with LibCST (which decodes per BOM and PEP 263 cookie); a bad file is a FileError.
+
+    LibCST only sees bytes that Python's ``ast`` parsed and found no deeper than ``MAX_NESTING``:
+    ``facts``, the pre-screen of these bytes, says so, and without it the pre-screen runs here."""
+    if facts is None:
+        facts = scan(source, path)
+        if isinstance(facts, FileError):
+            return None, facts
+    line = deepest_line(facts.tree, MAX_NESTING) if facts.tree is not None else None
+    if line is not None:
+        return None, FileError(path, f"code nested more than {MAX_NESTING} levels deep: not checked", line)
+    try:
+        with recursion_headroom():
+            return _parse_unvalidated(source), None
     except cst.ParserSyntaxError as error:
         return None, FileError(path, f"syntax error: {error.message}", error.raw_line, error.raw_column)
     except (UnicodeDecodeError, LookupError, SyntaxError) as error:
@@ -61,7 +95,8 @@ def check_source(
     source: bytes, path: str, rules: Sequence[Rule], apply_noqa: bool = True, prescreen: bool = True,
     fix_edits: bool = True,
 ) -> tuple[list[Diagnostic], list[FileError]]:
-    """Diagnostics of ``rules`` on one file's bytes, sorted; never raises for bad input.
+    """Diagnostics of ``rules`` on one file's bytes, sorted; never raises for bad input, and
+    whatever goes wrong while checking it becomes one error of this file (``unexpected_error``).
 
     ``fix_edits=False`` leaves each fix's edits out (``Fix.edits`` empty): output that shows no
     fixes then skips the code generation that turns node replacements into text.
@@ -70,6 +105,15 @@ def check_source(
     LibCST parses it only when some rule could match (``Rule.could_match`` on the pre-screen's
     facts). ``prescreen=False`` asks only the rules' text triggers instead: the reference the
     pre-screen is tested against."""
+    try:
+        with recursion_headroom():
+            return _check_source(source, path, rules, apply_noqa, prescreen, fix_edits)
+    except Exception as error:  # one file's failure must not stop the run
+        return [], [unexpected_error(path, error)]
+
+
+def _check_source(source: bytes, path: str, rules: Sequence[Rule], apply_noqa: bool, prescreen: bool,
+                  fix_edits: bool) -> tuple[list[Diagnostic], list[FileError]]:
     facts = scan(source, path)
     if isinstance(facts, FileError):
         return [], [facts]
@@ -79,7 +123,7 @@ def check_source(
         active = [rule for rule in rules if rule.triggered(source)]
     if not active:
         return [], []
-    module, error = parse(source, path)
+    module, error = parse(source, path, facts)
     if module is None:
         return [], [error] if error else []
     model = SemanticModel(module, path)

@@ -16,8 +16,8 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from torchmemlint.diagnostics import Diagnostic, Edit, FileError, Fix
-from torchmemlint.engine import check_source, parse
+from torchmemlint.diagnostics import Diagnostic, Edit, FileError, Fix, unexpected_error
+from torchmemlint.engine import check_source, parse, recursion_headroom
 from torchmemlint.rules.base import Rule
 
 # Fixes of one rule can enable another's (``.detach()`` of a stored device tensor is then a
@@ -95,7 +95,17 @@ class FixResult:
 def fix_source(source: bytes, path: str, rules: Sequence[Rule], unsafe: bool = False) -> FixResult:
     """Apply the fixes of ``rules`` (the safe ones; the unsafe ones too with ``unsafe``) until
     nothing changes, at most ``MAX_ROUNDS`` rounds. If a round would produce code that does not
-    parse or cannot be encoded, the file is left as it was and ``error`` says why."""
+    parse or cannot be encoded, the file is left as it was and ``error`` says why; so it is,
+    with one error saying what, when anything else goes wrong while fixing it."""
+    try:
+        with recursion_headroom():
+            return _fix_source(source, path, rules, unsafe)
+    except Exception as error:  # one file's failure must not stop the run
+        failure = unexpected_error(path, error)
+        return FixResult(source, errors=[failure], error=failure.message)
+
+
+def _fix_source(source: bytes, path: str, rules: Sequence[Rule], unsafe: bool) -> FixResult:
     module, parse_error = parse(source, path)
     if module is None:
         return FixResult(source, errors=[parse_error] if parse_error else [],
