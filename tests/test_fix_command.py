@@ -124,11 +124,11 @@ def test_fix_that_would_break_the_file_is_not_written(project, capsys, monkeypat
     before = path.stat()
 
     def broken_fixes(text, fixes):  # a buggy fix: its edit leaves an unclosed bracket
-        new_text, applied = real_apply_fixes(text, fixes)
-        return new_text.replace("loss.item()", "loss.item(", 1), applied
+        new_text, placed, refused = real_apply(text, fixes)
+        return new_text.replace("loss.item()", "loss.item(", 1), placed, refused
 
-    real_apply_fixes = fix.apply_fixes
-    monkeypatch.setattr(fix, "apply_fixes", broken_fixes)
+    real_apply = fix._apply
+    monkeypatch.setattr(fix, "_apply", broken_fixes)
     status, out, err = fix_command(capsys, "train.py")
     assert status == 2
     assert path.read_text() == SCRIPT

@@ -96,3 +96,27 @@ def test_deeply_nested_toml_of_our_section_stops_only_its_files(tmp_path, monkey
     out = capsys.readouterr().out.splitlines()
     assert len(out) == 2 and "deep/train.py:1:1: TML000 not checked:" in out[0] and "nested too deeply" in out[0]
     assert out[1].startswith("train.py:") and "TML001" in out[1]
+
+
+@pytest.mark.parametrize("corrupt", ["wrong types", "copied from another file", "not an object"])
+def test_a_bad_cache_entry_is_a_miss(tmp_path, monkeypatch, capsys, corrupt):
+    write(tmp_path, "pyproject.toml", "")
+    write(tmp_path, "a_train.py", LEAKING_SCRIPT)
+    write(tmp_path, "b_clean.py", "x = 1\n")
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["check", "-j", "1", "."]) == 1
+    first = capsys.readouterr().out
+    entries = {json.loads(p.read_bytes())["diagnostics"] != []: p
+               for p in (tmp_path / ".torchmemlint_cache").glob("*/*") if not p.name.startswith(".")}
+    leaking, clean = entries[True], entries[False]
+    if corrupt == "wrong types":
+        entry = json.loads(leaking.read_bytes())
+        entry["diagnostics"][0][1] = "eleven"  # the line: a string, where the reporters sort numbers
+        leaking.write_text(json.dumps(entry))
+    elif corrupt == "copied from another file":
+        clean.write_bytes(leaking.read_bytes())  # would report a_train.py's finding for b_clean.py
+    else:
+        leaking.write_text("[]")
+    for _ in range(2):  # the miss is checked afresh, and its entry rewritten
+        assert cli.main(["check", "-j", "1", "."]) == 1
+        assert capsys.readouterr().out == first

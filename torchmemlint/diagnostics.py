@@ -20,6 +20,9 @@ class Edit:
     end_line: int
     end_column: int
     content: str
+    # The text the span holds when the edit is made (the code of the node it replaces): ``fix``
+    # applies the edit only over that text. None: not known (an edit built by hand).
+    original: Optional[str] = field(default=None, compare=False)
 
     def to_json(self) -> dict:
         return {

@@ -9,12 +9,15 @@ BOM — stays byte for byte, because edits replace only the text they cover.
 """
 from __future__ import annotations
 
+import ast
+import copy
 import difflib
 import os
 import re
 import warnings
+from bisect import bisect_right
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Optional, Sequence
 
 from torchmemlint.diagnostics import Diagnostic, Edit, FileError, Fix, unexpected_error
 from torchmemlint.engine import check_source, parse, recursion_headroom
@@ -47,25 +50,64 @@ def _offsets(text: str) -> list[int]:
 def apply_fixes(text: str, fixes: Sequence[Fix]) -> tuple[str, list[Fix]]:
     """Apply the edits of ``fixes`` in one pass; returns the new text and the fixes applied, in
     the order given. A fix whose edits overlap an earlier one's is skipped whole (a later round
-    of ``fix_source`` sees its diagnostic again, on the updated text)."""
+    of ``fix_source`` sees its diagnostic again, on the updated text); so is an unsafe one
+    (``_placed``), for good."""
+    new_text, placed, _ = _apply(text, fixes)
+    return new_text, [p.fix for p in placed]
+
+
+@dataclass
+class _Placed:
+    """A fix applied in a round: where its edits were in the old text and are in the new one
+    (character offsets)."""
+
+    fix: Fix
+    old_spans: list[tuple[int, int]]
+    new_spans: list[tuple[int, int]] = field(default_factory=list)
+
+
+def _apply(text: str, fixes: Sequence[Fix]) -> tuple[str, list[_Placed], list[tuple[Fix, str]]]:
+    """``apply_fixes``, with where each applied fix's edits landed, and the fixes refused as
+    unsafe with why: an edit whose span no longer holds the code it was made for (the positions
+    it came from are wrong), and edits of one fix that overlap or repeat each other."""
     starts = _offsets(text)
 
-    def offset(line: int, column: int) -> int:
-        return starts[line - 1] + column
+    def offset(line: int, column: int) -> Optional[int]:
+        if not 1 <= line <= len(starts):
+            return None
+        at = starts[line - 1] + column
+        return at if at <= (starts[line] if line < len(starts) else len(text)) else None
 
-    chosen: list[tuple[int, int, Edit]] = []
+    chosen: list[tuple[int, int, Edit, _Placed]] = []
     taken: list[tuple[int, int]] = []
-    applied: list[Fix] = []
+    placed: list[_Placed] = []
+    refused: list[tuple[Fix, str]] = []
     for fix in fixes:
         spans = [(offset(e.line, e.column), offset(e.end_line, e.end_column), e) for e in fix.edits]
+        if any(a is None or b is None or b < a for a, b, _ in spans):
+            refused.append((fix, "an edit lies outside the file"))
+            continue
+        if any(e.original is not None and text[a:b] != e.original for a, b, e in spans):
+            refused.append((fix, "an edit's span no longer holds the code it replaces"))
+            continue
+        if any(_overlaps(a, b, c, d) for i, (a, b, _) in enumerate(spans) for c, d, _ in spans[:i]):
+            refused.append((fix, "its edits overlap or repeat each other"))
+            continue
         if any(_overlaps(a, b, c, d) for a, b, _ in spans for c, d in taken):
             continue
-        chosen.extend(spans)
+        entry = _Placed(fix, [(a, b) for a, b, _ in spans])
+        chosen.extend((a, b, e, entry) for a, b, e in spans)
         taken.extend((a, b) for a, b, _ in spans)
-        applied.append(fix)
-    for start, end, edit in sorted(chosen, key=lambda s: (s[0], s[1]), reverse=True):
-        text = text[:start] + edit.content + text[end:]
-    return text, applied
+        placed.append(entry)
+    pieces, previous, shift = [], 0, 0
+    for start, end, edit, entry in sorted(chosen, key=lambda s: (s[0], s[1])):
+        pieces.append(text[previous:start])
+        pieces.append(edit.content)
+        entry.new_spans.append((start + shift, start + shift + len(edit.content)))
+        shift += len(edit.content) - (end - start)
+        previous = end
+    pieces.append(text[previous:])
+    return "".join(pieces), placed, refused
 
 
 def _overlaps(a: int, b: int, c: int, d: int) -> bool:
@@ -117,25 +159,151 @@ def _fix_source(source: bytes, path: str, rules: Sequence[Rule], unsafe: bool) -
     applied: list[Diagnostic] = []
     diagnostics, errors = check_source(current, path, rules)
     original_diagnostics, original_errors = diagnostics, errors
+    skipped: dict[tuple, tuple[Diagnostic, str]] = {}  # fixes dropped as unsafe, by finding
     for _ in range(MAX_ROUNDS):
-        fixable = [d for d in diagnostics if d.fix is not None and (d.fix.safe or unsafe)]
+        fixable = [d for d in diagnostics if d.fix is not None and (d.fix.safe or unsafe) and _key(d) not in skipped]
         if not fixable:
             break
-        new_text, used = apply_fixes(text, [d.fix for d in fixable])
+        by_fix = {id(d.fix): d for d in fixable}
+        new_text, placed, refused = _apply(text, [d.fix for d in fixable])
+        for fix, why in refused:
+            skipped[_key(by_fix[id(fix)])] = by_fix[id(fix)], why
         if new_text == text:
+            if refused:
+                continue
             break
         refusal = _refusal(new_text, encoding, path)
         if refusal:
             return _unchanged(source, path, original_diagnostics, original_errors,
                               f"a fix would {refusal}; file left unchanged", encoding)
-        used_ids = {id(f) for f in used}
-        applied.extend(d for d in fixable if id(d.fix) in used_ids)
-        text, current = new_text, new_text.encode(encoding)
-        diagnostics, errors = check_source(current, path, rules)
+        unsafe_fixes = _changed_elsewhere(text, new_text, placed, path)
+        new_current = new_text.encode(encoding)
+        new_diagnostics, new_errors = ([], []) if unsafe_fixes else check_source(new_current, path, rules)
+        unsafe_fixes = unsafe_fixes or _not_converging(text, new_text, placed, by_fix, new_diagnostics)
+        if unsafe_fixes:  # this round again, without them
+            for fix, why in unsafe_fixes:
+                skipped[_key(by_fix[id(fix)])] = by_fix[id(fix)], why
+            continue
+        applied.extend(by_fix[id(p.fix)] for p in placed)
+        text, current = new_text, new_current
+        diagnostics, errors = new_diagnostics, new_errors
     if current != source and _compiles(original_text, path) and not _compiles(text, path):
         return _unchanged(source, path, original_diagnostics, original_errors,
                           "a fix would produce code Python rejects; file left unchanged", encoding)
+    errors = [*errors, *(FileError(path, f"{d.code} fix skipped: unsafe edit ({why})", d.line, d.column)
+                         for d, why in skipped.values())]
     return FixResult(current, applied, diagnostics, errors, encoding=encoding)
+
+
+def _key(diagnostic: Diagnostic) -> tuple:
+    return diagnostic.code, diagnostic.line, diagnostic.column, diagnostic.end_line, diagnostic.end_column
+
+
+def _changed_elsewhere(before: str, after: str, placed: list[_Placed], path: str) -> list[tuple[Fix, str]]:
+    """The fixes of a round that change code they do not cover (Black's safety net, on the
+    statements outside the edits): with none, the two versions' statements outside the edited
+    lines are the same syntax trees, in the same order. When the round as a whole fails, each
+    fix is tried alone to find the culprits (all of them if none fails alone)."""
+    if _same_outside(before, after, [p.old_spans for p in placed], [p.new_spans for p in placed]) \
+            and not _rebinds_torch(before, placed):
+        return []
+    culprits = []
+    for entry in placed:
+        alone, [single], _ = _apply(before, [entry.fix])
+        if _rebinds_torch(before, [single]):
+            culprits.append((entry.fix, "it names torch where torch is another module"))
+        elif not _same_outside(before, alone, [single.old_spans], [single.new_spans]):
+            culprits.append((entry.fix, "it changes code outside the finding"))
+    return culprits or [(entry.fix, "the fixes together change code outside their findings") for entry in placed]
+
+
+def _same_outside(before: str, after: str, old_spans: list[list[tuple[int, int]]],
+                  new_spans: list[list[tuple[int, int]]]) -> bool:
+    old_lines = _span_lines(before, [s for spans in old_spans for s in spans])
+    new_lines = _span_lines(after, [s for spans in new_spans for s in spans])
+    try:
+        return _statements_outside(ast.parse(before), old_lines) == _statements_outside(ast.parse(after), new_lines)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+
+
+def _span_lines(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The first and last line each span touches; the line it ends on counts even where it ends
+    at its start (the same edit may end at a line's start in one text and after its indentation
+    in the other)."""
+    starts = _offsets(text)
+    return [(bisect_right(starts, a), bisect_right(starts, b)) for a, b in spans]
+
+
+_BODIES = ("body", "orelse", "handlers", "finalbody", "cases")
+
+
+def _statements_outside(tree: ast.AST, edited: list[tuple[int, int]]) -> list[str]:
+    """Every statement of ``tree`` whose lines (a compound statement's: its header's) no edit
+    touches, as its syntax tree without positions (a compound one without its body), in order."""
+    found = []
+    pending = [tree]
+    while pending:
+        node = pending.pop()
+        children = [child for name in _BODIES for child in getattr(node, name, ())]
+        if isinstance(node, ast.stmt):
+            first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])
+            last = node.end_lineno or node.lineno
+            if children:
+                header = copy.copy(node)
+                for name in _BODIES:
+                    if hasattr(header, name):
+                        setattr(header, name, [])
+                last = max(first, min(c.lineno for c in children if hasattr(c, "lineno")) - 1) \
+                    if any(hasattr(c, "lineno") for c in children) else last
+            else:
+                header = node
+            if not any(a <= last and first <= b for a, b in edited):
+                found.append(ast.dump(header, include_attributes=False))
+        pending.extend(reversed(children))
+    return found
+
+
+_TORCH_NAME = re.compile(r"(?<![\w.])torch\.")
+
+
+def _rebinds_torch(before: str, placed: list[_Placed]) -> bool:
+    """An edit that writes ``torch.…`` in a file where ``torch`` names another module (``import
+    numpy as torch``): the fix would call something else than PyTorch."""
+    if not any(_TORCH_NAME.search(e.content) for p in placed for e in p.fix.edits):
+        return False
+    for node in ast.walk(ast.parse(before)):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                bound = alias.asname or alias.name.split(".")[0]
+                if bound == "torch" and (isinstance(node, ast.ImportFrom) or alias.name.split(".")[0] != "torch"):
+                    return True
+    return False
+
+
+def _not_converging(before: str, after: str, placed: list[_Placed], by_fix: dict[int, Diagnostic],
+                    diagnostics: list[Diagnostic]) -> list[tuple[Fix, str]]:
+    """The fixes that do not reach a fixed point in one round: their own finding is still there
+    afterwards (at the same code, moved only by the round's edits before it), or their rule fires
+    again on the code they wrote. Another round would fix it again, and again."""
+    old_starts, new_starts = _offsets(before), _offsets(after)
+    moves = sorted((old, new) for entry in placed for old, new in zip(entry.old_spans, entry.new_spans))
+    found = {(d.code, d.line, d.column) for d in diagnostics}
+    looping = []
+    for entry in placed:
+        finding = by_fix[id(entry.fix)]
+        at = old_starts[finding.line - 1] + finding.column
+        shift = sum((b - a) - (d - c) for (c, d), (a, b) in moves if d <= at)
+        if not any(c <= at < d for c, d in entry.old_spans):
+            moved = at + shift
+            line = bisect_right(new_starts, moved)
+            if (finding.code, line, moved - new_starts[line - 1]) in found:
+                looping.append((entry.fix, "its finding is still there after it"))
+                continue
+        lines = _span_lines(after, entry.new_spans)
+        if any(d.code == finding.code and any(a <= d.line <= b for a, b in lines) for d in diagnostics):
+            looping.append((entry.fix, "its rule fires again on what it wrote"))
+    return looping
 
 
 def _unchanged(source: bytes, path: str, diagnostics: list[Diagnostic], errors: list[FileError],
