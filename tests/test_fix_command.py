@@ -105,7 +105,7 @@ def test_write_keeps_mode_and_leaves_no_temporary_file(project, capsys):
     path.chmod(0o755)
     fix_command(capsys, "train.py")
     assert path.stat().st_mode & 0o777 == 0o755
-    assert sorted(p.name for p in project.iterdir()) == ["train.py"]
+    assert sorted(p.name for p in project.iterdir()) == [".torchmemlint_cache", "train.py"]
 
 
 def test_write_keeps_crlf_bom_and_latin1_bytes(project, capsys):
@@ -191,3 +191,33 @@ def test_fixing_never_imports_torch(project):
     result = run([sys.executable, "-c", code], project, module_env())
     assert result.stdout.splitlines()[-1] == "torch not loaded", result.stderr
     assert (project / "train.py").read_text() == ALL_FIXED
+
+
+def test_fix_in_parallel_writes_what_one_process_writes(tmp_path, monkeypatch, capsys):
+    trees = {}
+    for jobs in ("1", "2"):
+        folder = tmp_path / jobs
+        for index in range(6):
+            write(folder, f"pkg{index % 2}/train_{index}.py", SCRIPT if index % 3 else "x = 1\n")
+        write(folder, "broken.py", "def f(:\n")
+        monkeypatch.chdir(folder)
+        status, out, err = fix_command(capsys, "--no-cache", "-j", jobs, ".")
+        trees[jobs] = (status, out, err, {p.relative_to(folder): p.read_bytes() for p in sorted(folder.rglob("*.py"))})
+    assert trees["1"] == trees["2"]
+    assert trees["1"][0] == 2 and "broken.py:1:7: TML000" in trees["1"][1]
+
+
+def test_fix_answers_files_with_nothing_to_fix_from_the_cache(project, capsys, monkeypatch):
+    write(project, "pyproject.toml", "")
+    write(project, "clean.py", "x = 1\n")
+    write(project, "train.py", SCRIPT)
+    assert cli.main(["check", "-j", "1", "."]) == 1
+    capsys.readouterr()
+    fixed = []
+    real_fix_file = api.fix_file
+    monkeypatch.setattr(api, "fix_file", lambda task, *a: fixed.append(task.path) or real_fix_file(task, *a))
+    assert fix_command(capsys, "-j", "1", ".")[0] == 1  # (train.py keeps a finding only --unsafe-fixes fixes)
+    assert fixed == ["train.py"]  # clean.py: answered from check's cache entry
+    fixed.clear()
+    assert fix_command(capsys, "-j", "1", ".")[0] == 1
+    assert fixed == []  # train.py as fixed was stored: nothing left to parse

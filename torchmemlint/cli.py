@@ -155,6 +155,24 @@ SELECTION_ARGUMENTS = (
 )
 
 
+# Shared by check and fix: worker processes and the result cache.
+SCALE_ARGUMENTS = (
+    argument("-j", "--jobs", type=_positive_int, default=None, metavar="N",
+             help="worker processes (default: one per CPU core; 1 works in this process)"),
+    argument("--no-cache", action="store_true",
+             help="neither read nor write the result cache (.torchmemlint_cache/ in the project root)"),
+    argument("--cache-dir", metavar="PATH",
+             help="keep the result cache here instead of .torchmemlint_cache/ in the project root "
+                  "(the nearest folder above the working directory with pyproject.toml or .git)"),
+)
+
+
+def _cache(args: argparse.Namespace) -> Optional[ResultCache]:
+    if args.no_cache:
+        return None
+    return ResultCache(Path(args.cache_dir)) if args.cache_dir else ResultCache.for_project()
+
+
 def selection_options(args: argparse.Namespace) -> dict[str, Any]:
     """The keyword arguments of ``api.check_paths`` from ``SELECTION_ARGUMENTS``."""
     return {"select": args.select, "extend_select": args.extend_select, "ignore": args.ignore,
@@ -169,13 +187,7 @@ def selection_options(args: argparse.Namespace) -> dict[str, Any]:
              help="output format (default: text)"),
     argument("--exit-zero", action="store_true", help="exit with status 0 even when there are findings"),
     argument("--statistics", action="store_true", help="count the findings per rule code"),
-    argument("-j", "--jobs", type=_positive_int, default=None, metavar="N",
-             help="worker processes (default: one per CPU core; 1 checks in this process)"),
-    argument("--no-cache", action="store_true",
-             help="neither read nor write the result cache (.torchmemlint_cache/ in the project root)"),
-    argument("--cache-dir", metavar="PATH",
-             help="keep the result cache here instead of .torchmemlint_cache/ in the project root "
-                  "(the nearest folder above the working directory with pyproject.toml or .git)"),
+    *SCALE_ARGUMENTS,
 )
 def check(args: argparse.Namespace) -> int:
     with _rare_garbage_collection():
@@ -185,11 +197,8 @@ def check(args: argparse.Namespace) -> int:
 def _check(args: argparse.Namespace) -> int:
     reporter = reporter_for(args.format, sys.stdout)
     tally = Tally()
-    cache = None
-    if not args.no_cache:
-        cache = ResultCache(Path(args.cache_dir)) if args.cache_dir else ResultCache.for_project()
-    jobs = args.jobs or _cpu_count()
-    for result in api.check_paths(args.paths, jobs=jobs, cache=cache, fix_edits=reporter.shows_fix_edits,
+    for result in api.check_paths(args.paths, jobs=args.jobs or _cpu_count(), cache=_cache(args),
+                                  fix_edits=reporter.shows_fix_edits,
                                   **selection_options(args)):
         tally.add(result)
         reporter.add(result)
@@ -218,6 +227,7 @@ def _check(args: argparse.Namespace) -> int:
              help="print a unified diff of the fixes and write nothing; exit 1 if there would be "
                   "changes (2 if a file cannot be checked)"),
     argument("--show-fixes", action="store_true", help="list the fixes applied, per file and rule"),
+    *SCALE_ARGUMENTS,
 )
 def fix(args: argparse.Namespace) -> int:
     from torchmemlint.fix import unified_diff  # the engine loads only when something is fixed
@@ -226,7 +236,7 @@ def fix(args: argparse.Namespace) -> int:
     reporter = reporter_for("text", sys.stdout)
     tally = FixTally()
     for outcome in api.fix_paths(args.paths, unsafe=args.unsafe_fixes, write=not args.diff,
-                                 **selection_options(args)):
+                                 jobs=args.jobs or _cpu_count(), cache=_cache(args), **selection_options(args)):
         tally.add(outcome)
         if not args.diff:
             reporter.add(outcome.remaining)
