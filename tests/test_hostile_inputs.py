@@ -120,3 +120,18 @@ def test_a_bad_cache_entry_is_a_miss(tmp_path, monkeypatch, capsys, corrupt):
     for _ in range(2):  # the miss is checked afresh, and its entry rewritten
         assert cli.main(["check", "-j", "1", "."]) == 1
         assert capsys.readouterr().out == first
+
+
+def test_flake8_runs_the_plugin_over_deep_files(tmp_path):
+    """Through flake8 itself, on the deep files its other plugins survive: pyflakes recurses
+    out of stack on 500 chained ``+``, ``[0]`` or ``.f()`` (a failure flake8 reports for pyflakes;
+    ``test_deep_code_is_checked_or_one_clear_error`` runs our plugin on those directly)."""
+    names = [name for name in HOSTILE if name.split("_")[0] in ("and", "or", "comparison") or name == "blocks_90"]
+    for name in names:
+        write(tmp_path, f"{name}.py", HOSTILE[name])
+    result = subprocess.run([sys.executable, "-m", "flake8", "--isolated", "--select=TML", "-j", "2", "."],
+                            cwd=tmp_path, env=module_env(), capture_output=True, text=True, timeout=300)
+    assert "Traceback" not in result.stderr and "failed during" not in result.stderr, result.stderr
+    assert result.returncode == 1
+    assert {line.split(":")[0][2:] for line in result.stdout.splitlines()} == {f"{name}.py" for name in names}
+    assert "./and_10000.py:11:1: TML000 code nested more than 1000 levels deep: not checked" in result.stdout
