@@ -12,8 +12,10 @@ from __future__ import annotations
 import ast
 import copy
 import difflib
+import io
 import os
 import re
+import tokenize
 import warnings
 from bisect import bisect_right
 from dataclasses import dataclass, field
@@ -22,6 +24,7 @@ from typing import Optional, Sequence
 from torchmemlint.diagnostics import Diagnostic, Edit, FileError, Fix, unexpected_error
 from torchmemlint.engine import check_source, parse, recursion_headroom
 from torchmemlint.rules.base import Rule
+from torchmemlint.semantics.prescreen import scan
 
 # Fixes of one rule can enable another's (``.detach()`` of a stored device tensor is then a
 # TML004 finding); a handful of rounds reaches the fixed point, the bound stops a cycle.
@@ -31,20 +34,12 @@ MAX_ROUNDS = 10
 _LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 
 
+_LINE_END = re.compile(r"\r\n|\r|\n")
+
+
 def _offsets(text: str) -> list[int]:
     """Character offset of the start of each line (1-based line n starts at offsets[n - 1])."""
-    starts = [0]
-    i, n = 0, len(text)
-    while i < n:
-        ch = text[i]
-        if ch == "\r":
-            if i + 1 < n and text[i + 1] == "\n":
-                i += 1
-            starts.append(i + 1)
-        elif ch == "\n":
-            starts.append(i + 1)
-        i += 1
-    return starts
+    return [0, *(match.end() for match in _LINE_END.finditer(text))]
 
 
 def apply_fixes(text: str, fixes: Sequence[Fix]) -> tuple[str, list[Fix]]:
@@ -148,11 +143,12 @@ def fix_source(source: bytes, path: str, rules: Sequence[Rule], unsafe: bool = F
 
 
 def _fix_source(source: bytes, path: str, rules: Sequence[Rule], unsafe: bool) -> FixResult:
-    module, parse_error = parse(source, path)
-    if module is None:
-        return FixResult(source, errors=[parse_error] if parse_error else [],
-                         error=parse_error.message if parse_error else "cannot parse")
-    encoding = module.encoding
+    # Python's own parser first (a syntax error, an undecodable or too deep file ends here, as in
+    # ``check``); then the encoding LibCST decodes with (PEP 263 cookie, BOM), by the same rule.
+    facts = scan(source, path)
+    if isinstance(facts, FileError):
+        return FixResult(source, errors=[facts], error=facts.message)
+    encoding = tokenize.detect_encoding(io.BytesIO(source).readline)[0]
     # Not ``module.code``: LibCST drops a final lone "\r" (old Mac line endings).
     text = original_text = source.decode(encoding)
     current = source
@@ -219,19 +215,18 @@ def _changed_elsewhere(before: str, after: str, placed: list[_Placed], path: str
 
 def _same_outside(before: str, after: str, old_spans: list[list[tuple[int, int]]],
                   new_spans: list[list[tuple[int, int]]]) -> bool:
-    old_lines = _span_lines(before, [s for spans in old_spans for s in spans])
-    new_lines = _span_lines(after, [s for spans in new_spans for s in spans])
+    old_lines = _span_lines(_offsets(before), [s for spans in old_spans for s in spans])
+    new_lines = _span_lines(_offsets(after), [s for spans in new_spans for s in spans])
     try:
         return _statements_outside(ast.parse(before), old_lines) == _statements_outside(ast.parse(after), new_lines)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
 
 
-def _span_lines(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """The first and last line each span touches; the line it ends on counts even where it ends
-    at its start (the same edit may end at a line's start in one text and after its indentation
-    in the other)."""
-    starts = _offsets(text)
+def _span_lines(starts: list[int], spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The first and last line each span touches (``starts``: the text's ``_offsets``); the
+    line it ends on counts even where it ends at its start (the same edit may end at a line's
+    start in one text and after its indentation in the other)."""
     return [(bisect_right(starts, a), bisect_right(starts, b)) for a, b in spans]
 
 
@@ -287,20 +282,25 @@ def _not_converging(before: str, after: str, placed: list[_Placed], by_fix: dict
     afterwards (at the same code, moved only by the round's edits before it), or their rule fires
     again on the code they wrote. Another round would fix it again, and again."""
     old_starts, new_starts = _offsets(before), _offsets(after)
+    # How far the round's edits ending at or before an offset move it: by end, a running sum.
     moves = sorted((old, new) for entry in placed for old, new in zip(entry.old_spans, entry.new_spans))
+    ends = [d for (_, d), _ in moves]
+    growth = [0]
+    for (c, d), (a, b) in moves:
+        growth.append(growth[-1] + (b - a) - (d - c))
     found = {(d.code, d.line, d.column) for d in diagnostics}
     looping = []
     for entry in placed:
         finding = by_fix[id(entry.fix)]
         at = old_starts[finding.line - 1] + finding.column
-        shift = sum((b - a) - (d - c) for (c, d), (a, b) in moves if d <= at)
+        shift = growth[bisect_right(ends, at)]
         if not any(c <= at < d for c, d in entry.old_spans):
             moved = at + shift
             line = bisect_right(new_starts, moved)
             if (finding.code, line, moved - new_starts[line - 1]) in found:
                 looping.append((entry.fix, "its finding is still there after it"))
                 continue
-        lines = _span_lines(after, entry.new_spans)
+        lines = _span_lines(new_starts, entry.new_spans)
         if any(d.code == finding.code and any(a <= d.line <= b for a, b in lines) for d in diagnostics):
             looping.append((entry.fix, "its rule fires again on what it wrote"))
     return looping
