@@ -92,3 +92,16 @@ def test_a_fix_that_changes_code_outside_its_finding_is_dropped(monkeypatch):
     result = fix_source(source, "t.py", ALL_RULES, unsafe=True)
     assert result.source == source
     assert [e.message for e in result.errors] == ["TML001 fix skipped: unsafe edit (it changes code outside the finding)"]
+
+
+def test_a_statement_repeated_on_the_next_line_is_fixed_in_one_run():
+    # Found by bench/fuzz.py (a duplicated line): removing either copy is the same edit, so the
+    # fix of the first looked like one leaving its own finding behind and was dropped.
+    source = ("import torch\n\n\ndef train(model, loader, optimizer):\n    for x in loader:\n"
+              "        optimizer.zero_grad()\n        loss = model(x)\n        loss.backward()\n"
+              "        optimizer.step()\n        torch.cuda.empty_cache()\n        torch.cuda.empty_cache()\n").encode()
+    first, second = check_source(source, "t.py", ALL_RULES)[0]
+    assert first.fix.edits == second.fix.edits  # (the ambiguity itself)
+    result = fix_source(source, "t.py", ALL_RULES, unsafe=True)
+    assert b"empty_cache" not in result.source and result.errors == []
+    assert fix_source(result.source, "t.py", ALL_RULES, unsafe=True).source == result.source

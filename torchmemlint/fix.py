@@ -18,6 +18,7 @@ import re
 import tokenize
 import warnings
 from bisect import bisect_right
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
@@ -181,6 +182,7 @@ def _fix_source(source: bytes, path: str, rules: Sequence[Rule], unsafe: bool) -
                 skipped[_key(by_fix[id(fix)])] = by_fix[id(fix)], why
             continue
         applied.extend(by_fix[id(p.fix)] for p in placed)
+        skipped.clear()  # (on the new text, a dropped fix is tried again: it may have been the round)
         text, current = new_text, new_current
         diagnostics, errors = new_diagnostics, new_errors
     if current != source and _compiles(original_text, path) and not _compiles(text, path):
@@ -289,9 +291,14 @@ def _not_converging(before: str, after: str, placed: list[_Placed], by_fix: dict
     for (c, d), (a, b) in moves:
         growth.append(growth[-1] + (b - a) - (d - c))
     found = {(d.code, d.line, d.column) for d in diagnostics}
+    # Findings whose fixes make the very same edits (the same statement twice in a row, each
+    # removed by removing one copy): the one left is the other's, fixed next round.
+    edits_of = Counter((d.code, d.fix.edits) for d in by_fix.values())
     looping = []
     for entry in placed:
         finding = by_fix[id(entry.fix)]
+        if edits_of[finding.code, entry.fix.edits] > 1:
+            continue
         at = old_starts[finding.line - 1] + finding.column
         shift = growth[bisect_right(ends, at)]
         if not any(c <= at < d for c, d in entry.old_spans):
