@@ -221,6 +221,8 @@ def main() -> int:
             if kind in deadlines and time.monotonic() > deadlines[kind]:
                 break
             counts[kind] += 1
+            if counts[kind] % 500 == 0:
+                print(f"... {counts[kind]} {kind} programs, {failures} with problems so far", file=sys.stderr, flush=True)
             found = problems(program)
             if found:
                 failures += 1

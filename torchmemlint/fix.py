@@ -176,7 +176,7 @@ def _fix_source(source: bytes, path: str, rules: Sequence[Rule], unsafe: bool) -
         unsafe_fixes = _changed_elsewhere(text, new_text, placed, path)
         new_current = new_text.encode(encoding)
         new_diagnostics, new_errors = ([], []) if unsafe_fixes else check_source(new_current, path, rules)
-        unsafe_fixes = unsafe_fixes or _not_converging(text, new_text, placed, by_fix, new_diagnostics)
+        unsafe_fixes = unsafe_fixes or _not_converging(text, new_text, placed, by_fix, diagnostics, new_diagnostics)
         if unsafe_fixes:  # this round again, without them
             for fix, why in unsafe_fixes:
                 skipped[_key(by_fix[id(fix)])] = by_fix[id(fix)], why
@@ -237,18 +237,24 @@ _BODIES = ("body", "orelse", "handlers", "finalbody", "cases")
 
 def _statements_outside(tree: ast.AST, edited: list[tuple[int, int]]) -> list[str]:
     """Every statement of ``tree`` whose lines (a compound statement's: its header's) no edit
-    touches, as its syntax tree without positions (a compound one without its body), in order."""
+    touches, as its syntax tree without positions (a compound one without its body, and its
+    decorators as items of their own), in order."""
     found = []
     pending = [tree]
     while pending:
         node = pending.pop()
         children = [child for name in _BODIES for child in getattr(node, name, ())]
         if isinstance(node, ast.stmt):
-            first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])
+            first = node.lineno
             last = node.end_lineno or node.lineno
-            if children:
+            decorators = getattr(node, "decorator_list", ())
+            if children or decorators:
+                # Decorators stand alone (a fix may add one to a function it leaves alone).
+                for decorator in decorators:
+                    if not any(a <= decorator.end_lineno and decorator.lineno <= b for a, b in edited):
+                        found.append("@" + ast.dump(decorator, include_attributes=False))
                 header = copy.copy(node)
-                for name in _BODIES:
+                for name in (*_BODIES, "decorator_list"):
                     if hasattr(header, name):
                         setattr(header, name, [])
                 last = max(first, min(c.lineno for c in children if hasattr(c, "lineno")) - 1) \
@@ -279,10 +285,12 @@ def _rebinds_torch(before: str, placed: list[_Placed]) -> bool:
 
 
 def _not_converging(before: str, after: str, placed: list[_Placed], by_fix: dict[int, Diagnostic],
-                    diagnostics: list[Diagnostic]) -> list[tuple[Fix, str]]:
+                    old_diagnostics: list[Diagnostic], diagnostics: list[Diagnostic]) -> list[tuple[Fix, str]]:
     """The fixes that do not reach a fixed point in one round: their own finding is still there
     afterwards (at the same code, moved only by the round's edits before it), or their rule fires
-    again on the code they wrote. Another round would fix it again, and again."""
+    on the code they wrote more often than it did on the code they replaced (other findings of
+    the rule there, whose fixes wait for the next round, count). Another round would fix it
+    again, and again."""
     old_starts, new_starts = _offsets(before), _offsets(after)
     # How far the round's edits ending at or before an offset move it: by end, a running sum.
     moves = sorted((old, new) for entry in placed for old, new in zip(entry.old_spans, entry.new_spans))
@@ -307,8 +315,11 @@ def _not_converging(before: str, after: str, placed: list[_Placed], by_fix: dict
             if (finding.code, line, moved - new_starts[line - 1]) in found:
                 looping.append((entry.fix, "its finding is still there after it"))
                 continue
-        lines = _span_lines(new_starts, entry.new_spans)
-        if any(d.code == finding.code and any(a <= d.line <= b for a, b in lines) for d in diagnostics):
+        old_lines, new_lines = _span_lines(old_starts, entry.old_spans), _span_lines(new_starts, entry.new_spans)
+        before_count = sum(d.code == finding.code and d is not finding and any(a <= d.line <= b for a, b in old_lines)
+                           for d in old_diagnostics)
+        after_count = sum(d.code == finding.code and any(a <= d.line <= b for a, b in new_lines) for d in diagnostics)
+        if after_count > before_count:
             looping.append((entry.fix, "its rule fires again on what it wrote"))
     return looping
 
