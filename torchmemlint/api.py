@@ -16,7 +16,7 @@ from typing import Iterator, Optional, Sequence, Union
 
 from torchmemlint.cache import ResultCache
 from torchmemlint.config import PathOptions, RuleSelection, Settings, SettingsResolver
-from torchmemlint.diagnostics import Diagnostic, FileError
+from torchmemlint.diagnostics import Diagnostic, FileError, unexpected_error
 from torchmemlint.files import Excluder, discover, read_source, write_atomic
 from torchmemlint.notebooks import is_notebook, read_notebook
 from torchmemlint.rules import ALL_RULES, RULES_BY_CODE
@@ -33,6 +33,10 @@ class FileTask:
     fix_edits: bool = True
     file_errors: bool = True  # report TML000 (False: ignored by its code)
     apply_noqa: bool = True  # False: report what ``# noqa`` comments would suppress
+    config_error: str = ""  # the file's configuration is broken: it is not checked, and says why
+
+    def config_failure(self) -> Optional[FileError]:
+        return FileError(self.path, f"not checked: {self.config_error}") if self.config_error else None
 
 
 @dataclass
@@ -50,6 +54,16 @@ class FileResult:
 
 
 def check_file(task: FileTask, cache: Optional[ResultCache] = None) -> FileResult:
+    """One file's result; never raises: what goes wrong while checking it is one of its errors."""
+    try:
+        return _check_file(task, cache)
+    except Exception as error:  # one file's failure must not stop the run
+        return FileResult(task.path, errors=[unexpected_error(task.path, error)])
+
+
+def _check_file(task: FileTask, cache: Optional[ResultCache]) -> FileResult:
+    if task.config_error:
+        return FileResult(task.path, errors=[task.config_failure()])
     source = read_source(task.path, task.max_file_size)
     if isinstance(source, FileError):
         return _reported(task, FileResult(task.path, errors=[source]))
@@ -148,7 +162,8 @@ def plan(
     for path in found:
         settings = resolver.settings_for_file(path)
         yield FileTask(path, tuple(rule.code for rule in settings.rules_for(path)),
-                       settings.max_file_size, fix_edits, settings.reports_file_errors(path), not ignore_noqa)
+                       settings.max_file_size, fix_edits, settings.reports_file_errors(path), not ignore_noqa,
+                       settings.error)
 
 
 def _resolver(select: Optional[Sequence[str]], extend_select: Sequence[str], ignore: Sequence[str],
@@ -207,9 +222,13 @@ def _cached(task: FileTask, cache: ResultCache) -> Optional[FileResult]:
 
 
 def _run(pending: list[tuple[int, FileTask]], jobs: int, cache: Optional[ResultCache]) -> Iterator[FileResult]:
-    tasks = [task for _, task in pending]
+    return _pool_map(partial(check_file, cache=cache), [task for _, task in pending], jobs)
+
+
+def _pool_map(work, tasks: list[FileTask], jobs: int) -> Iterator:
+    """``work`` of each task, in order, from ``jobs`` worker processes (1: in this process)."""
     if jobs <= 1 or len(tasks) <= 1:
-        yield from (check_file(task, cache) for task in tasks)
+        yield from (work(task) for task in tasks)
         return
     import multiprocessing
 
@@ -219,7 +238,7 @@ def _run(pending: list[tuple[int, FileTask]], jobs: int, cache: Optional[ResultC
     workers = min(jobs, len(tasks))
     with context.Pool(workers) as pool:
         # Small chunks keep the workers evenly loaded (file costs differ a hundredfold).
-        yield from pool.imap(partial(check_file, cache=cache), tasks, chunksize=max(1, min(8, len(tasks) // (workers * 16))))
+        yield from pool.imap(work, tasks, chunksize=max(1, min(8, len(tasks) // (workers * 16))))
 
 
 @dataclass
@@ -243,6 +262,15 @@ def fix_file(task: FileTask, unsafe: bool = False, write: bool = True) -> FileFi
     """Fix one file (the safe fixes; the unsafe ones too with ``unsafe``) and, with ``write``,
     replace it atomically when something changed. Never raises for a bad file: the problem is
     one of the remaining result's errors and the file is left as it was."""
+    try:
+        return _fix_file(task, unsafe, write)
+    except Exception as error:  # one file's failure must not stop the run
+        return FileFix(task.path, b"", b"", "utf-8", [], FileResult(task.path, errors=[unexpected_error(task.path, error)]))
+
+
+def _fix_file(task: FileTask, unsafe: bool, write: bool) -> FileFix:
+    if task.config_error:
+        return FileFix(task.path, b"", b"", "utf-8", [], FileResult(task.path, errors=[task.config_failure()]))
     source = read_source(task.path, task.max_file_size)
     if isinstance(source, FileError):
         return FileFix(task.path, b"", b"", "utf-8", [], _reported(task, FileResult(task.path, errors=[source])))
@@ -269,7 +297,48 @@ def fix_bytes(task: FileTask, source: bytes, unsafe: bool = False) -> FileFix:
                    _reported(task, FileResult(task.path, result.remaining, result.errors)))
 
 
-def fix_paths(paths: Sequence[str], unsafe: bool = False, write: bool = True, **options) -> Iterator[FileFix]:
-    """Fix every file under ``paths`` (options as for ``plan``), one file at a time."""
-    for task in plan(paths, **options):
-        yield fix_file(task, unsafe, write)
+def fix_paths(paths: Sequence[str], unsafe: bool = False, write: bool = True, *, jobs: int = 1,
+              cache: Optional[ResultCache] = None, **options) -> Iterator[FileFix]:
+    """Fix every file under ``paths`` (options as for ``plan``), yielding one outcome per file in
+    ``plan``'s order, from ``jobs`` worker processes as ``check_tasks`` does. A file whose
+    cached check result (``check``'s, or an earlier ``fix``'s) has no fix to apply is answered
+    from the cache, without parsing it."""
+    tasks = list(plan(paths, **options))
+    pending: list[FileTask] = []
+    outcomes: list[Optional[FileFix]] = []
+    for task in tasks:
+        outcome = _nothing_to_fix(task, cache, unsafe) if cache is not None else None
+        if outcome is None:
+            pending.append(task)
+        outcomes.append(outcome)
+    fixed = _pool_map(partial(_fix_and_remember, unsafe=unsafe, write=write, cache=cache), pending, jobs)
+    for index, outcome in enumerate(outcomes):
+        if outcome is None:
+            outcome = next(fixed)
+        outcomes[index] = None
+        yield outcome
+
+
+def _nothing_to_fix(task: FileTask, cache: ResultCache, unsafe: bool) -> Optional[FileFix]:
+    """The file as it is, if its cached result (the one without fixes' edits, as ``check``
+    stores it) holds no fix that would apply."""
+    lookup = replace(task, fix_edits=False)
+    source = read_source(task.path, task.max_file_size)
+    if isinstance(source, FileError) or is_notebook(task.path):
+        return None
+    entry = cache.get(cache.key(lookup, source))
+    if entry is None or any(d.fix is not None and (d.fix.safe or unsafe) for d in entry[0]):
+        return None
+    return FileFix(task.path, source, source, "utf-8", [], FileResult(task.path, *entry))
+
+
+def _fix_and_remember(task: FileTask, unsafe: bool, write: bool, cache: Optional[ResultCache]) -> FileFix:
+    """``fix_file``, and the result of a file left with nothing to fix stored as ``check``
+    would store it, so that the next ``fix`` (or ``check``) of it is a cache hit."""
+    outcome = fix_file(task, unsafe, write)
+    remaining = outcome.remaining
+    if cache is not None and outcome.fixed and not remaining.errors and (write or not outcome.changed) and \
+            not any(d.fix is not None and (d.fix.safe or unsafe) for d in remaining.diagnostics):
+        without_edits = [replace(d, fix=replace(d.fix, edits=())) if d.fix else d for d in remaining.diagnostics]
+        cache.put(cache.key(replace(task, fix_edits=False), outcome.fixed), without_edits, [])
+    return outcome

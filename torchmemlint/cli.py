@@ -3,7 +3,9 @@
 Each subcommand is one function decorated with ``@subcommand(name, help, *arguments)``: it gets
 the parsed arguments and returns the exit status. Linting never imports torch.
 
-Exit statuses: 0 nothing found, 1 findings (file errors included), 2 usage or internal error.
+Exit statuses: 0 nothing found, 1 findings (every file checked), 2 usage, configuration or
+internal error, or some file could not be checked (a ``TML000`` line: unreadable, does not
+parse, nested too deeply, governed by a broken configuration), findings or not.
 """
 from __future__ import annotations
 
@@ -63,6 +65,7 @@ from torchmemlint.report import REPORTERS, TEXT_FORMATS, reporter_for  # noqa: E
 from torchmemlint.diagnostics import FileError  # noqa: E402
 from torchmemlint.report.base import (FILE_ERROR_DOCS, FILE_ERROR_MESSAGE, FILE_ERROR_NAME,  # noqa: E402
                                       ReportOptions, Tally, read_file, rule_docs)
+from torchmemlint.diagnostics import DEBUG_VARIABLE  # noqa: E402
 from torchmemlint.report.fixes import FixTally, format_applied_fixes, format_fix_summary  # noqa: E402
 from torchmemlint.report.text import format_fixable, format_statistics, format_summary, plural  # noqa: E402
 from torchmemlint.rules import ALL_RULES  # noqa: E402
@@ -70,7 +73,6 @@ from torchmemlint.rules import ALL_RULES  # noqa: E402
 EXIT_CLEAN = 0
 EXIT_FINDINGS = 1
 EXIT_ERROR = 2
-DEBUG_VARIABLE = "TORCHMEMLINT_DEBUG"
 
 
 @dataclass(frozen=True)
@@ -188,6 +190,24 @@ SELECTION_ARGUMENTS = (
 STDIN_FILENAME_ARGUMENT = argument(
     "--stdin-filename", metavar="PATH",
     help="the name of the code read from stdin: its settings and the name in the output")
+
+
+# Shared by check and fix: worker processes and the result cache.
+SCALE_ARGUMENTS = (
+    argument("-j", "--jobs", type=_positive_int, default=None, metavar="N",
+             help="worker processes (default: one per CPU core; 1 works in this process)"),
+    argument("--no-cache", action="store_true",
+             help="neither read nor write the result cache (.torchmemlint_cache/ in the project root)"),
+    argument("--cache-dir", metavar="PATH",
+             help="keep the result cache here instead of .torchmemlint_cache/ in the project root "
+                  "(the nearest folder above the working directory with pyproject.toml or .git)"),
+)
+
+
+def _cache(args: argparse.Namespace) -> Optional[ResultCache]:
+    if args.no_cache:
+        return None
+    return ResultCache(Path(args.cache_dir)) if args.cache_dir else ResultCache.for_project()
 
 
 def selection_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -321,13 +341,7 @@ def _summary(args: argparse.Namespace, *lines: Optional[str]) -> None:
     argument("--show-files", action="store_true", help="list the files that would be checked, and exit"),
     argument("--show-settings", action="store_true",
              help="print the settings the first file would be checked with, and exit"),
-    argument("-j", "--jobs", type=_positive_int, default=None, metavar="N",
-             help="worker processes (default: one per CPU core; 1 checks in this process)"),
-    argument("-n", "--no-cache", action="store_true",
-             help="neither read nor write the result cache (.torchmemlint_cache/ in the project root)"),
-    argument("--cache-dir", metavar="PATH",
-             help="keep the result cache here instead of .torchmemlint_cache/ in the project root "
-                  "(the nearest folder above the working directory with pyproject.toml or .git)"),
+    *SCALE_ARGUMENTS,
 )
 def check(args: argparse.Namespace) -> int:
     if args.show_files or args.show_settings:
@@ -355,10 +369,7 @@ def _check(args: argparse.Namespace) -> int:
             task = _stdin_task(args, fix_edits=reporter.shows_fix_edits, ignore_noqa=args.ignore_noqa)
             results: Iterator[FileResult] = iter([api.check_bytes(task, source)] if task else [])
         else:
-            cache = None
-            if not args.no_cache:
-                cache = ResultCache(Path(args.cache_dir)) if args.cache_dir else ResultCache.for_project()
-            results = api.check_paths(_paths(args), jobs=args.jobs or _cpu_count(), cache=cache,
+            results = api.check_paths(_paths(args), jobs=args.jobs or _cpu_count(), cache=_cache(args),
                                       fix_edits=reporter.shows_fix_edits, ignore_noqa=args.ignore_noqa,
                                       **selection_options(args))
         for result in results:
@@ -373,6 +384,8 @@ def _check(args: argparse.Namespace) -> int:
             print(format_statistics(tally), file=stream if output_format in TEXT_FORMATS else sys.stderr)
     if output_format in TEXT_FORMATS:
         _summary(args, format_summary(tally), format_fixable(tally))
+    if tally.unchecked:
+        return EXIT_ERROR  # (--exit-zero too: a file that could not be checked is no clean result)
     return EXIT_FINDINGS if tally.total and not args.exit_zero else EXIT_CLEAN
 
 
@@ -435,8 +448,9 @@ def _add_noqa(args: argparse.Namespace) -> int:
                   "(`torchmemlint explain CODE` says why)"),
     argument("--diff", action="store_true",
              help="print a unified diff of the fixes and write nothing; exit 1 if there would be "
-                  "changes (or a file cannot be checked)"),
+                  "changes (2 if a file cannot be checked)"),
     argument("--show-fixes", action="store_true", help="list the fixes applied, per file and rule"),
+    *SCALE_ARGUMENTS,
 )
 def fix(args: argparse.Namespace) -> int:
     return _fix(args, diff=args.diff)
@@ -470,7 +484,7 @@ def _fix(args: argparse.Namespace, diff: bool) -> int:
             outcomes: Iterator[api.FileFix] = iter(stdin_outcomes)
         else:
             outcomes = api.fix_paths(_paths(args), unsafe=args.unsafe_fixes, write=not diff,
-                                     **selection_options(args))
+                                     jobs=args.jobs or _cpu_count(), cache=_cache(args), **selection_options(args))
         for outcome in outcomes:
             tally.add(outcome)
             if diff and outcome.changed:
@@ -488,6 +502,8 @@ def _fix(args: argparse.Namespace, diff: bool) -> int:
     if getattr(args, "show_fixes", False) and not args.silent:
         print(format_applied_fixes(tally, diff), file=sys.stderr if diff or stdin else sys.stdout)
     _summary(args, format_fix_summary(tally, diff, args.unsafe_fixes))
+    if tally.errors:
+        return EXIT_ERROR  # a file that could not be checked (or a fix skipped as unsafe)
     if diff:
         return EXIT_FINDINGS if tally.changed_files or tally.errors else EXIT_CLEAN
     if getattr(args, "exit_non_zero_on_fix", False) and tally.applied:
@@ -669,7 +685,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="torchmemlint",
         description="Find PyTorch GPU-memory antipatterns in training and evaluation code.",
-        epilog="Exit status: 0 nothing found, 1 findings, 2 usage or internal error.",
+        epilog="Exit status: 0 nothing found, 1 findings, 2 usage, configuration or internal error, "
+               "or a file that could not be checked (TML000).",
     )
     parser.add_argument("--version", action="version", version=f"torchmemlint {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from torchmemlint.diagnostics import FileError
+from torchmemlint.diagnostics import warn
 from torchmemlint.files import DEFAULT_EXCLUDE, DEFAULT_MAX_FILE_SIZE
 from torchmemlint.patterns import PathPattern, relative_posix
 from torchmemlint.rules.base import Rule
@@ -96,17 +97,35 @@ class ConfigFile:
     exclude: tuple[PathPattern, ...] = _DEFAULT_EXCLUDE_PATTERNS
     per_file_ignores: tuple[tuple[PathPattern, tuple[str, ...]], ...] = ()
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
+    error: str = ""  # why this configuration is unusable: the files it governs are not checked
+
+
+class ConfigError(UsageError):
+    """A ``pyproject.toml`` that cannot be read or parsed. ``ours``: it may hold a
+    ``[tool.torchmemlint]`` section (it names torchmemlint), so its files cannot be checked as
+    configured; otherwise it is some other tool's file, ignored with a warning."""
+
+    def __init__(self, message: str, ours: bool) -> None:
+        super().__init__(message)
+        self.ours = ours
 
 
 def read_pyproject(path: Path) -> Optional[dict[str, Any]]:
     """The ``[tool.torchmemlint]`` table of a ``pyproject.toml``, None when it has none."""
     try:
         with open(path, "rb") as file:
-            document = tomllib.load(file)
-    except tomllib.TOMLDecodeError as error:
-        raise UsageError(f"{path}: invalid TOML: {error}") from None
+            raw = file.read()
     except OSError as error:
-        raise UsageError(f"{path}: cannot read configuration: {error.strerror or error}") from None
+        raise ConfigError(f"{path}: cannot read configuration: {error.strerror or error}", ours=True) from None
+    try:
+        document = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as error:
+        raise ConfigError(f"{path}: not UTF-8 (TOML must be): {error.reason} at byte {error.start}",
+                          ours=CONFIG_SECTION.encode() in raw) from None
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{path}: invalid TOML: {error}", ours=CONFIG_SECTION.encode() in raw) from None
+    except RecursionError:  # (tomllib's parser recurses once per nested array or inline table)
+        raise ConfigError(f"{path}: invalid TOML: nested too deeply", ours=CONFIG_SECTION.encode() in raw) from None
     section = document.get("tool", {}).get(CONFIG_SECTION)
     if section is not None and not isinstance(section, dict):
         raise UsageError(f"{path}: [tool.{CONFIG_SECTION}] must be a table")
@@ -246,6 +265,7 @@ class Settings:
             if rooted.pattern.matches_relative(relative_by_root[key], path.name, is_dir):
                 return True
         return False
+    error: str = ""  # the configuration is broken: its files are not checked, each says why
 
     def rules_for(self, path: str) -> tuple[Rule, ...]:
         """The selected rules minus those the ``per-file-ignores`` turn off for ``path``."""
@@ -315,7 +335,23 @@ class SettingsResolver:
             per_file_ignores=per_file_ignores + extend_per_file_ignores,
             max_file_size=config.max_file_size,
             file_errors_ignored=FileError.code in (*config.selection.ignore, *self._command_line.ignore),
+            error=config.error,
         )
+
+    def _read_config(self, path: Path) -> Optional[ConfigFile]:
+        """The configuration in ``path``, None if it has none. One that is broken stops only the
+        files it governs (``ConfigFile.error``); a broken file that is not ours (a vendored
+        package's, a test fixture's) is passed over with a warning."""
+        try:
+            table = read_pyproject(path)
+            return parse_config(table, path, self._rules) if table is not None else None
+        except ConfigError as error:
+            if error.ours:
+                return ConfigFile(path=path, error=str(error))
+            warn(f"{error}; ignored (it does not configure torchmemlint)")
+            return None
+        except UsageError as error:
+            return ConfigFile(path=path, error=str(error))
 
     def _nearest_config(self, folder: Path) -> Optional[ConfigFile]:
         visited = []
@@ -327,9 +363,8 @@ class SettingsResolver:
                 break
             visited.append(current)
             candidate = current / CONFIG_FILE_NAME
-            table = read_pyproject(candidate) if os.path.isfile(candidate) else None
-            if table is not None:
-                config = parse_config(table, candidate, self._rules)
+            config = self._read_config(candidate) if os.path.isfile(candidate) else None
+            if config is not None:
                 break
             current = None if current.parent == current else current.parent
         for seen in visited:

@@ -12,7 +12,7 @@ import tempfile
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Optional, Protocol, Union
 
-from torchmemlint.diagnostics import FileError
+from torchmemlint.diagnostics import FileError, warn
 from torchmemlint.notebooks import SUFFIX as NOTEBOOK_SUFFIX
 from torchmemlint.patterns import PathPattern, last_match, parse_gitignore, relative_posix
 
@@ -144,8 +144,9 @@ def discover(paths: Iterable[str], excluder: Excluder, force_exclude: bool = Fal
 
     Folders are walked for ``*.py`` files and ``*.ipynb`` notebooks, skipping excluded files and
     folders. A file named directly is checked even if excluded (unless ``force_exclude``) and
-    whatever its suffix, if it is Python (``.py``, ``.ipynb`` or a python shebang); a named path
-    that does not exist is kept, so that reading it reports the error.
+    whatever its suffix, if it is Python (``.py``, ``.ipynb`` or a python shebang; another one
+    is skipped with a warning); a named path that does not exist is kept, so that reading it
+    reports the error.
     """
     found: dict[str, str] = {}  # absolute path -> the path as reported
     for given in paths:
@@ -156,7 +157,7 @@ def discover(paths: Iterable[str], excluder: Excluder, force_exclude: bool = Fal
                     found.setdefault(os.path.join(absolute, *relative),
                                      os.path.normpath(os.path.join(given, *relative)))
         elif os.path.isfile(given) and not _looks_like_python(given):
-            continue
+            warn(f"{given}: not a Python file (no .py or .ipynb suffix, no python shebang); skipped")
         elif not (force_exclude and excluder.is_excluded_with_parents(Path(absolute), False)):
             found.setdefault(absolute, os.path.normpath(given))
     return sorted(found.values(), key=_sort_key)

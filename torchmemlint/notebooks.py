@@ -48,6 +48,8 @@ def read_notebook(raw: bytes) -> Union[Notebook, str]:
         document = json.loads(raw)
     except (UnicodeDecodeError, ValueError) as error:
         return f"not a valid notebook (JSON): {error}"
+    except RecursionError:  # (the standard library's decoder recurses once per nested array)
+        return "not a valid notebook: its JSON is nested too deeply"
     cells = document.get("cells") if isinstance(document, dict) else None
     if not isinstance(cells, list):
         return "not a valid notebook: no list of cells"

@@ -120,3 +120,8 @@ class Tally:
     @property
     def total(self) -> int:
         return sum(self.by_code.values())
+
+    @property
+    def unchecked(self) -> int:
+        """Files, or parts of them, that could not be checked (``TML000``)."""
+        return self.by_code[FileError.code]
