@@ -12,10 +12,18 @@ RULES_DIR = ROOT / "docs" / "rules"
 
 def rule_pages() -> dict[Path, str]:
     sys.path.insert(0, str(ROOT))
+    from torchmemlint.report.base import FILE_ERROR_DOCS, FILE_ERROR_MESSAGE, FILE_ERROR_NAME
     from torchmemlint.rules import ALL_RULES
 
     pages: dict[Path, str] = {}
     index = ["# Rules", "", "| code | name | on by default | message |", "|---|---|---|---|"]
+    # Not a rule: a file that could not be checked. Documented like one, so that it can be
+    # looked up (`torchmemlint explain TML000`, SARIF's helpUri) and ignored by its code.
+    body = FILE_ERROR_DOCS.split("\n", 1)[1].strip()
+    pages[RULES_DIR / "TML000.md"] = (
+        f"# TML000 {FILE_ERROR_NAME}\n\nMessage: {FILE_ERROR_MESSAGE} (and why)\n\n"
+        f"On by default: always\n\n{body}\n")
+    index.append(f"| [TML000](TML000.md) | {FILE_ERROR_NAME} | always | {FILE_ERROR_MESSAGE} |")
     for rule in ALL_RULES:
         docstring = sys.modules[type(rule).__module__].__doc__ or ""
         body = docstring.split("\n", 1)[1].strip() if "\n" in docstring else ""

@@ -1,5 +1,6 @@
 """The command line, in process (``cli.main``) and as users run it (``python -m torchmemlint``)."""
 import json
+import os
 import re
 import sys
 
@@ -11,7 +12,8 @@ from torchmemlint.api import plan
 from torchmemlint.report.base import rule_docs
 from torchmemlint.rules import ALL_RULES
 
-TEXT_LINE = re.compile(r"^(?P<path>[^:]+):(?P<line>\d+):(?P<column>\d+): (?P<code>TML\d{3}) (?P<message>.+)$")
+TEXT_LINE = re.compile(r"^(?P<path>[^:]+):(?P<line>\d+):(?P<column>\d+): (?P<code>TML\d{3}) "
+                       r"(?P<fixable>\[\*\] )?(?P<message>.+)$")
 
 
 @pytest.fixture
@@ -34,7 +36,9 @@ def test_findings_are_reported_one_line_each_and_exit_1(project, capsys):
     match = TEXT_LINE.match(line)
     assert match and match["path"] == "train.py" and int(match["line"]) == LEAK_LINE
     assert match["code"] == "TML001" and int(match["column"]) >= 1
-    assert err.strip() == "Found 1 error in 1 file checked."
+    assert match["fixable"] is None  # its fix is unsafe
+    assert err.splitlines() == ["Found 1 error in 1 file checked.",
+                                "[*] 1 fixable with `torchmemlint fix --unsafe-fixes`."]
 
 
 def test_clean_file_exits_0(project, capsys):
@@ -49,9 +53,10 @@ def test_exit_zero(project, capsys):
     assert check(capsys, "--exit-zero", "train.py")[0] == 0
 
 
-def test_no_python_files_exits_0_quietly(project, capsys):
+def test_no_python_files_exits_0_and_a_named_one_gets_a_warning(project, capsys):
     write(project, "README.md", "# hi\n")
-    assert check(capsys, "README.md") == (0, "", "")
+    assert check(capsys, "README.md") == (0, "", "torchmemlint: warning: README.md: not a Python file "
+                                                 "(no .py or .ipynb suffix, no python shebang); skipped\n")
     assert check(capsys, ".") == (0, "", "")
     status, out, _ = check(capsys, "--format", "json", ".")
     assert (status, json.loads(out)) == (0, [])
@@ -74,7 +79,7 @@ def test_statistics(project, capsys):
     write(project, "broken.py", "x = (\n")
     status, out, _ = check(capsys, "--statistics", ".")
     lines = out.splitlines()
-    assert lines[-2:] == ["2  TML001  graph-retained-accumulation", "1  TML000  file-error"]
+    assert lines[-2:] == ["2  TML001  [ ] graph-retained-accumulation", "1  TML000  [ ] file-error"]
     assert len(lines) == 5
 
 
@@ -83,7 +88,7 @@ def test_json_format(project, capsys):
     write(project, "a.py", "x = (\n")
     status, out, _ = check(capsys, "--format", "json", ".")
     objects = json.loads(out)
-    assert status == 1
+    assert status == 2  # (a.py could not be checked)
     assert [(o["path"], o["code"]) for o in objects] == [("a.py", "TML000"), ("b.py", "TML001")]
     for obj in objects:  # the keys docs/json-format.md promises
         assert set(obj) == {"path", "line", "column", "end_line", "end_column", "code", "name",
@@ -115,7 +120,8 @@ def test_github_format(project, capsys):
     write(project, "train.py", LEAKING_SCRIPT)
     status, out, _ = check(capsys, "--format", "github", ".")
     [line] = out.splitlines()
-    assert re.fullmatch(rf"::error file=train\.py,line={LEAK_LINE},col=\d+,title=TML001::.+", line)
+    assert re.fullmatch(rf"::error file=train\.py,line={LEAK_LINE},endLine={LEAK_LINE},col=(\d+),"
+                        rf"endColumn=(\d+),title=TML001::.+", line)
 
 
 def test_bad_files_get_one_line_each_and_the_run_continues(project, capsys):
@@ -131,7 +137,7 @@ def test_bad_files_get_one_line_each_and_the_run_continues(project, capsys):
     write(project, "z_train.py", LEAKING_SCRIPT)
     status, out, err = check(capsys, ".")
     lines = out.splitlines()
-    assert status == 1
+    assert status == 2  # some files could not be checked: not the status of findings alone
     by_path = {TEXT_LINE.match(line)["path"]: TEXT_LINE.match(line) for line in lines}
     assert list(by_path) == ["a_syntax.py", "b_latin1.py", "c_nul.py", "d_broken.py", "f_huge.py",
                              "z_train.py"]
@@ -154,12 +160,40 @@ def test_unknown_rule_code_is_a_usage_error(project, capsys):
                            "(`torchmemlint rules` lists the rules)")
 
 
-def test_bad_pyproject_is_a_usage_error(project, capsys):
+def test_broken_pyproject_stops_only_the_files_it_governs(project, capsys):
     write(project, "pyproject.toml", "[tool.torchmemlint]\nselect = [\n")
     write(project, "train.py", LEAKING_SCRIPT)
+    write(project, "other/pyproject.toml", "[tool.torchmemlint]\nselect = ['TML001']\n")
+    write(project, "other/train.py", LEAKING_SCRIPT)
     status, out, err = check(capsys, ".")
     assert status == 2
-    assert err.startswith(f"torchmemlint: error: {project / 'pyproject.toml'}: invalid TOML")
+    lines = [TEXT_LINE.match(line) for line in out.splitlines()]
+    assert [(line["path"], line["code"]) for line in lines] == [(os.path.join("other", "train.py"), "TML001"),
+                                                                ("train.py", "TML000")]
+    assert lines[1]["message"].startswith(f"not checked: {project / 'pyproject.toml'}: invalid TOML")
+    status, _, err = check(capsys, "--config", "pyproject.toml", "other")  # named: a usage error
+    assert status == 2 and err.startswith(f"torchmemlint: error: {project / 'pyproject.toml'}: invalid TOML")
+
+
+@pytest.mark.parametrize("content", ["[project\nname = 'x'\n", b"[project]\nname = '\xff'\n",
+                                     "[tool.other]\nx = " + "[" * 5000 + "]" * 5000 + "\n"])
+def test_broken_pyproject_of_another_tool_is_ignored_with_a_warning(project, capsys, content):
+    write(project, "pyproject.toml", "[tool.torchmemlint]\nselect = ['TML001']\n")
+    write(project, "vendored/pyproject.toml", content)
+    write(project, "vendored/train.py", LEAKING_SCRIPT)
+    status, out, err = check(capsys, ".")
+    assert status == 1
+    assert TEXT_LINE.match(out)["code"] == "TML001"
+    assert err.startswith(f"torchmemlint: warning: {project / 'vendored' / 'pyproject.toml'}: ")
+    assert "ignored (it does not configure torchmemlint)" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("extra", [[], ["--exit-zero"], ["-j", "2"]])
+def test_a_file_that_cannot_be_checked_exits_2_findings_or_not(project, capsys, extra):
+    write(project, "train.py", LEAKING_SCRIPT)
+    assert check(capsys, *extra, "train.py")[0] == (0 if extra == ["--exit-zero"] else 1)
+    write(project, "broken.py", "def f(:\n")
+    assert check(capsys, *extra, ".")[0] == 2
 
 
 def test_selection_options_and_pyproject_end_to_end(project, capsys):
@@ -219,19 +253,27 @@ def test_usage_errors_exit_2(capsys):
     assert cli.main(["--version"]) == 0
 
 
-def test_internal_error_is_one_line_without_traceback(project, capsys, monkeypatch):
-    write(project, "train.py", LEAKING_SCRIPT)
+def test_a_crash_on_one_file_is_its_one_line_and_the_run_goes_on(project, capsys, monkeypatch):
+    write(project, "a_train.py", LEAKING_SCRIPT)
+    write(project, "b_train.py", LEAKING_SCRIPT)
+    check_source = engine.check_source
 
-    def broken_engine(*args, **kwargs):
-        raise ValueError("boom")
+    def broken_engine(source, path, *args, **kwargs):
+        if path.startswith("a_"):
+            raise ValueError("boom")
+        return check_source(source, path, *args, **kwargs)
     monkeypatch.setattr(engine, "check_source", broken_engine)
-    status, out, err = check(capsys, ".")
+    status, out, err = check(capsys, "-j", "1", ".")
     assert status == 2
-    assert err == ("torchmemlint: internal error: ValueError: boom (please report it; "
-                   "TORCHMEMLINT_DEBUG=1 shows the traceback)\n")
+    lines = [TEXT_LINE.match(line) for line in out.splitlines()]
+    assert [(line["path"], line["code"]) for line in lines] == [("a_train.py", "TML000"), ("b_train.py", "TML001")]
+    assert lines[0]["message"] == ("internal error while checking this file: ValueError: boom (please report it; "
+                                   "TORCHMEMLINT_DEBUG=1 shows the traceback)")
+    assert "Traceback" not in err
     monkeypatch.setenv("TORCHMEMLINT_DEBUG", "1")
-    with pytest.raises(ValueError):
-        cli.main(["check", "."])
+    status, _, err = check(capsys, "-j", "1", ".")
+    assert status == 2
+    assert "Traceback (most recent call last)" in err and "ValueError: boom" in err
 
 
 # --- as a user runs it -----------------------------------------------------------------------

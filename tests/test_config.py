@@ -1,5 +1,6 @@
 """Rule selection and [tool.torchmemlint] settings, with stand-in rules so that every selection
 case (off-by-default rules included) is covered whatever the real catalogue holds."""
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -139,11 +140,14 @@ def test_per_file_ignores(tmp_path, monkeypatch):
     ('[tool]\ntorchmemlint = 3\n', "must be a table"),
 ])
 def test_bad_configuration_is_one_clear_error(tmp_path, monkeypatch, toml, message):
+    """Found above a file, it is that file's error (its files are not checked); named with
+    ``--config``, it stops the run."""
     write(tmp_path, "pyproject.toml", toml)
-    with pytest.raises(UsageError, match=message) as raised:
-        resolver_in(tmp_path, monkeypatch).settings_for_file("x.py")
-    assert str(tmp_path / "pyproject.toml") in str(raised.value)
-    assert "\n" not in str(raised.value).strip()
+    error = resolver_in(tmp_path, monkeypatch).settings_for_file("x.py").error
+    assert re.search(message, error) and str(tmp_path / "pyproject.toml") in error
+    assert "\n" not in error.strip()
+    with pytest.raises(UsageError, match=message):
+        SettingsResolver(RULES, config_path=str(tmp_path / "pyproject.toml"))
 
 
 def test_max_file_size_setting(tmp_path, monkeypatch):

@@ -96,7 +96,7 @@ def test_noqa_in_a_cell(project, capsys):
 def test_syntax_error_names_the_cell(project, capsys):
     write(project, "train.ipynb", notebook(SETUP, "x = 1\ndef broken(:\n    pass\n"))
     status, out, _ = check(capsys, "train.ipynb")
-    assert status == 1
+    assert status == 2
     assert out.startswith("train.ipynb:cell 2:2:") and "TML000 syntax error" in out
 
 
@@ -110,7 +110,7 @@ def test_bad_notebook_is_one_error_and_the_run_goes_on(project, capsys, content,
     write(project, "b_train.py", LEAKING_SCRIPT)
     status, out, _ = check(capsys, ".")
     lines = out.splitlines()
-    assert status == 1 and len(lines) == 2
+    assert status == 2 and len(lines) == 2
     assert lines[0].startswith("a_bad.ipynb:1:1: TML000 " + message)
     assert lines[1].startswith(f"b_train.py:{LEAK_LINE}:")
 

@@ -119,3 +119,21 @@ def train(model, loader, optimizer, criterion):
     print(f"mean loss {total / len(loader):.4f}")
 """
 SAFELY_FIXED_SCRIPT = SAFELY_FIXABLE_SCRIPT.replace("total += loss", "total += loss.item()")
+
+
+@needs_git_checkout
+def test_hook_runs_once_for_all_files(tmp_path, hook_repo):
+    """``require_serial: true``: pre-commit hands every file to one invocation (which uses the
+    cores itself) instead of one invocation per core, so the summary is printed once."""
+    repository, revision, env = hook_repo
+    project = tmp_path / "project"
+    for number in range(24):
+        write(project, f"pkg/module_{number:02}.py", LEAKING_SCRIPT)
+    write(project, ".pre-commit-config.yaml",
+          f"repos:\n- repo: {repository}\n  rev: {revision}\n  hooks:\n  - id: torchmemlint\n"
+          "    args: [--no-cache]\n")
+    git("init", "-q", cwd=project)
+    git("add", "-A", cwd=project)
+    result = run([sys.executable, "-m", "pre_commit", "run", "--all-files", "--color=never"], project, env)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert result.stdout.count("Found 24 errors in 24 files checked.") == 1, result.stdout

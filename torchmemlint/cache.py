@@ -17,6 +17,8 @@ import json
 import os
 import shutil
 import tempfile
+import types
+import typing
 from functools import lru_cache
 from pathlib import Path
 from typing import Optional
@@ -73,17 +75,26 @@ class ResultCache:
         return digest.hexdigest()
 
     def get(self, key: str) -> Optional[tuple[list[Diagnostic], list[FileError]]]:
+        """The entry stored under ``key``, or None: absent, or anything but an entry written for
+        this key (an entry copied from another key, a truncated or hand-edited one, a field of the
+        wrong type) is a miss, never an error or another file's result."""
         try:
             with open(self.folder / key, "rb") as file:
                 entry = json.loads(file.read())
-            return ([_diagnostic(d) for d in entry["diagnostics"]],
-                    [FileError(*e) for e in entry["errors"]])
-        except (OSError, ValueError, KeyError, TypeError):
-            return None  # absent, or not an entry this version wrote: a miss
+            if not isinstance(entry, dict) or entry.get("key") != key:
+                return None
+            diagnostics = [_diagnostic(d) for d in entry["diagnostics"]]
+            errors = [FileError(*e) for e in entry["errors"]]
+        except (OSError, ValueError, KeyError, TypeError, RecursionError):
+            return None
+        if all(_conforms(item, type(item)) for item in (*diagnostics, *errors)):
+            return diagnostics, errors
+        return None
 
     def put(self, key: str, diagnostics: list[Diagnostic], errors: list[FileError]) -> None:
         """Store an entry; a cache that cannot be written is only slower, never an error."""
         data = json.dumps({
+            "key": key,  # (the file's own hash is in it: an entry copied to another name is refused)
             "diagnostics": [dataclasses.astuple(d) for d in diagnostics],
             "errors": [dataclasses.astuple(e) for e in errors],
         }, separators=(",", ":")).encode()
@@ -122,3 +133,28 @@ def _diagnostic(fields: list) -> Diagnostic:
         fix = Fix(description, safe, tuple(Edit(*edit) for edit in edits))
     return Diagnostic(*head, fix=fix, related=tuple(Related(*r) for r in related),
                       iteration=IterationSpan(*iteration) if iteration is not None else None, no_fix=no_fix)
+
+
+def _conforms(value: object, hint: object) -> bool:
+    """Whether ``value`` has the type ``hint`` names: a dataclass of this package (each field
+    checked against its annotation), ``Optional[...]``, ``tuple[X, ...]``, or a plain type."""
+    if dataclasses.is_dataclass(hint):
+        return type(value) is hint and all(
+            _conforms(getattr(value, name), field_hint) for name, field_hint in _field_hints(hint))
+    origin = typing.get_origin(hint)
+    if origin is typing.Union or origin is types.UnionType:
+        return any(_conforms(value, option) for option in typing.get_args(hint))
+    if origin is tuple:
+        item_hint = typing.get_args(hint)[0]
+        return type(value) is tuple and all(_conforms(item, item_hint) for item in value)
+    if hint is type(None):
+        return value is None
+    if hint is int:
+        return type(value) is int  # (not a bool)
+    return isinstance(value, hint)
+
+
+@lru_cache(maxsize=None)
+def _field_hints(cls: type) -> tuple[tuple[str, object], ...]:
+    hints = typing.get_type_hints(cls)
+    return tuple((f.name, hints[f.name]) for f in dataclasses.fields(cls))

@@ -19,8 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
+from torchmemlint.diagnostics import FileError
+from torchmemlint.diagnostics import warn
 from torchmemlint.files import DEFAULT_EXCLUDE, DEFAULT_MAX_FILE_SIZE
-from torchmemlint.patterns import PathPattern
+from torchmemlint.patterns import PathPattern, relative_posix
 from torchmemlint.rules.base import Rule
 
 if sys.version_info >= (3, 11):
@@ -76,10 +78,11 @@ def _specificity(code: str, selectors: Sequence[str], exact_only: bool = False) 
 
 
 def check_selectors(selectors: Sequence[str], rules: Sequence[Rule], where: str) -> tuple[str, ...]:
-    """Normalise rule selectors (strip, upper-case) and reject those that select no rule."""
+    """Normalise rule selectors (strip, upper-case) and reject those that select no rule (the
+    file-error code ``TML000`` is known too)."""
     normalized = tuple(selector.strip().upper() for selector in selectors if selector.strip())
     for selector in normalized:
-        if selector != ALL and not any(rule.code.startswith(selector) for rule in rules):
+        if selector != ALL and selector != FileError.code and not any(rule.code.startswith(selector) for rule in rules):
             raise UsageError(f"unknown rule code or prefix {selector!r} in {where} "
                              "(`torchmemlint rules` lists the rules)")
     return normalized
@@ -94,17 +97,35 @@ class ConfigFile:
     exclude: tuple[PathPattern, ...] = _DEFAULT_EXCLUDE_PATTERNS
     per_file_ignores: tuple[tuple[PathPattern, tuple[str, ...]], ...] = ()
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
+    error: str = ""  # why this configuration is unusable: the files it governs are not checked
+
+
+class ConfigError(UsageError):
+    """A ``pyproject.toml`` that cannot be read or parsed. ``ours``: it may hold a
+    ``[tool.torchmemlint]`` section (it names torchmemlint), so its files cannot be checked as
+    configured; otherwise it is some other tool's file, ignored with a warning."""
+
+    def __init__(self, message: str, ours: bool) -> None:
+        super().__init__(message)
+        self.ours = ours
 
 
 def read_pyproject(path: Path) -> Optional[dict[str, Any]]:
     """The ``[tool.torchmemlint]`` table of a ``pyproject.toml``, None when it has none."""
     try:
         with open(path, "rb") as file:
-            document = tomllib.load(file)
-    except tomllib.TOMLDecodeError as error:
-        raise UsageError(f"{path}: invalid TOML: {error}") from None
+            raw = file.read()
     except OSError as error:
-        raise UsageError(f"{path}: cannot read configuration: {error.strerror or error}") from None
+        raise ConfigError(f"{path}: cannot read configuration: {error.strerror or error}", ours=True) from None
+    try:
+        document = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as error:
+        raise ConfigError(f"{path}: not UTF-8 (TOML must be): {error.reason} at byte {error.start}",
+                          ours=CONFIG_SECTION.encode() in raw) from None
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{path}: invalid TOML: {error}", ours=CONFIG_SECTION.encode() in raw) from None
+    except RecursionError:  # (tomllib's parser recurses once per nested array or inline table)
+        raise ConfigError(f"{path}: invalid TOML: nested too deeply", ours=CONFIG_SECTION.encode() in raw) from None
     section = document.get("tool", {}).get(CONFIG_SECTION)
     if section is not None and not isinstance(section, dict):
         raise UsageError(f"{path}: [tool.{CONFIG_SECTION}] must be a table")
@@ -187,21 +208,70 @@ class _TableReader:
 
 
 @dataclass(frozen=True)
+class RootedPattern:
+    """A path pattern and the folder its anchored form is relative to."""
+
+    pattern: PathPattern
+    root: Path
+
+    def matches(self, path: Path, is_dir: bool) -> bool:
+        return self.pattern.matches_path(path, self.root, is_dir)
+
+
+@dataclass(frozen=True)
+class PathOptions:
+    """The command line's file options (``--exclude``, ``--extend-exclude``,
+    ``--per-file-ignores``, ``--extend-per-file-ignores``, ``--no-respect-gitignore``,
+    ``--isolated``), patterns relative to the working directory as ruff's are. ``exclude`` and
+    ``per_file_ignores`` replace the configured ones when given; the ``extend_`` ones add."""
+
+    exclude: Optional[tuple[str, ...]] = None
+    extend_exclude: tuple[str, ...] = ()
+    per_file_ignores: Optional[tuple[tuple[str, tuple[str, ...]], ...]] = None
+    extend_per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    respect_gitignore: bool = True  # what .gitignore and .git/info/exclude ignore is skipped
+    isolated: bool = False  # no configuration file is read
+
+
+@dataclass(frozen=True)
 class Settings:
     """Everything that decides how the files of one folder are checked."""
 
-    root: Path  # relative patterns are anchored here: the configuration's folder, else the cwd
+    root: Path  # the configuration's folder, else the cwd
     config_path: Optional[Path]
     rules: tuple[Rule, ...]
-    exclude: tuple[PathPattern, ...]
-    per_file_ignores: tuple[tuple[PathPattern, tuple[str, ...]], ...]
+    exclude: tuple[RootedPattern, ...]
+    per_file_ignores: tuple[tuple[RootedPattern, tuple[str, ...]], ...]
     max_file_size: int
+    file_errors_ignored: bool = False  # ``TML000`` named in ``ignore``
+
+    def reports_file_errors(self, path: str) -> bool:
+        """Whether ``TML000`` is reported for ``path``: unless ignored by its full code, in
+        ``ignore`` or in a ``per-file-ignores`` entry matching ``path``."""
+        if self.file_errors_ignored:
+            return False
+        absolute = Path(os.path.abspath(path))
+        return not any(FileError.code in codes and pattern.matches(absolute, is_dir=False)
+                       for pattern, codes in self.per_file_ignores)
+
+    def excludes(self, path: Path, is_dir: bool) -> bool:
+        """Whether an ``exclude`` pattern matches ``path`` itself (absolute). Discovery asks
+        this of every entry: the path is made relative once per root, not once per pattern."""
+        relative_by_root: dict[int, Optional[str]] = {}
+        for rooted in self.exclude:
+            key = id(rooted.root)
+            if key not in relative_by_root:
+                relative_by_root[key] = relative_posix(path, rooted.root)
+            if rooted.pattern.matches_relative(relative_by_root[key], path.name, is_dir):
+                return True
+        return False
+    error: str = ""  # the configuration is broken: its files are not checked, each says why
 
     def rules_for(self, path: str) -> tuple[Rule, ...]:
         """The selected rules minus those the ``per-file-ignores`` turn off for ``path``."""
         absolute = Path(os.path.abspath(path))
         ignored = tuple(code for pattern, codes in self.per_file_ignores
-                        if pattern.matches_path(absolute, self.root, is_dir=False) for code in codes)
+                        if pattern.matches(absolute, is_dir=False) for code in codes)
         if not ignored:
             return self.rules
         return tuple(rule for rule in self.rules if not rule.code.startswith(ignored))
@@ -212,7 +282,7 @@ class SettingsResolver:
     command line's options on top."""
 
     def __init__(self, rules: Sequence[Rule], command_line: RuleSelection = RuleSelection(),
-                 config_path: Optional[str] = None) -> None:
+                 config_path: Optional[str] = None, path_options: PathOptions = PathOptions()) -> None:
         self._rules = tuple(rules)
         self._command_line = RuleSelection(
             select=(None if command_line.select is None
@@ -221,6 +291,8 @@ class SettingsResolver:
             ignore=check_selectors(command_line.ignore, rules, "--ignore"),
         )
         self._cwd = Path.cwd()
+        self._path_options = _rooted_path_options(path_options, rules, self._cwd)
+        self._isolated = path_options.isolated
         self._fixed_config: Optional[ConfigFile] = None
         if config_path is not None:
             path = Path(os.path.abspath(config_path))
@@ -233,7 +305,7 @@ class SettingsResolver:
 
     def settings_for(self, folder: Path) -> Settings:
         """``folder`` is absolute."""
-        config = self._fixed_config or self._nearest_config(folder)
+        config = self._fixed_config or (None if self._isolated else self._nearest_config(folder))
         key = config.path if config else None
         settings = self._settings_by_config.get(key)
         if settings is None:
@@ -248,14 +320,38 @@ class SettingsResolver:
         return settings
 
     def _settings(self, config: ConfigFile) -> Settings:
+        root = config.path.parent if config.path else self._cwd
+        exclude, extend_exclude, per_file_ignores, extend_per_file_ignores = self._path_options
+        if exclude is None:
+            exclude = tuple(RootedPattern(pattern, root) for pattern in config.exclude)
+        if per_file_ignores is None:
+            per_file_ignores = tuple((RootedPattern(pattern, root), codes)
+                                     for pattern, codes in config.per_file_ignores)
         return Settings(
-            root=config.path.parent if config.path else self._cwd,
+            root=root,
             config_path=config.path,
             rules=select_rules(self._rules, (config.selection, self._command_line)),
-            exclude=config.exclude,
-            per_file_ignores=config.per_file_ignores,
+            exclude=exclude + extend_exclude,
+            per_file_ignores=per_file_ignores + extend_per_file_ignores,
             max_file_size=config.max_file_size,
+            file_errors_ignored=FileError.code in (*config.selection.ignore, *self._command_line.ignore),
+            error=config.error,
         )
+
+    def _read_config(self, path: Path) -> Optional[ConfigFile]:
+        """The configuration in ``path``, None if it has none. One that is broken stops only the
+        files it governs (``ConfigFile.error``); a broken file that is not ours (a vendored
+        package's, a test fixture's) is passed over with a warning."""
+        try:
+            table = read_pyproject(path)
+            return parse_config(table, path, self._rules) if table is not None else None
+        except ConfigError as error:
+            if error.ours:
+                return ConfigFile(path=path, error=str(error))
+            warn(f"{error}; ignored (it does not configure torchmemlint)")
+            return None
+        except UsageError as error:
+            return ConfigFile(path=path, error=str(error))
 
     def _nearest_config(self, folder: Path) -> Optional[ConfigFile]:
         visited = []
@@ -267,11 +363,50 @@ class SettingsResolver:
                 break
             visited.append(current)
             candidate = current / CONFIG_FILE_NAME
-            table = read_pyproject(candidate) if os.path.isfile(candidate) else None
-            if table is not None:
-                config = parse_config(table, candidate, self._rules)
+            config = self._read_config(candidate) if os.path.isfile(candidate) else None
+            if config is not None:
                 break
             current = None if current.parent == current else current.parent
         for seen in visited:
             self._config_by_folder[seen] = config
         return config
+
+
+def _rooted_path_options(options: PathOptions, rules: Sequence[Rule], cwd: Path) -> tuple:
+    """The command line's patterns compiled and anchored at the working directory."""
+    def rooted(text: str, option: str) -> RootedPattern:
+        try:
+            return RootedPattern(PathPattern.compile(text), cwd)
+        except ValueError as error:
+            raise UsageError(f"{option}: {error}") from None
+
+    exclude = None if options.exclude is None else \
+        tuple(rooted(text, "--exclude") for text in options.exclude)
+    extend_exclude = tuple(rooted(text, "--extend-exclude") for text in options.extend_exclude)
+    def rooted_ignores(entries, option: str) -> tuple[tuple[RootedPattern, tuple[str, ...]], ...]:
+        return tuple((rooted(glob, option), check_selectors(codes, rules, f"{option} {glob}"))
+                     for glob, codes in entries)
+
+    per_file_ignores = None if options.per_file_ignores is None else \
+        rooted_ignores(options.per_file_ignores, "--per-file-ignores")
+    extend_per_file_ignores = rooted_ignores(options.extend_per_file_ignores, "--extend-per-file-ignores")
+    return exclude, extend_exclude, per_file_ignores, extend_per_file_ignores
+
+
+def format_settings(path: str, settings: Settings) -> str:
+    """``check --show-settings``: what decides how ``path`` is checked, one setting a line."""
+    def patterns(rooted: Sequence[RootedPattern]) -> str:
+        return "[" + ", ".join(f"{p.pattern.text!r} (in {p.root})" for p in rooted) + "]"
+
+    lines = [
+        f"Resolved settings for: {os.path.abspath(path)}",
+        f"Settings path: {settings.config_path or 'none (defaults)'}",
+        f"root = {settings.root}",
+        f"rules ({len(settings.rules_for(path))}) = [{', '.join(r.code for r in settings.rules_for(path))}]",
+        f"selected rules ({len(settings.rules)}) = [{', '.join(r.code for r in settings.rules)}]",
+        f"exclude = {patterns(settings.exclude)}",
+        "per-file-ignores = {" + ", ".join(f"{p.pattern.text!r} (in {p.root}): [{', '.join(codes)}]"
+                                            for p, codes in settings.per_file_ignores) + "}",
+        f"max-file-size = {settings.max_file_size}",
+    ]
+    return "\n".join(lines)

@@ -1,8 +1,14 @@
 """Plain data passed between the engine, the reporters, the fixer and the verifier."""
 from __future__ import annotations
 
+import os
+import sys
+import traceback
 from dataclasses import dataclass, field
 from typing import Optional
+
+# Set to 1, a crash while handling one file prints its traceback (the run still goes on).
+DEBUG_VARIABLE = "TORCHMEMLINT_DEBUG"
 
 
 @dataclass(frozen=True)
@@ -14,6 +20,9 @@ class Edit:
     end_line: int
     end_column: int
     content: str
+    # The text the span holds when the edit is made (the code of the node it replaces): ``fix``
+    # applies the edit only over that text. None: not known (an edit built by hand).
+    original: Optional[str] = field(default=None, compare=False)
 
     def to_json(self) -> dict:
         return {
@@ -47,17 +56,18 @@ class Fix:
 @dataclass(frozen=True)
 class Related:
     """A place that explains a finding: where the kept value was made, which return or container
-    carried it. Positions as in ``Diagnostic``."""
+    carried it. Positions as in ``Diagnostic`` (in a notebook, ``cell`` and a line in it)."""
 
     line: int
     column: int
     end_line: int
     end_column: int
     message: str
+    cell: Optional[int] = None
 
     def to_json(self) -> dict:
         return {"line": self.line, "column": self.column + 1, "end_line": self.end_line,
-                "end_column": self.end_column + 1, "message": self.message}
+                "end_column": self.end_column + 1, "message": self.message, "cell": self.cell}
 
 
 @dataclass(frozen=True)
@@ -129,3 +139,21 @@ class FileError:
                 "name": "file-error", "message": self.message, "end_line": self.line,
                 "end_column": self.column + 1, "cell": self.cell, "fix": None, "related": [],
                 "iteration": None}
+
+
+def unexpected_error(path: str, error: BaseException) -> FileError:
+    """The one line that stands for a bug met while handling ``path`` (its traceback too, on
+    stderr, with ``TORCHMEMLINT_DEBUG=1``): that file fails, the run goes on."""
+    if isinstance(error, RecursionError):
+        return FileError(path, "code nested too deeply to check")
+    if os.environ.get(DEBUG_VARIABLE) == "1":
+        traceback.print_exception(error, file=sys.stderr)
+    detail = str(error).splitlines()[0] if str(error) else ""
+    return FileError(path, f"internal error while checking this file: {type(error).__name__}"
+                           f"{': ' + detail if detail else ''} (please report it; {DEBUG_VARIABLE}=1 shows "
+                           f"the traceback)")
+
+
+def warn(message: str) -> None:
+    """A problem that does not stop anything (a file passed over), on stderr in one line."""
+    print(f"torchmemlint: warning: {message}", file=sys.stderr)

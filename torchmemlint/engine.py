@@ -3,15 +3,17 @@ their findings into positioned diagnostics (with fixes as text edits), apply ``#
 from __future__ import annotations
 
 import re
+import sys
+from contextlib import contextmanager
 from functools import lru_cache
-from typing import Callable, Optional, Sequence
+from typing import Callable, Iterator, Optional, Sequence
 
 import libcst as cst
 
-from torchmemlint.diagnostics import Diagnostic, Edit, FileError, Fix, IterationSpan, Related
+from torchmemlint.diagnostics import Diagnostic, Edit, FileError, Fix, IterationSpan, Related, unexpected_error
 from torchmemlint.rules.base import Finding, NodeFix, Rule
 from torchmemlint.semantics import SemanticModel
-from torchmemlint.semantics.prescreen import scan
+from torchmemlint.semantics.prescreen import FileFacts, deepest_line, scan
 from torchmemlint.semantics.tree import Tree
 
 # flake8's own pattern, so that ``# noqa`` means the same here and under flake8.
@@ -20,10 +22,42 @@ NOQA = re.compile(r"# noqa(?::[\s]?(?P<codes>([A-Z]+[0-9]+(?:[,\s]+)?)+))?", re.
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
-def parse(source: bytes, path: str) -> tuple[Optional[cst.Module], Optional[FileError]]:
-    """Parse with LibCST (which decodes per BOM and PEP 263 cookie); a bad file is a FileError."""
+# Deeper nesting than this (LibCST's levels, ``deepest_line``) is not given to LibCST: its native
+# parser overflows the C stack (a crash, not an exception) some way past it, and its code
+# generation, like the rules' walks, recurses a few Python frames per level.
+MAX_NESTING = 1_000
+# The Python recursion limit while LibCST and the rules work on one file: enough for
+# ``MAX_NESTING`` levels several times over (measured: 2,000 chained ``.f()`` need under 20,000
+# frames), far below what the C stack holds.
+RECURSION_LIMIT = 20_000
+
+
+@contextmanager
+def recursion_headroom() -> Iterator[None]:
+    """Raise the recursion limit to ``RECURSION_LIMIT`` (never lower it), then restore it."""
+    previous = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(previous, RECURSION_LIMIT))
     try:
-        return _parse_unvalidated(source), None
+        yield
+    finally:
+        sys.setrecursionlimit(previous)
+
+
+def parse(source: bytes, path: str, facts: Optional[FileFacts] = None) -> tuple[Optional[cst.Module], Optional[FileError]]:
+    """Parse with LibCST (which decodes per BOM and PEP 263 cookie); a bad file is a FileError.
+
+    LibCST only sees bytes that Python's ``ast`` parsed and found no deeper than ``MAX_NESTING``:
+    ``facts``, the pre-screen of these bytes, says so, and without it the pre-screen runs here."""
+    if facts is None:
+        facts = scan(source, path)
+        if isinstance(facts, FileError):
+            return None, facts
+    line = deepest_line(facts.tree, MAX_NESTING) if facts.tree is not None else None
+    if line is not None:
+        return None, FileError(path, f"code nested more than {MAX_NESTING} levels deep: not checked", line)
+    try:
+        with recursion_headroom():
+            return _parse_unvalidated(source), None
     except cst.ParserSyntaxError as error:
         return None, FileError(path, f"syntax error: {error.message}", error.raw_line, error.raw_column)
     except (UnicodeDecodeError, LookupError, SyntaxError) as error:
@@ -61,7 +95,8 @@ def check_source(
     source: bytes, path: str, rules: Sequence[Rule], apply_noqa: bool = True, prescreen: bool = True,
     fix_edits: bool = True,
 ) -> tuple[list[Diagnostic], list[FileError]]:
-    """Diagnostics of ``rules`` on one file's bytes, sorted; never raises for bad input.
+    """Diagnostics of ``rules`` on one file's bytes, sorted; never raises for bad input, and
+    whatever goes wrong while checking it becomes one error of this file (``unexpected_error``).
 
     ``fix_edits=False`` leaves each fix's edits out (``Fix.edits`` empty): output that shows no
     fixes then skips the code generation that turns node replacements into text.
@@ -70,6 +105,15 @@ def check_source(
     LibCST parses it only when some rule could match (``Rule.could_match`` on the pre-screen's
     facts). ``prescreen=False`` asks only the rules' text triggers instead: the reference the
     pre-screen is tested against."""
+    try:
+        with recursion_headroom():
+            return _check_source(source, path, rules, apply_noqa, prescreen, fix_edits)
+    except Exception as error:  # one file's failure must not stop the run
+        return [], [unexpected_error(path, error)]
+
+
+def _check_source(source: bytes, path: str, rules: Sequence[Rule], apply_noqa: bool, prescreen: bool,
+                  fix_edits: bool) -> tuple[list[Diagnostic], list[FileError]]:
     facts = scan(source, path)
     if isinstance(facts, FileError):
         return [], [facts]
@@ -79,7 +123,7 @@ def check_source(
         active = [rule for rule in rules if rule.triggered(source)]
     if not active:
         return [], []
-    module, error = parse(source, path)
+    module, error = parse(source, path, facts)
     if module is None:
         return [], [error] if error else []
     model = SemanticModel(module, path)
@@ -93,7 +137,7 @@ def check_source(
     if not findings:
         return [], errors
     code = _CodeOf(module)
-    diagnostics = _positioned(module, model.tree, facts.statement_lines, path, findings, code, fix_edits)
+    diagnostics = _positioned(module, model.tree, facts, path, findings, code, fix_edits)
     if apply_noqa and b"noqa" in source.lower():  # (no noqa comment, nothing to look up)
         diagnostics = _without_suppressed(code(), diagnostics)
     return sorted(set(diagnostics)), errors
@@ -112,36 +156,105 @@ class _CodeOf:
         return self.code
 
 
-def _positioned(module: cst.Module, tree: Tree, statement_lines: list[int], path: str,
+# Why a fix is dropped when LibCST and Python's tokenizer disagree on where its code is (LibCST
+# counts a whitespace-only line ending in a backslash into the next statement's indentation).
+POSITIONS_DISAGREE = "fix skipped: unsafe edit (LibCST and Python place this code on different lines)"
+
+
+def _positioned(module: cst.Module, tree: Tree, facts: FileFacts, path: str,
                 findings: list[tuple[Rule, Finding]], code: "_CodeOf", fix_edits: bool) -> list[Diagnostic]:
     """The findings as diagnostics, positioned on the same tree (no copy) so that the rules'
-    nodes are the keys."""
+    nodes are the keys. Lines are cross-checked against ``ast``'s (``_LineCheck``): where
+    they disagree, the diagnostic takes Python's line and its fix is dropped."""
+    statement_lines = facts.statement_lines
     nodes = [finding.node for _, finding in findings]
     nodes += [node for _, finding in findings for node, _ in finding.related]
     nodes += [finding.iteration for _, finding in findings if finding.iteration is not None]
     if fix_edits:
         nodes += [r.old for _, finding in findings if finding.fix for r in finding.fix.replacements]
     positions = _positions(module, tree, statement_lines, nodes)
+    lines = _LineCheck(tree, facts.tree, positions)
     diagnostics = []
     for rule, finding in findings:
         where = positions[finding.node]
+        shift = lines.shift(finding.node) or 0
+        fix, no_fix = finding.fix, finding.no_fix if finding.fix is None else ""
+        if fix is not None and not all(lines.shift(r.old) == 0 for r in fix.replacements):
+            fix, no_fix = None, POSITIONS_DISAGREE
         diagnostics.append(Diagnostic(
             path=path,
-            line=where.start.line,
+            line=where.start.line + shift,
             column=where.start.column,
             code=rule.code,
             message=finding.message or rule.message,
             name=rule.name,
-            end_line=where.end.line,
+            end_line=where.end.line + shift,
             end_column=where.end.column,
-            fix=_fix(module, tree, statement_lines, code, finding.fix, positions, fix_edits),
-            related=tuple(Related(positions[node].start.line, positions[node].start.column,
-                                  positions[node].end.line, positions[node].end.column, message)
+            fix=_fix(module, tree, statement_lines, code, fix, positions, fix_edits),
+            related=tuple(Related(positions[node].start.line + (lines.shift(node) or 0), positions[node].start.column,
+                                  positions[node].end.line + (lines.shift(node) or 0), positions[node].end.column,
+                                  message)
                           for node, message in finding.related),
             iteration=_iteration_span(finding.iteration, positions),
-            no_fix=finding.no_fix if finding.fix is None else "",
+            no_fix=no_fix,
         ))
     return diagnostics
+
+
+class _LineCheck:
+    """LibCST's line of each statement against the one Python's own parser gives it: both see
+    the same statements in the same order (small statements and compound ones), so the n-th
+    of one is the n-th of the other."""
+
+    def __init__(self, tree: Tree, python_tree, positions: dict) -> None:
+        self.tree = tree
+        self.positions = positions
+        self.python_tree = python_tree
+        self._index: Optional[dict] = None
+        self._python_lines: list[int] = []
+
+    def shift(self, node: cst.CSTNode) -> Optional[int]:
+        """Python's line minus LibCST's for the statement holding ``node`` (0: they agree);
+        None when the two cannot be matched (then nothing about the lines is trusted)."""
+        statement_types = (cst.BaseSmallStatement, cst.BaseCompoundStatement)
+        statement = node
+        while statement is not None and not isinstance(statement, statement_types):
+            statement = self.tree.parent.get(statement)
+        if statement is None or statement not in self.positions:
+            return 0  # the module itself
+        index = self._statement_index()
+        if index is None:
+            return None
+        return self._python_lines[index[statement]] - self.positions[statement].start.line
+
+    def _statement_index(self) -> Optional[dict]:
+        if self._index is None and self.python_tree is not None:
+            statement_types = (cst.BaseSmallStatement, cst.BaseCompoundStatement)
+            statements = sorted((node for node_type, nodes in self.tree.by_type.items()
+                                 if issubclass(node_type, statement_types) for node in nodes),
+                                key=self.tree.start.__getitem__)
+            self._python_lines = _python_statement_lines(self.python_tree)
+            if len(statements) == len(self._python_lines):
+                self._index = {statement: number for number, statement in enumerate(statements)}
+        return self._index
+
+
+def _python_statement_lines(tree) -> list[int]:
+    """The line of every statement of an ``ast`` tree, in source (pre-)order, iteratively."""
+    import ast
+
+    lines = []
+    pending = [tree]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.stmt):
+            lines.append(node.lineno)
+        children = []
+        for name in ("body", "handlers", "orelse", "finalbody", "cases"):
+            for child in getattr(node, name, ()):
+                children.append(child)
+        pending.extend(reversed(children))
+    return lines
 
 
 def _iteration_span(node: Optional[cst.CSTNode], positions) -> Optional[IterationSpan]:
@@ -267,7 +380,7 @@ def _text_fix(module: cst.Module, tree: Tree, statement_lines: list[int], code: 
         for replacement in fix.replacements:
             where = positions[replacement.old]
             edits.append(Edit(where.start.line, where.start.column, where.end.line, where.end.column,
-                              module.code_for_node(replacement.new)))
+                              module.code_for_node(replacement.new), module.code_for_node(replacement.old)))
         return Fix(fix.description, fix.safe, tuple(edits))
     region = _regenerated_region(module, tree, statement_lines, fix)
     if region is None:  # the whole module, then
@@ -282,7 +395,7 @@ def _text_fix(module: cst.Module, tree: Tree, statement_lines: list[int], code: 
     start_line, start_col = _line_col(before, prefix)
     end_line, end_col = _line_col(before, len(before) - suffix)
     edit = Edit(first_line + start_line - 1, start_col, first_line + end_line - 1, end_col,
-                after[prefix:len(after) - suffix])
+                after[prefix:len(after) - suffix], before[prefix:len(before) - suffix])
     return Fix(fix.description, fix.safe, (edit,))
 
 

@@ -10,9 +10,9 @@ import os
 import stat
 import tempfile
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, Optional, Protocol, Sequence, Union
+from typing import Callable, Iterable, Iterator, Optional, Protocol, Union
 
-from torchmemlint.diagnostics import FileError
+from torchmemlint.diagnostics import FileError, warn
 from torchmemlint.notebooks import SUFFIX as NOTEBOOK_SUFFIX
 from torchmemlint.patterns import PathPattern, last_match, parse_gitignore, relative_posix
 
@@ -33,8 +33,10 @@ DEFAULT_EXCLUDE = (
 class ExcludeSettings(Protocol):
     """What discovery needs from the settings of a folder (``config.Settings`` has it)."""
 
-    root: Path  # anchored exclude patterns are relative to this folder
-    exclude: Sequence[PathPattern]
+    root: Path  # the project folder: command-line paths are excluded up to it
+
+    def excludes(self, path: Path, is_dir: bool) -> bool:
+        """Whether an ``exclude`` pattern matches the absolute ``path`` itself."""
 
 
 class Excluder:
@@ -44,8 +46,9 @@ class Excluder:
     File tests use ``os.path`` (false on any error), not ``pathlib`` (which raises on a folder
     that may not be entered)."""
 
-    def __init__(self, settings_for: Callable[[Path], ExcludeSettings]) -> None:
+    def __init__(self, settings_for: Callable[[Path], ExcludeSettings], respect_gitignore: bool = True) -> None:
         self._settings_for = settings_for
+        self._respect_gitignore = respect_gitignore
         # Per run, not per process: the files may change between runs of a long-lived process.
         self._git_top_by_folder: dict[Path, Optional[Path]] = {}
         self._gitignore_by_folder: dict[str, list[PathPattern]] = {}
@@ -57,12 +60,11 @@ class Excluder:
         settings = self._settings_by_folder.get(folder)
         if settings is None:  # discovery asks for every entry of a folder
             settings = self._settings_by_folder[folder] = self._settings_for(folder)
-        relative, name = relative_posix(path, settings.root), path.name
-        if any(pattern.matches_relative(relative, name, is_dir) for pattern in settings.exclude):
+        if settings.excludes(path, is_dir):
             return True
         if is_dir and os.path.isfile(path / "pyvenv.cfg"):
             return True  # a virtual environment, whatever its name
-        return self._is_gitignored(path, is_dir)
+        return self._respect_gitignore and self._is_gitignored(path, is_dir)
 
     def is_excluded_with_parents(self, path: Path, is_dir: bool) -> bool:
         """For paths named on the command line: excluded if the path or any folder above it
@@ -104,14 +106,37 @@ class Excluder:
         return self._git_top_by_folder[folder]
 
     def _gitignore(self, folder: str) -> list[PathPattern]:
+        """The ignore patterns of a folder: its ``.gitignore``; at a repository's top, after the
+        repository's own ``info/exclude`` (git reads that first, so ``.gitignore`` overrides it)."""
         patterns = self._gitignore_by_folder.get(folder)
         if patterns is None:
-            try:
-                text = Path(folder, ".gitignore").read_text(encoding="utf-8", errors="replace")
-            except OSError:
-                text = ""
+            text = _read_text(os.path.join(folder, ".gitignore"))
+            git_dir = _git_dir(folder)
+            if git_dir is not None:
+                text = _read_text(os.path.join(git_dir, "info", "exclude")) + "\n" + text
             patterns = self._gitignore_by_folder[folder] = parse_gitignore(text)
         return patterns
+
+
+def _read_text(path: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def _git_dir(top: str) -> Optional[str]:
+    """The folder holding a repository's ``info/exclude``: ``.git`` itself, or for a worktree or
+    submodule (whose ``.git`` is a file ``gitdir: PATH``) the common folder PATH belongs to."""
+    dot_git = os.path.join(top, ".git")
+    if os.path.isdir(dot_git):
+        return dot_git
+    first_line = _read_text(dot_git).split("\n", 1)[0]
+    if not first_line.startswith("gitdir:"):
+        return None
+    git_dir = os.path.join(top, first_line[len("gitdir:"):].strip())
+    common = _read_text(os.path.join(git_dir, "commondir")).strip()
+    return os.path.normpath(os.path.join(git_dir, common)) if common else git_dir
 
 
 def discover(paths: Iterable[str], excluder: Excluder, force_exclude: bool = False) -> list[str]:
@@ -119,8 +144,9 @@ def discover(paths: Iterable[str], excluder: Excluder, force_exclude: bool = Fal
 
     Folders are walked for ``*.py`` files and ``*.ipynb`` notebooks, skipping excluded files and
     folders. A file named directly is checked even if excluded (unless ``force_exclude``) and
-    whatever its suffix, if it is Python (``.py``, ``.ipynb`` or a python shebang); a named path
-    that does not exist is kept, so that reading it reports the error.
+    whatever its suffix, if it is Python (``.py``, ``.ipynb`` or a python shebang; another one
+    is skipped with a warning); a named path that does not exist is kept, so that reading it
+    reports the error.
     """
     found: dict[str, str] = {}  # absolute path -> the path as reported
     for given in paths:
@@ -131,7 +157,7 @@ def discover(paths: Iterable[str], excluder: Excluder, force_exclude: bool = Fal
                     found.setdefault(os.path.join(absolute, *relative),
                                      os.path.normpath(os.path.join(given, *relative)))
         elif os.path.isfile(given) and not _looks_like_python(given):
-            continue
+            warn(f"{given}: not a Python file (no .py or .ipynb suffix, no python shebang); skipped")
         elif not (force_exclude and excluder.is_excluded_with_parents(Path(absolute), False)):
             found.setdefault(absolute, os.path.normpath(given))
     return sorted(found.values(), key=_sort_key)
@@ -215,6 +241,18 @@ def read_source(path: str, max_size: int = DEFAULT_MAX_FILE_SIZE) -> Union[bytes
         return FileError(path, "file contains a NUL byte: not a Python source file",
                          line=line, column=column)
     return source
+
+
+def detect_encoding(source: bytes) -> str:
+    """The encoding Python reads a source file's bytes with (BOM, PEP 263 cookie, else UTF-8);
+    with a BOM, ``utf-8-sig`` (decoding drops it, encoding writes it back)."""
+    import io
+    import tokenize
+
+    try:
+        return tokenize.detect_encoding(io.BytesIO(source).readline)[0]
+    except (SyntaxError, LookupError):
+        return "utf-8"
 
 
 def _unreadable(path: str, error: OSError, what: str = "file") -> FileError:

@@ -9,17 +9,24 @@ BOM — stays byte for byte, because edits replace only the text they cover.
 """
 from __future__ import annotations
 
+import ast
+import copy
 import dataclasses
 import difflib
+import io
 import os
 import re
+import tokenize
 import warnings
+from bisect import bisect_right
+from collections import Counter
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Optional, Sequence
 
-from torchmemlint.diagnostics import Diagnostic, Edit, FileError, Fix
-from torchmemlint.engine import check_source, parse
+from torchmemlint.diagnostics import Diagnostic, Edit, FileError, Fix, unexpected_error
+from torchmemlint.engine import check_source, parse, recursion_headroom
 from torchmemlint.rules.base import Rule
+from torchmemlint.semantics.prescreen import scan
 
 # Fixes of one rule can enable another's (``.detach()`` of a stored device tensor is then a
 # TML004 finding); a handful of rounds reaches the fixed point, the bound stops a cycle.
@@ -29,44 +36,75 @@ MAX_ROUNDS = 10
 _LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 
 
+_LINE_END = re.compile(r"\r\n|\r|\n")
+
+
 def _offsets(text: str) -> list[int]:
     """Character offset of the start of each line (1-based line n starts at offsets[n - 1])."""
-    starts = [0]
-    i, n = 0, len(text)
-    while i < n:
-        ch = text[i]
-        if ch == "\r":
-            if i + 1 < n and text[i + 1] == "\n":
-                i += 1
-            starts.append(i + 1)
-        elif ch == "\n":
-            starts.append(i + 1)
-        i += 1
-    return starts
+    return [0, *(match.end() for match in _LINE_END.finditer(text))]
 
 
 def apply_fixes(text: str, fixes: Sequence[Fix]) -> tuple[str, list[Fix]]:
     """Apply the edits of ``fixes`` in one pass; returns the new text and the fixes applied, in
     the order given. A fix whose edits overlap an earlier one's is skipped whole (a later round
-    of ``fix_source`` sees its diagnostic again, on the updated text)."""
+    of ``fix_source`` sees its diagnostic again, on the updated text); so is an unsafe one
+    (``_placed``), for good."""
+    new_text, placed, _ = _apply(text, fixes)
+    return new_text, [p.fix for p in placed]
+
+
+@dataclass
+class _Placed:
+    """A fix applied in a round: where its edits were in the old text and are in the new one
+    (character offsets)."""
+
+    fix: Fix
+    old_spans: list[tuple[int, int]]
+    new_spans: list[tuple[int, int]] = field(default_factory=list)
+
+
+def _apply(text: str, fixes: Sequence[Fix]) -> tuple[str, list[_Placed], list[tuple[Fix, str]]]:
+    """``apply_fixes``, with where each applied fix's edits landed, and the fixes refused as
+    unsafe with why: an edit whose span no longer holds the code it was made for (the positions
+    it came from are wrong), and edits of one fix that overlap or repeat each other."""
     starts = _offsets(text)
 
-    def offset(line: int, column: int) -> int:
-        return starts[line - 1] + column
+    def offset(line: int, column: int) -> Optional[int]:
+        if not 1 <= line <= len(starts):
+            return None
+        at = starts[line - 1] + column
+        return at if at <= (starts[line] if line < len(starts) else len(text)) else None
 
-    chosen: list[tuple[int, int, Edit]] = []
+    chosen: list[tuple[int, int, Edit, _Placed]] = []
     taken: list[tuple[int, int]] = []
-    applied: list[Fix] = []
+    placed: list[_Placed] = []
+    refused: list[tuple[Fix, str]] = []
     for fix in fixes:
         spans = [(offset(e.line, e.column), offset(e.end_line, e.end_column), e) for e in fix.edits]
+        if any(a is None or b is None or b < a for a, b, _ in spans):
+            refused.append((fix, "an edit lies outside the file"))
+            continue
+        if any(e.original is not None and text[a:b] != e.original for a, b, e in spans):
+            refused.append((fix, "an edit's span no longer holds the code it replaces"))
+            continue
+        if any(_overlaps(a, b, c, d) for i, (a, b, _) in enumerate(spans) for c, d, _ in spans[:i]):
+            refused.append((fix, "its edits overlap or repeat each other"))
+            continue
         if any(_overlaps(a, b, c, d) for a, b, _ in spans for c, d in taken):
             continue
-        chosen.extend(spans)
+        entry = _Placed(fix, [(a, b) for a, b, _ in spans])
+        chosen.extend((a, b, e, entry) for a, b, e in spans)
         taken.extend((a, b) for a, b, _ in spans)
-        applied.append(fix)
-    for start, end, edit in sorted(chosen, key=lambda s: (s[0], s[1]), reverse=True):
-        text = text[:start] + edit.content + text[end:]
-    return text, applied
+        placed.append(entry)
+    pieces, previous, shift = [], 0, 0
+    for start, end, edit, entry in sorted(chosen, key=lambda s: (s[0], s[1])):
+        pieces.append(text[previous:start])
+        pieces.append(edit.content)
+        entry.new_spans.append((start + shift, start + shift + len(edit.content)))
+        shift += len(edit.content) - (end - start)
+        previous = end
+    pieces.append(text[previous:])
+    return "".join(pieces), placed, refused
 
 
 def _overlaps(a: int, b: int, c: int, d: int) -> bool:
@@ -98,12 +136,23 @@ class FixResult:
 def fix_source(source: bytes, path: str, rules: Sequence[Rule], unsafe: bool = False) -> FixResult:
     """Apply the fixes of ``rules`` (the safe ones; the unsafe ones too with ``unsafe``) until
     nothing changes, at most ``MAX_ROUNDS`` rounds. If a round would produce code that does not
-    parse or cannot be encoded, the file is left as it was and ``error`` says why."""
-    module, parse_error = parse(source, path)
-    if module is None:
-        return FixResult(source, errors=[parse_error] if parse_error else [],
-                         error=parse_error.message if parse_error else "cannot parse")
-    encoding = module.encoding
+    parse or cannot be encoded, the file is left as it was and ``error`` says why; so it is,
+    with one error saying what, when anything else goes wrong while fixing it."""
+    try:
+        with recursion_headroom():
+            return _fix_source(source, path, rules, unsafe)
+    except Exception as error:  # one file's failure must not stop the run
+        failure = unexpected_error(path, error)
+        return FixResult(source, errors=[failure], error=failure.message)
+
+
+def _fix_source(source: bytes, path: str, rules: Sequence[Rule], unsafe: bool) -> FixResult:
+    # Python's own parser first (a syntax error, an undecodable or too deep file ends here, as in
+    # ``check``); then the encoding LibCST decodes with (PEP 263 cookie, BOM), by the same rule.
+    facts = scan(source, path)
+    if isinstance(facts, FileError):
+        return FixResult(source, errors=[facts], error=facts.message)
+    encoding = tokenize.detect_encoding(io.BytesIO(source).readline)[0]
     # Not ``module.code``: LibCST drops a final lone "\r" (old Mac line endings).
     text = original_text = source.decode(encoding)
     current = source
@@ -111,27 +160,43 @@ def fix_source(source: bytes, path: str, rules: Sequence[Rule], unsafe: bool = F
     rounds: list[list[Edit]] = []  # the edits each round applied
     diagnostics, errors = check_source(current, path, rules)
     original_diagnostics, original_errors = diagnostics, errors
+    skipped: dict[tuple, tuple[Diagnostic, str]] = {}  # fixes dropped as unsafe, by finding
     for _ in range(MAX_ROUNDS):
-        fixable = [d for d in diagnostics if d.fix is not None and (d.fix.safe or unsafe)]
+        fixable = [d for d in diagnostics if d.fix is not None and (d.fix.safe or unsafe) and _key(d) not in skipped]
         if not fixable:
             break
-        new_text, used = apply_fixes(text, [d.fix for d in fixable])
+        by_fix = {id(d.fix): d for d in fixable}
+        new_text, placed, refused = _apply(text, [d.fix for d in fixable])
+        for fix, why in refused:
+            skipped[_key(by_fix[id(fix)])] = by_fix[id(fix)], why
         if new_text == text:
+            if refused:
+                continue
             break
         refusal = _refusal(new_text, encoding, path)
         if refusal:
             return _unchanged(source, path, original_diagnostics, original_errors,
                               f"a fix would {refusal}; file left unchanged", encoding)
-        used_ids = {id(f) for f in used}
+        unsafe_fixes = _changed_elsewhere(text, new_text, placed, path)
+        new_current = new_text.encode(encoding)
+        new_diagnostics, new_errors = ([], []) if unsafe_fixes else check_source(new_current, path, rules)
+        unsafe_fixes = unsafe_fixes or _not_converging(text, new_text, placed, by_fix, diagnostics, new_diagnostics)
+        if unsafe_fixes:  # this round again, without them
+            for fix, why in unsafe_fixes:
+                skipped[_key(by_fix[id(fix)])] = by_fix[id(fix)], why
+            continue
         # Positions of later rounds refer to the text earlier rounds made: report them on the
         # file as it was, where ``--diff`` and the user read them.
-        applied.extend(_on_original(d, rounds) for d in fixable if id(d.fix) in used_ids)
-        rounds.append([edit for f in used for edit in f.edits])
-        text, current = new_text, new_text.encode(encoding)
-        diagnostics, errors = check_source(current, path, rules)
+        applied.extend(_on_original(by_fix[id(p.fix)], rounds) for p in placed)
+        rounds.append([edit for p in placed for edit in p.fix.edits])
+        skipped.clear()  # (on the new text, a dropped fix is tried again: it may have been the round)
+        text, current = new_text, new_current
+        diagnostics, errors = new_diagnostics, new_errors
     if current != source and _compiles(original_text, path) and not _compiles(text, path):
         return _unchanged(source, path, original_diagnostics, original_errors,
                           "a fix would produce code Python rejects; file left unchanged", encoding)
+    errors = [*errors, *(FileError(path, f"{d.code} fix skipped: unsafe edit ({why})", d.line, d.column)
+                         for d, why in skipped.values())]
     return FixResult(current, applied, diagnostics, errors, encoding=encoding,
                      unfixed=[_on_original(d, rounds) for d in diagnostics])
 
@@ -154,6 +219,137 @@ def _on_original(diagnostic: Diagnostic, rounds: list[list[Edit]]) -> Diagnostic
             dataclasses.replace(e, line=back(e.line), end_line=back(e.end_line)) for e in fix.edits))
     return dataclasses.replace(diagnostic, line=back(diagnostic.line),
                                end_line=back(diagnostic.end_line) if diagnostic.end_line else 0, fix=fix)
+
+
+def _key(diagnostic: Diagnostic) -> tuple:
+    return diagnostic.code, diagnostic.line, diagnostic.column, diagnostic.end_line, diagnostic.end_column
+
+
+def _changed_elsewhere(before: str, after: str, placed: list[_Placed], path: str) -> list[tuple[Fix, str]]:
+    """The fixes of a round that change code they do not cover (Black's safety net, on the
+    statements outside the edits): with none, the two versions' statements outside the edited
+    lines are the same syntax trees, in the same order. When the round as a whole fails, each
+    fix is tried alone to find the culprits (all of them if none fails alone)."""
+    if _same_outside(before, after, [p.old_spans for p in placed], [p.new_spans for p in placed]) \
+            and not _rebinds_torch(before, placed):
+        return []
+    culprits = []
+    for entry in placed:
+        alone, [single], _ = _apply(before, [entry.fix])
+        if _rebinds_torch(before, [single]):
+            culprits.append((entry.fix, "it names torch where torch is another module"))
+        elif not _same_outside(before, alone, [single.old_spans], [single.new_spans]):
+            culprits.append((entry.fix, "it changes code outside the finding"))
+    return culprits or [(entry.fix, "the fixes together change code outside their findings") for entry in placed]
+
+
+def _same_outside(before: str, after: str, old_spans: list[list[tuple[int, int]]],
+                  new_spans: list[list[tuple[int, int]]]) -> bool:
+    old_lines = _span_lines(_offsets(before), [s for spans in old_spans for s in spans])
+    new_lines = _span_lines(_offsets(after), [s for spans in new_spans for s in spans])
+    try:
+        return _statements_outside(ast.parse(before), old_lines) == _statements_outside(ast.parse(after), new_lines)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+
+
+def _span_lines(starts: list[int], spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The first and last line each span touches (``starts``: the text's ``_offsets``); the
+    line it ends on counts even where it ends at its start (the same edit may end at a line's
+    start in one text and after its indentation in the other)."""
+    return [(bisect_right(starts, a), bisect_right(starts, b)) for a, b in spans]
+
+
+_BODIES = ("body", "orelse", "handlers", "finalbody", "cases")
+
+
+def _statements_outside(tree: ast.AST, edited: list[tuple[int, int]]) -> list[str]:
+    """Every statement of ``tree`` whose lines (a compound statement's: its header's) no edit
+    touches, as its syntax tree without positions (a compound one without its body, and its
+    decorators as items of their own), in order."""
+    found = []
+    pending = [tree]
+    while pending:
+        node = pending.pop()
+        children = [child for name in _BODIES for child in getattr(node, name, ())]
+        if isinstance(node, ast.stmt):
+            first = node.lineno
+            last = node.end_lineno or node.lineno
+            decorators = getattr(node, "decorator_list", ())
+            if children or decorators:
+                # Decorators stand alone (a fix may add one to a function it leaves alone).
+                for decorator in decorators:
+                    if not any(a <= decorator.end_lineno and decorator.lineno <= b for a, b in edited):
+                        found.append("@" + ast.dump(decorator, include_attributes=False))
+                header = copy.copy(node)
+                for name in (*_BODIES, "decorator_list"):
+                    if hasattr(header, name):
+                        setattr(header, name, [])
+                last = max(first, min(c.lineno for c in children if hasattr(c, "lineno")) - 1) \
+                    if any(hasattr(c, "lineno") for c in children) else last
+            else:
+                header = node
+            if not any(a <= last and first <= b for a, b in edited):
+                found.append(ast.dump(header, include_attributes=False))
+        pending.extend(reversed(children))
+    return found
+
+
+_TORCH_NAME = re.compile(r"(?<![\w.])torch\.")
+
+
+def _rebinds_torch(before: str, placed: list[_Placed]) -> bool:
+    """An edit that writes ``torch.…`` in a file where ``torch`` names another module (``import
+    numpy as torch``): the fix would call something else than PyTorch."""
+    if not any(_TORCH_NAME.search(e.content) for p in placed for e in p.fix.edits):
+        return False
+    for node in ast.walk(ast.parse(before)):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                bound = alias.asname or alias.name.split(".")[0]
+                if bound == "torch" and (isinstance(node, ast.ImportFrom) or alias.name.split(".")[0] != "torch"):
+                    return True
+    return False
+
+
+def _not_converging(before: str, after: str, placed: list[_Placed], by_fix: dict[int, Diagnostic],
+                    old_diagnostics: list[Diagnostic], diagnostics: list[Diagnostic]) -> list[tuple[Fix, str]]:
+    """The fixes that do not reach a fixed point in one round: their own finding is still there
+    afterwards (at the same code, moved only by the round's edits before it), or their rule fires
+    on the code they wrote more often than it did on the code they replaced (other findings of
+    the rule there, whose fixes wait for the next round, count). Another round would fix it
+    again, and again."""
+    old_starts, new_starts = _offsets(before), _offsets(after)
+    # How far the round's edits ending at or before an offset move it: by end, a running sum.
+    moves = sorted((old, new) for entry in placed for old, new in zip(entry.old_spans, entry.new_spans))
+    ends = [d for (_, d), _ in moves]
+    growth = [0]
+    for (c, d), (a, b) in moves:
+        growth.append(growth[-1] + (b - a) - (d - c))
+    found = {(d.code, d.line, d.column) for d in diagnostics}
+    # Findings whose fixes make the very same edits (the same statement twice in a row, each
+    # removed by removing one copy): the one left is the other's, fixed next round.
+    edits_of = Counter((d.code, d.fix.edits) for d in by_fix.values())
+    looping = []
+    for entry in placed:
+        finding = by_fix[id(entry.fix)]
+        if edits_of[finding.code, entry.fix.edits] > 1:
+            continue
+        at = old_starts[finding.line - 1] + finding.column
+        shift = growth[bisect_right(ends, at)]
+        if not any(c <= at < d for c, d in entry.old_spans):
+            moved = at + shift
+            line = bisect_right(new_starts, moved)
+            if (finding.code, line, moved - new_starts[line - 1]) in found:
+                looping.append((entry.fix, "its finding is still there after it"))
+                continue
+        old_lines, new_lines = _span_lines(old_starts, entry.old_spans), _span_lines(new_starts, entry.new_spans)
+        before_count = sum(d.code == finding.code and d is not finding and any(a <= d.line <= b for a, b in old_lines)
+                           for d in old_diagnostics)
+        after_count = sum(d.code == finding.code and any(a <= d.line <= b for a, b in new_lines) for d in diagnostics)
+        if after_count > before_count:
+            looping.append((entry.fix, "its rule fires again on what it wrote"))
+    return looping
 
 
 def _unchanged(source: bytes, path: str, diagnostics: list[Diagnostic], errors: list[FileError],

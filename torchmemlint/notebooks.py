@@ -13,7 +13,7 @@ import json
 import re
 from bisect import bisect_right
 from dataclasses import dataclass
-from typing import Union
+from typing import Iterator, Optional, Union
 
 SUFFIX = ".ipynb"
 # Cell magics whose body is Python run as is.
@@ -48,6 +48,8 @@ def read_notebook(raw: bytes) -> Union[Notebook, str]:
         document = json.loads(raw)
     except (UnicodeDecodeError, ValueError) as error:
         return f"not a valid notebook (JSON): {error}"
+    except RecursionError:  # (the standard library's decoder recurses once per nested array)
+        return "not a valid notebook: its JSON is nested too deeply"
     cells = document.get("cells") if isinstance(document, dict) else None
     if not isinstance(cells, list):
         return "not a valid notebook: no list of cells"
@@ -112,3 +114,187 @@ def _parses(text: str) -> bool:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     return True
+
+
+class RawNotebook:
+    """Where each cell's source text lies in the notebook file itself, so that a position in a
+    cell (1-based cell, 1-based line, 0-based column) can be given as a line and column of the
+    raw ``.ipynb``: what GitHub code scanning and annotations point at.
+
+    A cell's source is one JSON string or a list of them (usually one per line); each string
+    token is decoded character by character, so escapes (``\\"``, ``\\n``, ``\\uXXXX``) map to
+    the raw column they start at."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._line_starts = [0, *(index + 1 for index, char in enumerate(text) if char == "\n")]
+        self._sources = _cell_source_tokens(text)  # per cell (every cell counted): string token spans
+
+    @classmethod
+    def read(cls, raw: bytes) -> "RawNotebook | None":
+        try:
+            return cls(raw.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError, IndexError):
+            return None
+
+    def cell_text(self, cell: int) -> Optional[str]:
+        """A cell's source as the notebook holds it (IPython syntax included)."""
+        tokens = self._tokens(cell)
+        try:
+            return None if tokens is None else "".join(json.loads(self.text[start:end]) for start, end in tokens)
+        except ValueError:  # an invalid escape: not JSON after all
+            return None
+
+    def position(self, cell: int, line: int, column: int) -> Optional[tuple[int, int]]:
+        """The raw file's 1-based line and 0-based column (code points) of a cell position."""
+        tokens = self._tokens(cell)
+        if tokens is None:
+            return None
+        current_line, current_column = 1, 0
+        last = None
+        for start, end in tokens:
+            index = start + 1  # after the opening quote
+            while index < end - 1:
+                if (current_line, current_column) == (line, column):
+                    return self._line_column(index)
+                char, index = _json_char(self.text, index)
+                if char == "\n":
+                    current_line, current_column = current_line + 1, 0
+                else:
+                    current_column += 1
+            last = end - 1
+        if last is not None and (current_line, current_column) == (line, column):
+            return self._line_column(last)  # the end of the cell's text
+        return None
+
+    def _tokens(self, cell: int) -> Optional[list[tuple[int, int]]]:
+        if not 1 <= cell <= len(self._sources):
+            return None
+        return self._sources[cell - 1]
+
+    def _line_column(self, offset: int) -> tuple[int, int]:
+        line = bisect_right(self._line_starts, offset)
+        return line, offset - self._line_starts[line - 1]
+
+
+def _json_char(text: str, index: int) -> tuple[str, int]:
+    """The character a JSON string holds at ``index`` (an escape counts as one) and the index
+    after it; a surrogate pair written as two escapes is one character."""
+    char = text[index]
+    if char != "\\":
+        return char, index + 1
+    kind = text[index + 1]
+    if kind != "u":
+        return json.loads(f'"{text[index:index + 2]}"'), index + 2
+    code = int(text[index + 2:index + 6], 16)
+    if 0xD800 <= code < 0xDC00 and text[index + 6:index + 8] == "\\u":
+        return json.loads(f'"{text[index:index + 12]}"'), index + 12
+    return chr(code), index + 6
+
+
+_WHITESPACE = re.compile(r"[ \t\r\n]*")
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_SCALAR = re.compile(r"[^,\]}\s]+")
+
+
+def _cell_source_tokens(text: str) -> list[Optional[list[tuple[int, int]]]]:
+    """For each cell of the notebook, the spans of the JSON string tokens of its ``source``
+    (None for a cell without one). Raises ``ValueError``/``IndexError`` on malformed JSON."""
+    scanner = _Scanner(text)
+    cells: list[Optional[list[tuple[int, int]]]] = []
+    for key in scanner.object_keys():
+        if key != "cells":
+            scanner.skip_value()
+            continue
+        for _ in scanner.array_items():
+            sources: Optional[list[tuple[int, int]]] = None
+            if scanner.peek() != "{":
+                scanner.skip_value()
+            else:
+                for cell_key in scanner.object_keys():
+                    if cell_key == "source":
+                        sources = scanner.strings()
+                    else:
+                        scanner.skip_value()
+            cells.append(sources)
+    return cells
+
+
+class _Scanner:
+    """Just enough of a JSON reader to walk to the cells' sources and know where they are."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.index = 0
+
+    def peek(self) -> str:
+        self.index = _WHITESPACE.match(self.text, self.index).end()
+        return self.text[self.index]
+
+    def expect(self, char: str) -> None:
+        if self.peek() != char:
+            raise ValueError(f"expected {char!r} at {self.index}")
+        self.index += 1
+
+    def string(self) -> tuple[int, int]:
+        self.peek()
+        match = _STRING.match(self.text, self.index)
+        if match is None:
+            raise ValueError(f"expected a string at {self.index}")
+        self.index = match.end()
+        return match.span()
+
+    def object_keys(self) -> Iterator[str]:
+        """Each key of an object (the caller reads or skips its value)."""
+        self.expect("{")
+        if self.peek() == "}":
+            self.index += 1
+            return
+        while True:
+            start, end = self.string()
+            self.expect(":")
+            yield json.loads(self.text[start:end])
+            if self.peek() == ",":
+                self.index += 1
+                continue
+            self.expect("}")
+            return
+
+    def array_items(self) -> Iterator[None]:
+        """Once per item of an array (the caller reads or skips it)."""
+        self.expect("[")
+        if self.peek() == "]":
+            self.index += 1
+            return
+        while True:
+            yield None
+            if self.peek() == ",":
+                self.index += 1
+                continue
+            self.expect("]")
+            return
+
+    def strings(self) -> list[tuple[int, int]]:
+        """A string, or an array of strings: their token spans."""
+        if self.peek() == '"':
+            return [self.string()]
+        spans = []
+        for _ in self.array_items():
+            spans.append(self.string())
+        return spans
+
+    def skip_value(self) -> None:
+        char = self.peek()
+        if char == "{":
+            for _ in self.object_keys():
+                self.skip_value()
+        elif char == "[":
+            for _ in self.array_items():
+                self.skip_value()
+        elif char == '"':
+            self.string()
+        else:
+            match = _SCALAR.match(self.text, self.index)
+            if match is None:
+                raise ValueError(f"unexpected {char!r} at {self.index}")
+            self.index = match.end()

@@ -153,3 +153,27 @@ def test_verify_runs_when_the_user_agrees(tmp_path: Path) -> None:
     assert "Run it? [y/N] " in completed.stderr
     assert mark.read_text() == "ran"
     assert "[1/1]" in completed.stderr
+
+
+@pytest.mark.slow
+def test_verify_replays_a_notebook_as_its_code_cells(tmp_path: Path) -> None:
+    """The fixture split into cells, with IPython syntax and a markdown cell: the same finding
+    is replayed with the same measurement (positions count the code cells' lines in order)."""
+    lines = FIXTURE.read_text(encoding="utf-8").splitlines(keepends=True)
+    loop = next(index for index, line in enumerate(lines) if line.startswith("for "))
+
+    def cell(kind: str, source: list) -> dict:
+        extra = {"outputs": [], "execution_count": None} if kind == "code" else {}
+        return {"cell_type": kind, "metadata": {}, "source": source, **extra}
+    notebook = {"cells": [cell("code", ["%matplotlib inline\n", *lines[:loop]]), cell("markdown", ["# Training\n"]),
+                          cell("code", ["!nvidia-smi\n", *lines[loop:]])],
+                "metadata": {"language_info": {"name": "python"}}, "nbformat": 4, "nbformat_minor": 5}
+    path = tmp_path / "train.ipynb"
+    path.write_text(json.dumps(notebook), encoding="utf-8")
+    completed = run_cli("verify", str(path), "--yes", "--device", "cpu", "--iterations", "3", "--format", "json")
+    assert completed.returncode in (0, 1), completed.stderr
+    [finding] = json.loads(completed.stdout)
+    assert (finding["line"], finding["code"]) == (23, "TML001")  # 21 in the script, + 2 magic lines
+    # Replayed, original and twin (the verdict itself is test_verify_json_and_plot's business).
+    assert finding["iterations"] == 3 and finding["original"]["iterations"] == 2 + 3  # warm-up + measured
+    assert finding["twin"]["iterations"] == 2 + 3 and finding["twin_origin"] == "fix"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from torchmemlint.report.base import Reporter
+from torchmemlint.report.base import Reporter, ReportOptions
 
 if TYPE_CHECKING:
     from torchmemlint.api import FileResult
@@ -14,8 +14,8 @@ if TYPE_CHECKING:
 class JsonReporter(Reporter):
     shows_fix_edits = True
 
-    def __init__(self, stream) -> None:
-        super().__init__(stream)
+    def __init__(self, stream, options: ReportOptions = ReportOptions()) -> None:
+        super().__init__(stream, options)
         self._objects: list[dict] = []
 
     def add(self, result: "FileResult") -> None:

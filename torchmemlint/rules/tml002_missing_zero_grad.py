@@ -190,7 +190,7 @@ def _step_function_left_unreset(model: SemanticModel, func: cst.FunctionDef) -> 
     if model.scopes.is_lightning_module(cls) and model.scopes.is_per_step_method(func):
         return True
     name = func.name.value
-    sites = [c for c in model.tree.nodes(cst.Call) if _calls_function(c, name, cls is not None)]
+    sites = model.calls.calls_spelled(name, method=cls is not None)
     if not sites:
         return False
     for site in sites:
@@ -201,13 +201,6 @@ def _step_function_left_unreset(model: SemanticModel, func: cst.FunctionDef) -> 
         if any(model.params.resets_gradients(c) for c in calls) or model.params.clears_grad_attribute(loops[0]):
             return False
     return True
-
-
-def _calls_function(call: cst.Call, name: str, is_method: bool) -> bool:
-    func = call.func
-    if is_method:
-        return isinstance(func, cst.Attribute) and func.attr.value == name
-    return isinstance(func, cst.Name) and func.value == name
 
 
 def _inner_loop_reports(model: SemanticModel, loop: Loop) -> bool:

@@ -31,7 +31,10 @@ with torch.no_grad():
 A Lightning `self.validation_step_outputs.append(...)` that another hook clears every epoch is
 the documented pattern and stays silent. So do loss values (`losses.append(loss.detach())`,
 `accelerator.gather_for_metrics(loss.repeat(bs))`): one small block per step, kept on the device
-on purpose, because `.item()` every step would wait for the GPU.
+on purpose, because `.item()` every step would wait for the GPU. Also silent: containers named as
+caches (`latents_cache`, kept on the device on purpose behind an option like `--cache_latents`),
+a rollout's storage (filled by a loop that steps an environment, made and returned, or reset
+before the loop, by the same function), and item writes into a preallocated tensor.
 
 ## Fix safety
 The fix stores `.detach().cpu()` of what the value flow knows to be a tensor (element by element
@@ -95,6 +98,8 @@ class DeviceTensorInGrowingContainer(Rule):
                 continue
             if _rollout_returned(model, store, iteration):
                 continue
+            if "cache" in (dotted_name(store.container) or "").lower():
+                continue  # ``latents_cache.append(...)`` behind ``--cache_latents``: kept on the device on purpose
             value = model.flow.value(store.value, store.node)
             if not value.device or value.graph:
                 continue  # (a graph-attached value is TML001's)

@@ -337,6 +337,23 @@ class Calls:
         return [resolved.function] if resolved is not None and resolved.function is not None \
             and resolved.constructs is None else []
 
+    @cached_property
+    def _by_spelling(self) -> dict[tuple[bool, str], list[cst.Call]]:
+        """Every call of the file by how its callee is spelled: ``(False, "f")`` for ``f(...)``,
+        ``(True, "m")`` for ``x.m(...)``, in source order."""
+        spellings: dict[tuple[bool, str], list[cst.Call]] = {}
+        for call in self.tree.nodes(cst.Call):
+            func = call.func
+            if isinstance(func, cst.Name):
+                spellings.setdefault((False, func.value), []).append(call)
+            elif isinstance(func, cst.Attribute):
+                spellings.setdefault((True, func.attr.value), []).append(call)
+        return spellings
+
+    def calls_spelled(self, name: str, method: bool) -> list[cst.Call]:
+        """The calls ``name(...)`` (``method``: ``x.name(...)``, whatever ``x`` is), unresolved."""
+        return self._by_spelling.get((method, name), [])
+
     # -- forward passes --------------------------------------------------------------------
     def is_forward_pass(self, call: cst.Call) -> bool:
         """A call that runs a model or a loss function."""

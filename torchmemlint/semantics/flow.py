@@ -311,6 +311,7 @@ class Flow:
         self._attributes: dict[tuple[cst.ClassDef, str], Value] = {}
         self._self_assignments: dict[cst.ClassDef, dict[str, list[SelfAssignment]]] = {}
         self._tensor_uses: dict[object, set[str]] = {}
+        self._scalar_losses: dict[object, set[str]] = {}
         self._depth = 0
 
     # -- the question every rule asks --------------------------------------------------------
@@ -569,8 +570,12 @@ class Flow:
     def _backwarded_as_scalar(self, scope) -> set[str]:
         """Names ``n`` of ``n.backward()`` / ``scaler.scale(n).backward()`` with no gradient
         argument (PyTorch raises unless ``n`` has one element), and of ``accelerator.backward(n)``
-        / ``fabric.backward(n)`` / ``self.manual_backward(n)``, which call ``n.backward()``."""
-        names = set()
+        / ``fabric.backward(n)`` / ``self.manual_backward(n)``, which call ``n.backward()``.
+        Computed once per scope: it is asked for every name read there."""
+        names = self._scalar_losses.get(scope)
+        if names is not None:
+            return names
+        names = self._scalar_losses[scope] = set()
         for call in self.scopes.scope_nodes(scope, cst.Call):
             func = call.func
             if not isinstance(func, cst.Attribute):

@@ -95,6 +95,7 @@ class FileFacts:
     steps: bool = False  # a loop that may be a step loop, a per-step method, or a hook registration
     keeps: set[str] = field(default_factory=set)  # the kinds of keeping places (CALL_STORE ...)
     statement_lines: list[int] = field(default_factory=list)  # first line of each top-level statement
+    tree: Optional[ast.Module] = None  # the ``ast`` parse, for ``deepest_line``
 
     def contains(self, text: str) -> bool:
         return text.encode() in self.source
@@ -162,7 +163,7 @@ def scan(source: bytes, path: str) -> Union[FileFacts, FileError]:
         return FileError(path, f"syntax error: {error}")
     except (RecursionError, MemoryError):
         return FileError(path, "file is nested too deeply to parse")
-    facts = FileFacts(source)
+    facts = FileFacts(source, tree=tree)
     facts.statement_lines = [min([statement.lineno, *(d.lineno for d in getattr(statement, "decorator_list", ()))])
                              for statement in tree.body]
     try:
@@ -170,6 +171,25 @@ def scan(source: bytes, path: str) -> Union[FileFacts, FileError]:
     except RecursionError:
         return FileError(path, "file is nested too deeply to parse")
     return facts
+
+
+def deepest_line(tree: ast.AST, limit: int) -> Optional[int]:
+    """The line of the first node nested more than ``limit`` levels deep, counted as LibCST
+    nests them, or None. ``ast`` keeps ``a and b and c`` as one node with three values, LibCST
+    as two nested ones (its native parser overflows its stack on ten thousand of them); the other
+    chains (``a + b + c``, ``x[0][0]``, ``f().g()``) nest alike in both, comparisons in neither.
+    An iterative walk: it must not itself run out of stack on what it measures."""
+    stack: list[tuple[ast.AST, int]] = [(tree, 0)]
+    pop, push = stack.pop, stack.append
+    while stack:
+        node, depth = pop()
+        if type(node) is ast.BoolOp:
+            depth += len(node.values) - 2  # (its values may all be leaves, which are not walked)
+        if depth > limit:
+            return getattr(node, "lineno", 1)
+        for child in _children(node):
+            push((child, depth + 1))
+    return None
 
 
 def _dotted(node: ast.AST) -> Optional[str]:

@@ -6,6 +6,7 @@ before the loop, an attribute, a module-level global, or an element of one of th
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from typing import Optional, Union
 
@@ -281,20 +282,28 @@ class Scopes:
         loop (they reach ``at`` on the next iteration)."""
         scope = self.scope_of(at)
         candidates = self.bindings(scope).get(name, [])
-        start = self.tree.start[at]
-        before = [b for b in candidates if self.tree.start[b.node] < start and (
-            not self.tree.contains(b.node, at)
-            or isinstance(b.node, cst.For) and self.tree.contains(b.node.body, at)  # the loop's own target
-        )]
+        if not candidates:
+            return []
+        # The candidates are in source order: binary-search them rather than scan them all (a
+        # name bound in each of thousands of loops of one function is asked about in each).
+        start = self.tree.start
+        position = start[at]
+        node_start = lambda binding: start[binding.node]  # noqa: E731
         reaching: list[Binding] = []
-        for binding in reversed(before):
+        for index in range(bisect_left(candidates, position, key=node_start) - 1, -1, -1):
+            binding = candidates[index]
+            if self.tree.contains(binding.node, at) and not (
+                    isinstance(binding.node, cst.For) and self.tree.contains(binding.node.body, at)):
+                continue  # ``x = f(x)`` binds after reading (a loop's own target binds before)
             reaching.append(binding)
             if not binding.augmented and not self._in_branch_between(binding.node, at):
                 break
         if reaching:
             return reaching
         for loop in self.loops_around(at):
-            later = [b for b in candidates if self.tree.contains(loop.body, b.node)]
+            body = start[loop.body]
+            first = bisect_left(candidates, body, key=node_start)
+            later = candidates[first:bisect_right(candidates, self.tree.last[body], key=node_start)]
             if later:
                 return later
         return []

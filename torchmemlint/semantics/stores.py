@@ -302,6 +302,8 @@ class Stores:
             return False
         if is_attribute and root == "self":
             return True
+        if self._fresh_per_outer_step(container, iteration):
+            return False
         # A name bound inside the loop body is a fresh object each iteration, unless the binding
         # is the update itself (``total = total + loss`` carries the old value over).
         return not any(
@@ -318,6 +320,18 @@ class Stores:
             return False
         bindings = self.scopes.bindings(enclosing).get(root, [])
         return bool(bindings) and not any(isinstance(b.node, cst.Param) for b in bindings)
+
+    def _fresh_per_outer_step(self, container: cst.BaseExpression, loop: Loop) -> bool:
+        """``stats = []`` in the body of an outer step loop, then ``for _ in range(ppo_epochs):
+        stats.append(step(...))``: a fixed number of entries per outer step, made anew each time."""
+        if not (isinstance(container, cst.Name) and isinstance(loop, cst.For) and isinstance(loop.iter, cst.Call)
+                and dotted_name(loop.iter.func) == "range"):
+            return False
+        outer = [o for o in self.scopes.loops_around(loop) if o is not loop]
+        bindings = self.scopes.bindings(self.scopes.scope_of(loop)).get(container.value, [])
+        return bool(outer) and bool(bindings) and all(
+            isinstance(b.value, (cst.List, cst.Dict)) and self.tree.contains(outer[0].body, b.node)
+            and not self.tree.contains(loop, b.node) for b in bindings)
 
     def _passed_in_outliving(self, function: cst.FunctionDef, param: str, container: cst.BaseExpression,
                              depth: int) -> bool:

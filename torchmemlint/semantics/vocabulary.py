@@ -26,7 +26,8 @@ STEP_WORDS = frozenset({
 })
 # Words of a loop variable that name one step (the iterable may be a bare ``range(100)``).
 STEP_TARGET_WORDS = frozenset({"epoch", "step", "episode", "iteration", "batch", "minibatch", "fold", "trial"})
-_SETTING_WORDS = frozenset({"first", "size", "sizes", "shape", "norm", "dim", "mode", "type", "count", "len"})
+_SETTING_WORDS = frozenset({"first", "size", "sizes", "shape", "norm", "dim", "mode", "type", "count", "len",
+                            "start", "end", "stop", "offset"})
 # An iterable that yields batches of data.
 LOADER_ITERABLE = re.compile(r"loader|batches|dataset|\bdl\b|_dl\b", re.IGNORECASE)
 # Identifiers of an iterable that say nothing about what it iterates over.

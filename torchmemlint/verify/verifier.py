@@ -14,6 +14,7 @@ from torchmemlint.config import UsageError
 from torchmemlint.diagnostics import Diagnostic, FileError
 from torchmemlint.files import read_source
 from torchmemlint.fix import apply_fixes
+from torchmemlint.notebooks import is_notebook, read_notebook
 from torchmemlint.rules import RULES_BY_CODE
 from torchmemlint.verify.instrument import (
     InstrumentError, IterationScope, find_iteration_scope, instrument, scope_of_span, statement_scope,
@@ -159,6 +160,12 @@ def verify_paths(paths: Sequence[str], settings: Settings, progress: Optional[Pr
         if isinstance(source, FileError):
             errors.append(source)
             continue
+        if is_notebook(task.path):  # replayed as its code cells in order, IPython syntax as check reads it
+            notebook = read_notebook(source)
+            if isinstance(notebook, str):
+                errors.append(FileError(task.path, notebook))
+                continue
+            source = notebook.source
         diagnostics, file_errors = engine.check_source(source, task.path, [RULES_BY_CODE[c] for c in task.rule_codes])
         errors.extend(file_errors)
         if diagnostics:
