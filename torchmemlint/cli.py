@@ -196,7 +196,7 @@ STDIN_FILENAME_ARGUMENT = argument(
 SCALE_ARGUMENTS = (
     argument("-j", "--jobs", type=_positive_int, default=None, metavar="N",
              help="worker processes (default: one per CPU core; 1 works in this process)"),
-    argument("--no-cache", action="store_true",
+    argument("-n", "--no-cache", action="store_true",
              help="neither read nor write the result cache (.torchmemlint_cache/ in the project root)"),
     argument("--cache-dir", metavar="PATH",
              help="keep the result cache here instead of .torchmemlint_cache/ in the project root "

@@ -155,7 +155,7 @@ def _after_eval_call(model: SemanticModel, scope: Scope, call: cst.Call) -> bool
             if func.attr.value == "eval" and _is_own_inference_api(model, scope, func):
                 continue
             if _is_other_submodule(model, scope, func, call):
-                continue  # ``self.frozen_net.eval()`` in a module's forward says nothing of ``self.proj(x)``
+                continue  # ``self.frozen_net.eval()`` says nothing of ``self.proj(x)`` or ``model(x)``
             if func.attr.value == "train" and other.args and _is_false(other.args[0].value):
                 mode = "eval"
             else:
@@ -172,11 +172,11 @@ def _is_own_inference_api(model: SemanticModel, scope: Scope, func: cst.Attribut
 
 
 def _is_other_submodule(model: SemanticModel, scope: Scope, func: cst.Attribute, call: cst.Call) -> bool:
-    """``self.<sub>.eval()`` in a method of a module class, and ``call`` runs something else
-    than that submodule."""
+    """``self.<sub>.eval()`` in a method (of a module: a frozen submodule; of a trainer: the
+    teacher), and ``call`` runs something else than that object."""
     receiver = dotted_name(func.value) or ""
     if not (isinstance(scope, cst.FunctionDef) and receiver.startswith("self.") and
-            model.scopes.is_torch_module_class(model.scopes.class_of(scope))):
+            model.scopes.class_of(scope) is not None):
         return False
     called = dotted_name(call.func) or ""
     return called != receiver and not called.startswith(receiver + ".")
