@@ -976,8 +976,8 @@ class Flow:
         reduction = method in _FULL_REDUCTIONS and not call.args
         keeps_loss = method in _LOSS_KEEPING_METHODS
         return receiver.derived(
-            kind=TENSOR if _tensor_receiver(method, receiver) and method not in _SEVERAL_RESULTS or reduction
-            else None,
+            kind=TENSOR if receiver.kind == TENSOR or reduction or _tensor_receiver(method, receiver)
+            and method not in _SEVERAL_RESULTS else None,
             scalar=reduction or (keeps_loss and receiver.scalar and method not in ("repeat", "expand")),
             loss=reduction or (keeps_loss and receiver.loss))
 
