@@ -153,7 +153,8 @@ class LoopCarried:
             sites_by_name: dict[str, list[Assignment]] = {}
             for site in self._assignments(region):
                 for name in self._assigned_names(site):
-                    if isinstance(region, cst.FunctionDef) and not name.startswith("self."):
+                    if isinstance(region, cst.FunctionDef) and not name.startswith("self.") and \
+                            not self._fed_back(region, name):
                         continue  # a per-step method's locals die with the call
                     sites_by_name.setdefault(name, []).append(site)
             for name, sites in sites_by_name.items():
@@ -167,6 +168,36 @@ class LoopCarried:
                     if reads and self._attached(site, requires_grad):
                         found.append(Carry(name, site, region, reads, self._kind(site), requires_grad))
         return found
+
+    def _fed_back(self, function: cst.FunctionDef, name: str) -> bool:
+        """A parameter that ``function`` returns (alone or in a tuple) and that a caller's step
+        loop passes back in: ``ema = loop_body(x, ema)`` carries it from one call to the next."""
+        params = [p.name.value for p in (*function.params.posonly_params, *function.params.params)]
+        if name not in params:
+            return False
+        position = None
+        for ret in self.scopes.scope_nodes(function, cst.Return):
+            values = [e.value for e in ret.value.elements] if isinstance(ret.value, cst.Tuple) else [ret.value]
+            spelled = [v.value if isinstance(v, cst.Name) else None for v in values]
+            if name in spelled:
+                position = (spelled.index(name), len(values)) if len(values) > 1 else (None, 1)
+        if position is None:
+            return False
+        index, width = position
+        for site in self.flow.calls.call_sites(function):
+            callee = self.flow.calls.callee(site)
+            given = self.flow.calls.arguments(site, callee).get(name, ()) if callee is not None else ()
+            passed = given[0][0] if given else None
+            assign = self.tree.parent.get(site)
+            if not (isinstance(passed, cst.Name) and isinstance(assign, cst.Assign) and len(assign.targets) == 1):
+                continue
+            target = assign.targets[0].target
+            if index is not None and isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == width:
+                target = target.elements[index].value
+            if isinstance(target, cst.Name) and target.value == passed.value and \
+                    isinstance(self.iterations.step_iteration(site), (cst.For, cst.While)):
+                return True
+        return False
 
     def _cut(self, name: str, sites: list[Assignment], region: Iteration) -> bool:
         """Something in the iteration gives ``name`` a value without the old one's graph: a
@@ -326,7 +357,9 @@ class LoopCarried:
         if name.startswith("self."):
             return [a for a in self._assignments(region) if name in self._assigned_names(a)]
         scope = self.scopes.scope_of(region) if not isinstance(region, cst.FunctionDef) else region
-        return [b.node for b in self.scopes.bindings(scope).get(name, []) if self.tree.contains(body, b.node)]
+        # (a parameter's binding is the value the call brings in: the previous one, when fed back)
+        return [b.node for b in self.scopes.bindings(scope).get(name, [])
+                if self.tree.contains(body, b.node) and not isinstance(b.node, cst.Param)]
 
     def _initialises(self, site: Assignment, name: str) -> bool:
         """``if h is None: h = init()`` gives the first value, it does not cut the chain."""

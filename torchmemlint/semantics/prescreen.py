@@ -238,6 +238,7 @@ class _Walker:
         class_of: dict[int, ClassFacts] = {}  # id of a function defined directly in a class body
         loops: list[LoopFacts] = []
         called: set[str] = set()
+        called_in_loops: set[str] = set()  # names called inside a loop
         scopes = [stack[0][3]]
         while stack:
             node, enclosing, in_loop, scope = pop()
@@ -268,8 +269,9 @@ class _Walker:
                         for a in (*node.args, *(k.value for k in node.keywords))
                     ):
                         scope.sets_eval_mode = True
-                    elif enclosing and (name in _AUTOGRAD_FUNCTIONS or makes_training_step(name, _dotted(func.value))
-                                        or steps_environment(name, _terminal_name(func.value))):
+                    elif name in _AUTOGRAD_FUNCTIONS or makes_training_step(name, _dotted(func.value)) \
+                            or steps_environment(name, _terminal_name(func.value)):
+                        scope.makes_step = True
                         for loop in enclosing:
                             loop.has_step_call = True
                 elif type(func) is ast.Name:
@@ -282,6 +284,8 @@ class _Walker:
                     name = ""
                 if node.args or node.keywords:
                     called.add(name)
+                if in_loop:
+                    called_in_loops.add(name)
                 if name.startswith("register_") and "hook" in name:
                     keeps.add(HOOK)
             elif kind is ast.Assign or kind is ast.AugAssign or kind is ast.AnnAssign:
@@ -360,7 +364,9 @@ class _Walker:
                 push((child, enclosing, in_loop, scope))
         if called & facts.function_names:
             keeps.add(CALL_STORE)  # the called function of this file may keep an argument
-        facts.steps = facts.steps or HOOK in keeps or any(loop.could_be_step_loop for loop in loops)
+        # (a step of its own in a function called from a loop: ``loss = train_step(batch)``)
+        facts.steps = facts.steps or HOOK in keeps or any(loop.could_be_step_loop for loop in loops) or any(
+            scope.makes_step and scope.name in called_in_loops for scope in scopes)
         # ``_after_eval_call`` needs the eval-mode call and a forward after it in one scope.
         facts.eval_mode_then_call = any(scope.sets_eval_mode and scope.calls >= 2 for scope in scopes)
 
@@ -418,6 +424,7 @@ class _Scope:
     is_init: bool = False
     calls: int = 0
     sets_eval_mode: bool = False
+    makes_step: bool = False  # a backward, an optimizer or environment step in it
 
 
 def _assigns_self_attribute(target: ast.AST) -> bool:
