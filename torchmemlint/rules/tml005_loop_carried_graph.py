@@ -77,7 +77,7 @@ import libcst as cst
 from torchmemlint.rules.base import Finding, NodeFix, Replacement, Rule
 from torchmemlint.rules.edits import call_method, torch_name_taken, torch_spelling, with_torch_import, without_graph
 from torchmemlint.semantics import SemanticModel
-from torchmemlint.semantics.flow import SEQUENCE, TENSOR, Value
+from torchmemlint.semantics.flow import SEQUENCE, TENSOR, TENSOR_OPERATORS, Value
 from torchmemlint.semantics.loop_carried import STATE, UPDATE, Carry, carried_name
 from torchmemlint.semantics.prescreen import IN_PLACE_WRITE, LOOP_ASSIGNMENT, SELF_ASSIGNMENT, SUBSCRIPT_STORE
 
@@ -209,16 +209,13 @@ def _last_leading_import(module: cst.Module) -> Optional[cst.BaseStatement]:
     return last
 
 
-# Operators a tuple, list or dict lacks: an update made with one that holds a graph is a tensor
-# (a Python number holds none). ``+`` and ``*`` also concatenate and repeat sequences.
-_TENSOR_ONLY_OPERATORS = (cst.Subtract, cst.Divide, cst.Power, cst.MatrixMultiply, cst.FloorDivide)
-
-
 def _surely_tensor_update(model: SemanticModel, value: cst.BaseExpression, at: cst.CSTNode) -> bool:
-    """The new value is a tensor, so that ``.detach()`` cannot fail on it."""
+    """The new value is a tensor, so that ``.detach()`` cannot fail on it: its kind says so, or
+    an operator a tuple, list or dict lacks made it (``+`` and ``*`` also join and repeat
+    sequences; a Python number holds no graph)."""
     if model.flow.value(value, at).kind == TENSOR:
         return True
-    return isinstance(value, cst.BinaryOperation) and isinstance(value.operator, _TENSOR_ONLY_OPERATORS)
+    return isinstance(value, cst.BinaryOperation) and type(value.operator).__name__ in TENSOR_OPERATORS
 
 
 def _last_assignment(model: SemanticModel, site: cst.Assign, name: str) -> Optional[cst.Assign]:

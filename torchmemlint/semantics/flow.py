@@ -154,7 +154,7 @@ _TENSOR_ONLY_MEMBERS = frozenset({
 })
 # Operators a tuple, list or dict lacks (by class name: naming LibCST's classes here would import
 # LibCST with this module, which a warm run never needs).
-_TENSOR_OPERATORS = frozenset({"Subtract", "Divide", "Power", "MatrixMultiply", "FloorDivide"})
+TENSOR_OPERATORS = frozenset({"Subtract", "Divide", "Power", "MatrixMultiply", "FloorDivide"})
 # Record classes of the standard library that keep their keyword arguments as attributes.
 _RECORD_FACTORIES = frozenset({"types.SimpleNamespace", "argparse.Namespace"})
 MAX_DEPTH = 40
@@ -514,7 +514,7 @@ class Flow:
             if isinstance(parent, cst.Attribute) and parent.value is node:
                 if parent.attr.value in _TENSOR_ONLY_MEMBERS:
                     names.add(node.value)
-            elif isinstance(parent, cst.BinaryOperation) and type(parent.operator).__name__ in _TENSOR_OPERATORS:
+            elif isinstance(parent, cst.BinaryOperation) and type(parent.operator).__name__ in TENSOR_OPERATORS:
                 names.add(node.value)
             elif isinstance(parent, cst.Arg) and parent.keyword is None and parent.value is node:
                 call = self.tree.parent.get(parent)

@@ -502,8 +502,9 @@ class LoopCarried:
     def _slot_update(self, assign: cst.Assign, slot: cst.Subscript) -> list[InPlaceWrite]:
         """``self.loss_ema[key] = a * self.loss_ema[key] + (1 - a) * value``: an item of an
         outliving container carried from step to step, like a rebound name."""
-        spelled = _SPELLER.code_for_node(slot)
-        reads = [n for n in self.tree.descendants(assign.value, cst.Subscript) if _SPELLER.code_for_node(n) == spelled]
+        speller = cst.Module([])  # (made here: naming LibCST at import time would load it with this module)
+        spelled = speller.code_for_node(slot)
+        reads = [n for n in self.tree.descendants(assign.value, cst.Subscript) if speller.code_for_node(n) == spelled]
         if not reads or self.grad.is_disabled(assign):
             return []
         iteration = self.iterations.step_iteration(assign)
@@ -550,7 +551,6 @@ def _is_true(expr: cst.BaseExpression) -> bool:
 
 # Inputs of a ``forward`` that are data about the batch, not activations.
 _NON_ACTIVATION = re.compile(r"label|target|mask|index|indices|idx|ids?$|^y$|^t$|step", re.IGNORECASE)
-_SPELLER = cst.Module([])  # renders a node's code (its own spelling, whitespace included)
 
 
 def carried_name(expr: cst.BaseExpression) -> Optional[str]:
