@@ -8,8 +8,12 @@ outlives it (`total_loss += loss`, `total = total + loss`). The value is followe
 travels in the file: returned by a helper (alone, in a tuple or a dict of loss components), read
 as `out.loss` or `outputs["loss"]`, handed to a method that keeps it (`meter.update(loss)` where
 `update` does `self.sum += val * n`, a logger whose body appends what it gets, a replay buffer's
-`push`), or stored on `self` in a method the training loop calls once per step. A fixed key
-(`last["loss"] = loss`) keeps only the newest value and stays silent.
+`push`), or stored on `self` in a method the training loop calls once per step — also by a forward
+hook that appends the activations it sees, a closure handed to `optimizer.step`, a logger's
+`setdefault(k, []).append(v)`, or a policy's `dist.log_prob(a)`. A fixed key
+(`last["loss"] = loss`) keeps only the newest value and stays silent, as do containers that the
+code empties right after differentiating them (a REINFORCE agent's `learn`) and hook lists emptied
+(or popped) between forwards.
 
 ## Why is this bad?
 A tensor with a `grad_fn` keeps its autograd graph alive. Stored across iterations, every step

@@ -7,7 +7,11 @@ the global `torch.nn.modules.module.register_module_*` hooks) called on every it
 loop, in a per-step method (`forward`, `training_step`, ...), or in a method that the file calls
 again and again on one object (`cam.generate(image)` for each image), on a persistent module or
 parameter — `self.x`, a model bound before the loop, the modules or parameters of one,
-`for block in self.blocks` — whose handle is never `.remove()`d.
+`for block in self.blocks` — whose handle is never `.remove()`d. The registration may sit in a
+helper, a method or an `__init__` that the loop calls: `attach(model)` per batch,
+`explainer.saliency(image)` whose helper registers, `GradCAM(model, layer)` built per image (the
+object is new, the model it hooks is not). A construction is reported at the construction in the
+loop, with the registration as related location; a helper's registration where it is written.
 
 ## Why is this bad?
 Each call adds one more hook; none replaces the previous one. After n iterations every forward
