@@ -194,10 +194,17 @@ class LoopCarried:
             target = assign.targets[0].target
             if index is not None and isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == width:
                 target = target.elements[index].value
+            loop = self.iterations.step_iteration(site)
             if isinstance(target, cst.Name) and target.value == passed.value and \
-                    isinstance(self.iterations.step_iteration(site), (cst.For, cst.While)):
+                    isinstance(loop, (cst.For, cst.While)) and self._only_binding_in(loop, passed.value, assign):
                 return True
         return False
+
+    def _only_binding_in(self, loop: cst.CSTNode, name: str, assign: cst.Assign) -> bool:
+        """``assign`` is the only binding of ``name`` in the loop's body: what the call gets is
+        the previous iteration's value, not one made (or detached) earlier in this one."""
+        return all(b.node is assign for b in self.scopes.bindings(self.scopes.scope_of(loop)).get(name, [])
+                   if self.tree.contains(loop.body, b.node))
 
     def _cut(self, name: str, sites: list[Assignment], region: Iteration) -> bool:
         """Something in the iteration gives ``name`` a value without the old one's graph: a
