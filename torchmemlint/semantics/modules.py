@@ -74,6 +74,8 @@ class Modules:
     def is_constructor(self, expr: Optional[cst.BaseExpression]) -> bool:
         """``expr`` builds (or loads) a module: ``nn.Linear(...)``, a Module class of this file,
         ``AutoModel.from_pretrained(...)``, ``torchvision.models.resnet50()``, ``Net().to(dev)``."""
+        moved = self._strip_self_returning(expr) is not expr and isinstance(expr, cst.Call) and \
+            isinstance(expr.func, cst.Attribute) and expr.func.attr.value in ("to", "cuda")
         expr = self._strip_self_returning(expr)
         if not isinstance(expr, cst.Call):
             return False
@@ -94,8 +96,9 @@ class Modules:
                 return False  # ``pathlib.Path(...)``, ``collections.OrderedDict()``
             if last[:1].isupper() and not qualified.startswith("torch."):
                 # A class from another package (``Monitor(env)``, ``Timer()``, ``CN()``): a module
-                # only when its name says so (``Generator``, ``ResNet``, ``MyNet``).
-                return bool(MODULE_NAME.search(last)) and not _NOT_A_MODEL.search(last)
+                # only when its name says so (``Generator``, ``ResNet``, ``MyNet``) or it is moved
+                # to a device (``InceptionV3([idx]).to(device)``).
+                return (moved or bool(MODULE_NAME.search(last))) and not _NOT_A_MODEL.search(last)
         name = terminal_name(func)
         if name is None:
             return False

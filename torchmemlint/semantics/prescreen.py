@@ -17,7 +17,7 @@ from typing import Callable, Optional, Union
 
 from torchmemlint.diagnostics import FileError
 from torchmemlint.semantics.vocabulary import (
-    IN_PLACE_WRITES, ITERATION_BUILTINS, METER_METHODS, PER_STEP_METHODS, STORING_METHODS, is_step_identifier,
+    IN_PLACE_WRITES, ITERATION_BUILTINS, METER_CLASS, METER_METHODS, PER_STEP_METHODS, STORING_METHODS, is_step_identifier,
     is_step_target, makes_training_step, steps_environment,
 )
 
@@ -239,6 +239,7 @@ class _Walker:
         loops: list[LoopFacts] = []
         called: set[str] = set()
         called_in_loops: set[str] = set()  # names called inside a loop
+        meter_updates = False
         scopes = [stack[0][3]]
         while stack:
             node, enclosing, in_loop, scope = pop()
@@ -260,8 +261,10 @@ class _Walker:
                 if type(func) is ast.Attribute:
                     name = func.attr
                     method_calls.add(name)
-                    if (name in STORING_METHODS or name in METER_METHODS) and node.args:
+                    if name in STORING_METHODS and node.args:
                         keeps.add(CALL_STORE)
+                    elif name in METER_METHODS and node.args:
+                        meter_updates = True  # a store only if a meter class is made here (below)
                     elif name in IN_PLACE_WRITES and node.args:
                         keeps.add(IN_PLACE_WRITE)
                     elif name == "eval" or name == "train" and any(
@@ -364,6 +367,8 @@ class _Walker:
                 push((child, enclosing, in_loop, scope))
         if called & facts.function_names:
             keeps.add(CALL_STORE)  # the called function of this file may keep an argument
+        if meter_updates and any(METER_CLASS.search(name) for name in (*name_calls, *method_calls)):
+            keeps.add(CALL_STORE)  # ``meter = AverageMeter(); meter.update(loss)``
         # (a step of its own in a function called from a loop: ``loss = train_step(batch)``)
         facts.steps = facts.steps or HOOK in keeps or any(loop.could_be_step_loop for loop in loops) or any(
             scope.makes_step and scope.name in called_in_loops for scope in scopes)

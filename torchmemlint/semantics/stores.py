@@ -19,7 +19,7 @@ from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.iterations import Iteration, Iterations
 from torchmemlint.semantics.scopes import Loop, Scopes
 from torchmemlint.semantics.tree import Tree
-from torchmemlint.semantics.vocabulary import METER_METHODS, STORING_METHODS
+from torchmemlint.semantics.vocabulary import METER_CLASS, METER_METHODS, STORING_METHODS
 
 _BOUNDED_FACTORIES = frozenset({"collections.deque", "deque"})
 # Methods that keep every argument (a replay buffer's ``push(state, action, reward)``); ``append``
@@ -27,7 +27,6 @@ _BOUNDED_FACTORIES = frozenset({"collections.deque", "deque"})
 _MULTI_ARGUMENT_STORES = frozenset({"push", "add"})
 # Meters of other files (``AverageMeter`` of the PyTorch ImageNet example and its many copies,
 # torchnet's ``AverageValueMeter``) add what ``update``/``add`` get into running sums.
-_METER_CLASS = re.compile(r"Meter$")
 _STORING_OR_METERING = STORING_METHODS | METER_METHODS
 MAX_CALLER_DEPTH = 3
 
@@ -124,7 +123,7 @@ class Stores:
         return found
 
     def _is_meter_of_another_file(self, receiver: cst.BaseExpression, at: cst.CSTNode) -> bool:
-        return any(_METER_CLASS.search(name.rsplit(".", 1)[-1]) and name not in self.scopes.classes_by_name
+        return any(METER_CLASS.search(name.rsplit(".", 1)[-1]) and name not in self.scopes.classes_by_name
                    for name in self.scopes.classes_built_into(receiver, at))
 
     def stores(self, appended_only: bool = False) -> Iterator[Store]:

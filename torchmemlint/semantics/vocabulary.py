@@ -15,8 +15,10 @@ PER_STEP_METHODS = frozenset({
 })
 # Container methods that keep their argument (not ``put``: queues are drained by their consumer).
 STORING_METHODS = frozenset({"append", "extend", "insert", "add", "appendleft", "push"})
-# Methods of a meter or metric object (``AverageMeter.update(loss, n)``) that may keep what they get.
+# Methods of a meter or metric object (``AverageMeter.update(loss, n)``) that may keep what they get,
+# and the classes of other modules taken for such objects.
 METER_METHODS = frozenset({"update", "add"})
+METER_CLASS = re.compile(r"Meter$")
 
 # Words of an iterable's identifiers that mark a loop running one step per iteration.
 STEP_WORDS = frozenset({
