@@ -676,7 +676,7 @@ class Flow:
             root = root.value
         if not isinstance(root, cst.Name):
             return False
-        runs = [c for c in self.tree.nodes(cst.Call) if isinstance(c.func, cst.Name) and c.func.value == root.value]
+        runs = self.calls.calls_spelled(root.value, method=False)
         return bool(runs) and all(self.grad.is_disabled(c) for c in runs)
 
     def _parameter(self, param: cst.Param) -> Value:

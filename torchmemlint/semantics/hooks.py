@@ -18,7 +18,7 @@ import libcst as cst
 
 from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.iterations import Iteration, Iterations
-from torchmemlint.semantics.scopes import Scopes
+from torchmemlint.semantics.scopes import Scopes, first_param
 from torchmemlint.semantics.tree import Tree
 from torchmemlint.semantics.calls import HOOK_REGISTRATIONS
 
@@ -146,7 +146,7 @@ class Hooks:
             return None
         name = base.value
         params = {p.name.value for p in (*func.params.posonly_params, *func.params.params, *func.params.kwonly_params)}
-        own_self = _first_param(func) if self.scopes.class_of(func) is not None else None
+        own_self = first_param(func) if self.scopes.class_of(func) is not None else None
         if name == own_self:
             if callee.constructs is not None or func.name.value == "__init__":
                 stored = self._stored_parameter(func, receiver, own_self)
@@ -189,7 +189,7 @@ class Hooks:
         if init is None:
             return None
         for assign in self.scopes.scope_nodes(init, cst.Assign):
-            if any(dotted_name(t.target) == f"{_first_param(init)}.{first.attr.value}" for t in assign.targets) \
+            if any(dotted_name(t.target) == f"{first_param(init)}.{first.attr.value}" for t in assign.targets) \
                     and isinstance(assign.value, cst.Name):
                 return assign.value.value
         return None
@@ -361,11 +361,6 @@ def _member_owner(expr: cst.BaseExpression) -> Optional[cst.BaseExpression]:
                                                  expr.func.attr.value in ("get_submodule", "get_parameter")):
         return expr.func.value
     return None
-
-
-def _first_param(function: cst.FunctionDef) -> Optional[str]:
-    params = (*function.params.posonly_params, *function.params.params)
-    return params[0].name.value if params else None
 
 
 def _names_bound_by(repeat: cst.CSTNode) -> set[str]:

@@ -509,10 +509,7 @@ class LoopCarried:
     def _slot_update(self, assign: cst.Assign, slot: cst.Subscript) -> list[InPlaceWrite]:
         """``self.loss_ema[key] = a * self.loss_ema[key] + (1 - a) * value``: an item of an
         outliving container carried from step to step, like a rebound name."""
-        speller = cst.Module([])  # (made here: naming LibCST at import time would load it with this module)
-        spelled = speller.code_for_node(slot)
-        reads = [n for n in self.tree.descendants(assign.value, cst.Subscript) if speller.code_for_node(n) == spelled]
-        if not reads or self.grad.is_disabled(assign):
+        if not self.stores.reads_own_slot(assign, slot) or self.grad.is_disabled(assign):
             return []
         iteration = self.iterations.step_iteration(assign)
         if iteration is None or isinstance(iteration, cst.Lambda) or not self._crosses_step(iteration):

@@ -381,6 +381,12 @@ def steps_an_environment(call: cst.Call) -> bool:
     return isinstance(func, cst.Attribute) and steps_environment(func.attr.value, terminal_name(func.value))
 
 
+def first_param(function: cst.FunctionDef) -> Optional[str]:
+    """The first positional parameter (``self`` of a method)."""
+    params = (*function.params.posonly_params, *function.params.params)
+    return params[0].name.value if params else None
+
+
 def terminal_name(node: cst.BaseExpression) -> Optional[str]:
     """The last identifier of a Name/Attribute chain (``self.model.encoder`` -> ``encoder``)."""
     if isinstance(node, cst.Name):

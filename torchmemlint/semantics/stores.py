@@ -17,7 +17,7 @@ from torchmemlint.semantics.calls import Calls, Function
 from torchmemlint.semantics.flow import MODULE, TENSOR, Flow
 from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.iterations import Iteration, Iterations
-from torchmemlint.semantics.scopes import Loop, Scopes
+from torchmemlint.semantics.scopes import Loop, Scopes, first_param
 from torchmemlint.semantics.tree import Tree
 from torchmemlint.semantics.vocabulary import METER_CLASS, METER_METHODS, STORING_METHODS
 
@@ -177,7 +177,7 @@ class Stores:
         if isinstance(function.params.star_arg, cst.Param):
             params.add(function.params.star_arg.name.value)
         if cls is not None:
-            params.discard(_first_param(function))
+            params.discard(first_param(function))
         found: list[Kept] = []
         candidates = [s for s in self.visible if self.scopes.function_of(s.node) is function]
         candidates += [s for call in self.scopes.scope_nodes(function, cst.Call) for s in self.stores_through(call)]
@@ -211,7 +211,7 @@ class Stores:
         root = root_name(container)
         if root is None:
             return None
-        if cls is not None and root == _first_param(function):
+        if cls is not None and root == first_param(function):
             return None if self._rebound_in(function, container) else "self"
         bindings = self.scopes.bindings(function).get(root, [])
         if any(isinstance(b.node, cst.Param) for b in bindings):
@@ -354,11 +354,10 @@ class Stores:
         spelled = dotted_name(container.value if isinstance(container, cst.Subscript) else container)
         if spelled is None:
             return False
-        for call in self.tree.nodes(cst.Call):  # emptied, or consumed (a backward hook pops what a forward hook pushed)
-            func = call.func
-            if isinstance(func, cst.Attribute) and func.attr.value in ("clear", "pop", "popleft") and \
-                    dotted_name(func.value) == spelled:
-                return True
+        # Emptied, or consumed (a backward hook pops what a forward hook pushed).
+        if any(dotted_name(call.func.value) == spelled
+               for method in ("clear", "pop", "popleft") for call in self.calls.calls_spelled(method, method=True)):
+            return True
         for delete in self.tree.nodes(cst.Del):
             if isinstance(delete.target, cst.Subscript) and dotted_name(delete.target.value) == spelled:
                 return True
@@ -415,7 +414,9 @@ class Stores:
             return True  # a slice of a tensor is overwritten; whether that links graphs is TML005's
         if isinstance(store.node, cst.Assign) and self.scopes.function_of(store.node) in self.calls.forward_hooks:
             return True  # ``outputs[names[module]] = out`` in a hook: one slot per hooked module, overwritten
-        if isinstance(store.node, cst.Assign) and self._updates_own_slot(store.node):
+        if isinstance(store.node, cst.Assign) and any(
+                isinstance(t.target, cst.Subscript) and self.reads_own_slot(store.node, t.target)
+                for t in store.node.targets):
             return True  # ``ema[k] = d * ema[k] + ...``: the item exists already (TML005's if it keeps a graph)
         if store.key is None:
             return False
@@ -470,17 +471,11 @@ class Stores:
             names.add(node.value)
         return names
 
-    @staticmethod
-    def _updates_own_slot(assign: cst.Assign) -> bool:
-        speller = cst.Module([])
-        targets = {speller.code_for_node(t.target) for t in assign.targets if isinstance(t.target, cst.Subscript)}
-        pending = [assign.value]
-        while pending:
-            node = pending.pop()
-            if isinstance(node, cst.Subscript) and speller.code_for_node(node) in targets:
-                return True
-            pending.extend(node.children)
-        return False
+    def reads_own_slot(self, assign: cst.Assign, slot: cst.Subscript) -> bool:
+        """``ema[k] = d * ema[k] + ...``: the value reads the item it replaces, spelled the same."""
+        speller = cst.Module([])  # (made here: naming LibCST at import time would load it with this module)
+        spelled = speller.code_for_node(slot)
+        return any(speller.code_for_node(n) == spelled for n in self.tree.descendants(assign.value, cst.Subscript))
 
     def _closure_constant(self, key: cst.BaseExpression, at: cst.CSTNode) -> bool:
         """A key made only of names the enclosing *function* binds (``activation[name] = out``
@@ -503,10 +498,15 @@ class Stores:
             return False
         owner = cls if spelled.startswith("self.") else self.tree.module  # (a global's: any function)
         return any(
-            self._reset_in(container, other) and any(self.calls.backward_roots(c) for c in self.tree.descendants(other, cst.Call))
-            for other in self.tree.descendants(owner, cst.FunctionDef)
-            if other is not method and other.name.value != "__init__"
+            self._reset_in(container, other) for other in self._differentiating_functions
+            if other is not method and other.name.value != "__init__" and self.tree.contains(owner, other)
         )
+
+    @cached_property
+    def _differentiating_functions(self) -> list[cst.FunctionDef]:
+        """The functions of the file that run a backward pass themselves (found once)."""
+        return [f for f in self.tree.nodes(cst.FunctionDef)
+                if any(self.calls.backward_roots(c) for c in self.tree.descendants(f, cst.Call))]
 
     def reset_elsewhere_in_class(self, container: cst.BaseExpression, method: cst.FunctionDef) -> bool:
         """A ``self`` container that another method (not ``__init__``) empties or rebinds, e.g.
@@ -546,11 +546,6 @@ def _assigned_spellings(target: cst.BaseExpression) -> set[str]:
         return set().union(*(_assigned_spellings(e.value) for e in target.elements))
     spelled = dotted_name(target)
     return {spelled} if spelled is not None else set()
-
-
-def _first_param(function: cst.FunctionDef) -> Optional[str]:
-    params = (*function.params.posonly_params, *function.params.params)
-    return params[0].name.value if params else None
 
 
 def _is_literal(node: cst.CSTNode) -> bool:
