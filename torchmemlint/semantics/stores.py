@@ -420,7 +420,7 @@ class Stores:
             return True  # ``ema[k] = d * ema[k] + ...``: the item exists already (TML005's if it keeps a graph)
         if store.key is None:
             return False
-        if self._closure_constant(store.key, store.node):
+        if self._closure_constant(store.key, store.node) or self._device_key(store.key, store.node):
             return True
         spelled = dotted_name(store.container)
         if spelled is None:
@@ -487,6 +487,22 @@ class Stores:
         names = [n.value for n in self.tree.descendants(key, cst.Name)] if not isinstance(key, cst.Name) else [key.value]
         own = self.scopes.bindings(function)
         return bool(names) and all(n not in own and n in self.scopes.bindings(outer) for n in names)
+
+    def _device_key(self, key: cst.BaseExpression, at: cst.CSTNode) -> bool:
+        """A key made from a device (``cache[str(x.device)] = bias``, ``device_key = str(device)``):
+        one entry per device the process uses, a handful at most."""
+        if isinstance(key, cst.SubscriptElement):
+            key = key.slice
+        if isinstance(key, cst.Index):
+            key = key.value
+        if isinstance(key, cst.Name):
+            bindings = self.scopes.reaching_bindings(key.value, at)
+            return bool(bindings) and all(b.value is not None and self._device_key(b.value, b.node) for b in bindings
+                                          if b.value is not key)
+        while isinstance(key, cst.Call) and len(key.args) == 1 and dotted_name(key.func) in ("str", "repr"):
+            key = key.args[0].value
+        spelled = dotted_name(key)
+        return spelled is not None and spelled.split(".")[-1] == "device"
 
     def differentiated_and_emptied(self, container: cst.BaseExpression, method: cst.FunctionDef) -> bool:
         """A ``self`` container that another method empties after running a backward (a
