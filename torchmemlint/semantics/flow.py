@@ -748,13 +748,14 @@ class Flow:
         why = ((call, f"graph made by `{_spelled(call)}(...)`"),)
         if self.calls.is_loss_function_call(call):
             inputs = [self.value(a.value, at) for a in call.args]
-            if inputs and all(v.detached for v in inputs):
-                return Value(detached=True, device=any(v.device for v in inputs), kind=TENSOR)
             reduced = _reduces(call) and (not isinstance(call.func, cst.Call) or _reduces(call.func))
             if reduced and isinstance(call.func, cst.Name):
                 reduced = all(not isinstance(b.value, cst.Call) or _reduces(b.value)
                               for b in self.scopes.reaching_bindings(call.func.value, call))
             scalar = reduced and self._builds_reduced_loss(call)
+            if inputs and all(v.detached for v in inputs):  # (a validation loss under ``no_grad``)
+                return Value(detached=True, device=any(v.device for v in inputs), kind=TENSOR, scalar=scalar,
+                             loss=reduced)
             return Value(graph=True, device=True, kind=TENSOR, scalar=scalar, loss=reduced, why=why,
                          params=frozenset().union(*(v.params for v in inputs)))
         module = self.value(call.func, at) if isinstance(call.func, (cst.Name, cst.Attribute)) else UNKNOWN

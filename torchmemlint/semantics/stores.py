@@ -420,7 +420,7 @@ class Stores:
             return True  # ``ema[k] = d * ema[k] + ...``: the item exists already (TML005's if it keeps a graph)
         if store.key is None:
             return False
-        if self._closure_constant(store.key, store.node) or self._device_key(store.key, store.node):
+        if self._closure_constant(store.key, store.node) or self._bounded_key(store.key, store.node):
             return True
         spelled = dotted_name(store.container)
         if spelled is None:
@@ -488,17 +488,20 @@ class Stores:
         own = self.scopes.bindings(function)
         return bool(names) and all(n not in own and n in self.scopes.bindings(outer) for n in names)
 
-    def _device_key(self, key: cst.BaseExpression, at: cst.CSTNode) -> bool:
-        """A key made from a device (``cache[str(x.device)] = bias``, ``device_key = str(device)``):
-        one entry per device the process uses, a handful at most."""
+    def _bounded_key(self, key: cst.BaseExpression, at: cst.CSTNode, depth: int = 0) -> bool:
+        """A key from a small fixed set: made from a device (``cache[str(x.device)] = bias``: one
+        entry per device the process uses), or taken modulo (``buffer[step % n] = inputs``: a ring
+        of ``n`` slots)."""
         if isinstance(key, cst.SubscriptElement):
             key = key.slice
         if isinstance(key, cst.Index):
             key = key.value
         if isinstance(key, cst.Name):
             bindings = self.scopes.reaching_bindings(key.value, at)
-            return bool(bindings) and all(b.value is not None and self._device_key(b.value, b.node) for b in bindings
-                                          if b.value is not key)
+            return depth < 4 and bool(bindings) and all(
+                b.value is not None and self._bounded_key(b.value, b.node, depth + 1) for b in bindings)
+        if isinstance(key, cst.BinaryOperation) and isinstance(key.operator, cst.Modulo):
+            return True
         while isinstance(key, cst.Call) and len(key.args) == 1 and dotted_name(key.func) in ("str", "repr"):
             key = key.args[0].value
         spelled = dotted_name(key)
