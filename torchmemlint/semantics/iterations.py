@@ -130,13 +130,20 @@ class Iterations:
             is_model_name(terminal_name(func.value))
 
     def batch_iteration(self, node: cst.CSTNode) -> Optional[Iteration]:
-        """The innermost loop around ``node`` when it is a batch loop, else the per-step method
-        ``node`` is in (when it is in no loop)."""
+        """The innermost loop around ``node`` when it is a batch loop, else the function ``node``
+        is in (when it is in no loop) when that runs once per batch: a per-step method, or a
+        helper of the file called on every iteration of a batch loop (``loop_body(batch)``)."""
         loops = self.scopes.loops_around(node)
         if loops:
             return loops[0] if self.is_batch_loop(loops[0]) else None
         func = self.scopes.function_of(node)
-        return func if func is not None and self.scopes.is_per_step_method(func) else None
+        if func is None:
+            return None
+        if self.scopes.is_per_step_method(func) or any(
+                (around := self.scopes.loops_around(site)) and self.is_batch_loop(around[0])
+                and self.runs_every_iteration(site, around[0]) for site in self.calls.call_sites(func)):
+            return func
+        return None
 
     def runs_every_iteration(self, node: cst.CSTNode, iteration: Iteration) -> bool:
         """Not only under a condition — every few steps (``if step % 100 == 0:``), behind a
