@@ -154,7 +154,7 @@ class LoopCarried:
             for site in self._assignments(region):
                 for name in self._assigned_names(site):
                     if isinstance(region, cst.FunctionDef) and not name.startswith("self.") and \
-                            not self._fed_back(region, name):
+                            not self.fed_back(region, name):
                         continue  # a per-step method's locals die with the call
                     sites_by_name.setdefault(name, []).append(site)
             for name, sites in sites_by_name.items():
@@ -169,7 +169,7 @@ class LoopCarried:
                         found.append(Carry(name, site, region, reads, self._kind(site), requires_grad))
         return found
 
-    def _fed_back(self, function: cst.FunctionDef, name: str) -> bool:
+    def fed_back(self, function: cst.FunctionDef, name: str) -> bool:
         """A parameter that ``function`` returns (alone or in a tuple) and that a caller's step
         loop passes back in: ``ema = loop_body(x, ema)`` carries it from one call to the next."""
         params = [p.name.value for p in (*function.params.posonly_params, *function.params.params)]

@@ -256,12 +256,16 @@ class Parameters:
         return False
 
     def local_callees(self, call: cst.Call) -> Iterable[cst.FunctionDef]:
-        """Functions of this file a call may run: ``helper(...)`` or ``self.helper(...)``."""
+        """Functions of this file a call may run: ``helper(...)``, ``self.helper(...)``, or a
+        method of an object ``self`` holds (``self.owner._reset_grads()``)."""
         func = call.func
         if isinstance(func, cst.Name):
             return self.scopes.functions_by_name.get(func.value, [])
-        if isinstance(func, cst.Attribute) and dotted_name(func.value) == "self":
+        receiver = dotted_name(func.value) if isinstance(func, cst.Attribute) else None
+        if receiver == "self":
             return self.scopes.functions_by_name.get(func.attr.value, [])
+        if receiver is not None and receiver.startswith("self."):  # (``self.opt.step()`` is no call of ``step`` itself)
+            return [f for f in self.scopes.functions_by_name.get(func.attr.value, []) if not self.tree.contains(f, call)]
         return []
 
 
