@@ -83,7 +83,7 @@ class ConcatAccumulatorInLoop(Rule):
                     continue
                 iteration = func
             if isinstance(iteration, cst.FunctionDef):
-                if not accumulation.name.startswith("self.") and not model.loop_carried.fed_back(iteration, accumulation.name):
+                if not accumulation.name.startswith("self.") and not model.iterations.fed_back(iteration, accumulation.name):
                     continue  # a per-step method's locals die with the call
             elif not model.scopes.is_step_loop(iteration) or \
                     not model.loop_carried.reaches_previous(accumulation.site, accumulation.name, iteration):

@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, field
-from typing import Callable, Optional, Union
+from typing import Callable, Iterator, Optional, Union
 
 from torchmemlint.diagnostics import FileError
 from torchmemlint.semantics.vocabulary import (
@@ -39,6 +39,7 @@ class LoopFacts:
     header_identifiers: frozenset[str]
     while_true: bool = False
     has_step_call: bool = False  # a backward, an optimizer or environment step, autograd.grad
+    iterable_name: Optional[str] = None  # ``for b in pbar``: its identifiers join those of ``pbar = ...``
 
     @property
     def could_be_step_loop(self) -> bool:
@@ -210,13 +211,15 @@ class _Walker:
     def __init__(self, facts: FileFacts, text: str) -> None:
         self.facts = facts
         self.lines = text.splitlines()
+        self.made_by_calls: dict[str, frozenset[str]] = {}  # ``name = call(...)``: the call's identifiers
 
     def _header(self, loop: Union[ast.For, ast.AsyncFor, ast.While]) -> LoopFacts:
         # From the ``for``/``while`` line to the line before the body (a body on the header's
         # own line comes with it): every character of LibCST's view of the target and iterable.
         text = "\n".join(self.lines[loop.lineno - 1:max(loop.body[0].lineno - 1, loop.lineno)])
         while_true = isinstance(loop, ast.While) and isinstance(loop.test, ast.Constant) and loop.test.value is True
-        return LoopFacts(frozenset(_IDENTIFIER.findall(text)), while_true)
+        named = loop.iter.id if not isinstance(loop, ast.While) and type(loop.iter) is ast.Name else None
+        return LoopFacts(frozenset(_IDENTIFIER.findall(text)), while_true, iterable_name=named)
 
     def _iterable_identifiers(self, loop: Union[ast.For, ast.AsyncFor]) -> set[str]:
         """The identifiers from the end of a ``for`` loop's target to the end of its header:
@@ -369,6 +372,9 @@ class _Walker:
             keeps.add(CALL_STORE)  # the called function of this file may keep an argument
         if meter_updates and any(METER_CLASS.search(name) for name in (*name_calls, *method_calls)):
             keeps.add(CALL_STORE)  # ``meter = AverageMeter(); meter.update(loss)``
+        for loop in loops:
+            if loop.iterable_name in self.made_by_calls:  # ``pbar = tqdm(train_loader)``
+                loop.header_identifiers |= self.made_by_calls[loop.iterable_name]
         # (a step of its own in a function called from a loop: ``loss = train_step(batch)``)
         facts.steps = facts.steps or HOOK in keeps or any(loop.could_be_step_loop for loop in loops) or any(
             scope.makes_step and scope.name in called_in_loops for scope in scopes)
@@ -398,6 +404,9 @@ class _Walker:
                     keeps.add(SUBSCRIPT_STORE)
             if len(targets) == 1:
                 target, value = targets[0], node.value
+                if type(target) is ast.Name and type(value) is ast.Call:
+                    self.made_by_calls[target.id] = self.made_by_calls.get(target.id, frozenset()) | \
+                        frozenset(_identifiers_of(value))
                 spelled = _dotted(target)
                 if type(value) is ast.BinOp and spelled is not None and spelled in (_dotted(value.left), _dotted(value.right)):
                     keeps.add(ACCUMULATION)
@@ -410,6 +419,18 @@ class _Walker:
                     keeps.add(LIST_STORE)
             elif type(node.op) in (ast.Add, ast.Sub, ast.Mult):
                 keeps.add(ACCUMULATION)
+
+
+def _identifiers_of(expr: ast.AST) -> Iterator[str]:
+    """The names, attributes and keywords an expression spells (those LibCST's code of it shows)."""
+    for node in ast.walk(expr):
+        kind = type(node)
+        if kind is ast.Name:
+            yield node.id
+        elif kind is ast.Attribute:
+            yield node.attr
+        elif kind is ast.keyword and node.arg is not None:
+            yield node.arg
 
 
 # Calls that may be ``torch.autograd.grad``/``backward`` (a backward pass, in the semantic layer).

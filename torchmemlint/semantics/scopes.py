@@ -197,6 +197,8 @@ class Scopes:
         if isinstance(header, cst.Call) and terminal_name(header.func) in ("linspace", "logspace"):
             return False  # a sweep over values (``for w in torch.linspace(0, 1, steps)``), not over steps
         identifiers = iterable_identifiers(header)
+        if isinstance(loop, cst.For):
+            identifiers += self._bound_iterable_identifiers(loop)
         if self._in_model_method(loop):
             # A model's own ``forward``/``generate``/``sample`` loops over time steps, tokens or
             # layers of one input; only a loop over data makes steps there (``predict(loader)``).
@@ -211,6 +213,13 @@ class Scopes:
             return True  # ``while True:`` training loops run until a break (inside a loop over
             # data it is a per-sample search, e.g. beam search, unless it has step calls)
         return False
+
+    def _bound_iterable_identifiers(self, loop: cst.For) -> list[str]:
+        """What a named iterable was made from (``pbar = tqdm(train_loader)``; ``for b in pbar``)."""
+        if not isinstance(loop.iter, cst.Name):
+            return []
+        return [identifier for binding in self.reaching_bindings(loop.iter.value, loop)
+                if isinstance(binding.value, cst.Call) for identifier in iterable_identifiers(binding.value)]
 
     def _in_model_method(self, node: cst.CSTNode) -> bool:
         """In a method of an ``nn.Module`` class other than a framework's per-step hook."""

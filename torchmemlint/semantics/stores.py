@@ -290,7 +290,8 @@ class Stores:
                 return not self.differentiated_and_emptied(container, iteration)
             if scope_bindings and all(isinstance(b.node, cst.Param) for b in scope_bindings) and root != "self":
                 return self._passed_in_outliving(iteration, root, container, _depth)
-            return False
+            # ``total += loss`` on a parameter handed back: ``total = loop_body(x, total)``
+            return not is_attribute and self.iterations.fed_back(iteration, root)
         if self._reset_in(container, iteration.body):
             return False
         func = self.scopes.function_of(iteration)
