@@ -188,3 +188,24 @@ def test_ascii_escapes_are_kept_where_the_file_uses_them():
     raw = json.dumps(json.loads(notebook("s = 'é'\nt = 1")), indent=1, ensure_ascii=True).encode()
     cells = EditableCells.read(raw, read_notebook(raw))
     assert b'"t = 2 # \\u00e9"' in cells.write({1: "s = 'é'\nt = 2 # é"})
+
+
+def test_a_byte_order_mark_is_kept(project, capsys):
+    raw = (FIXTURES / "notebooks" / "compact_one_line.ipynb").read_bytes()
+    path = write(project, "eval.ipynb", b"\xef\xbb\xbf" + raw)
+    assert fix(capsys, "eval.ipynb")[0] == 0
+    assert path.read_bytes() == b"\xef\xbb\xbf" + (FIXTURES / "notebooks" / "compact_one_line.ipynb.fixed").read_bytes()
+
+
+def test_a_notebook_that_cannot_be_rewritten_in_place_is_reported_and_left(project, capsys):
+    """JSON readers keep the last of two ``cells`` keys; where the cells lie is then unclear."""
+    document = json.loads((FIXTURES / "notebooks" / "compact_one_line.ipynb").read_text(encoding="utf-8"))
+    raw = '{"cells": [{"cell_type": "raw", "metadata": {}, "source": "x"}], ' + json.dumps(document)[1:]
+    path = write(project, "eval.ipynb", raw)
+    status, out, _ = fix(capsys, "eval.ipynb")
+    assert status == 2
+    assert out.splitlines() == [
+        "eval.ipynb:1:1: TML000 not fixed: its JSON cannot be rewritten in place (a repeated key)",
+        "eval.ipynb:cell 2:4:17: TML003 [*] forward pass in evaluation code without torch.no_grad()/"
+        "inference_mode(); activations are kept for a backward that never comes"]
+    assert path.read_text(encoding="utf-8") == raw

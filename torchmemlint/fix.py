@@ -25,7 +25,7 @@ from typing import Callable, Optional, Sequence
 
 from torchmemlint.diagnostics import Diagnostic, Edit, FileError, Fix, unexpected_error
 from torchmemlint.engine import check_source, parse, recursion_headroom
-from torchmemlint.notebooks import EditableCells, RawNotebook, is_notebook, place_in_cells, read_notebook
+from torchmemlint.notebooks import BOM, EditableCells, RawNotebook, is_notebook, place_in_cells, read_notebook
 from torchmemlint.rules.base import Rule
 from torchmemlint.semantics.prescreen import scan
 
@@ -322,13 +322,22 @@ def fix_notebook(raw: bytes, path: str, rules: Sequence[Rule], unsafe: bool = Fa
     source, every other byte of the file as it was. The safety net also skips a fix that would
     edit a magic line, move code across cells, or leave a cell that does not parse on its own.
     Positions in the result are cells and lines in them, as ``check`` gives them."""
+    try:
+        with recursion_headroom():
+            return _fix_notebook(raw, path, rules, unsafe)
+    except Exception as error:  # one file's failure must not stop the run
+        failure = unexpected_error(path, error)
+        return FixResult(raw, errors=[failure], error=failure.message)
+
+
+def _fix_notebook(raw: bytes, path: str, rules: Sequence[Rule], unsafe: bool) -> FixResult:
     notebook = read_notebook(raw)
     if isinstance(notebook, str):
         return FixResult(raw, errors=[FileError(path, notebook)], error=notebook)
     cells = EditableCells.read(raw, notebook)
-    if isinstance(cells, str):
-        why = f"not fixed: {cells}"
-        return FixResult(raw, errors=[FileError(path, why)], error=why)
+    if isinstance(cells, str):  # what check finds remains, and why it is not fixed
+        found, errors = place_in_cells(*check_source(notebook.source, path, rules), notebook.locate)
+        return _unchanged(raw, path, found, errors, f"not fixed: {cells}", "utf-8")
     code = cells.text.encode("utf-8")
     result = fix_source(code, path, rules, unsafe, guard=lambda text: _cut_error(cells.cut(text)))
     fixed = raw
@@ -461,7 +470,7 @@ def review_diff(path: str, before: bytes, after: bytes, applied: Sequence[Diagno
     labelled ``path:cell N`` (as ruff labels them), of the cell's source."""
     out: list[str] = []
     if is_notebook(path):
-        old_cells, new_cells = RawNotebook.read(before), RawNotebook.read(after)
+        old_cells, new_cells = RawNotebook.read(before.removeprefix(BOM)), RawNotebook.read(after.removeprefix(BOM))
         for cell in range(1, old_cells.cell_count + 1 if old_cells and new_cells else 1):
             old_text, new_text = old_cells.cell_text(cell), new_cells.cell_text(cell)
             if old_text != new_text and old_text is not None and new_text is not None:

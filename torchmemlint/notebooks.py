@@ -19,6 +19,7 @@ from typing import Callable, Iterator, Optional, Sequence, Union
 from torchmemlint.diagnostics import Diagnostic, FileError
 
 SUFFIX = ".ipynb"
+BOM = b"\xef\xbb\xbf"  # (JSON readers take UTF-8 with one)
 # Cell magics whose body is Python run as is.
 _PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug"})
 _LINE_MAGIC = re.compile(r"^(\s*)(?:[%!]|\?\??[\w.]+\s*$|[\w.]+\?\??\s*$)")  # %time x, !ls, ?f, f?
@@ -185,7 +186,7 @@ class RawNotebook:
     def read(cls, raw: bytes) -> "RawNotebook | None":
         try:
             return cls(raw.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError, IndexError):
+        except (UnicodeDecodeError, ValueError, IndexError, RecursionError):
             return None
 
     @property
@@ -383,8 +384,9 @@ class EditableCells:
     for one. ``cut`` says why a fixed text cannot go back (the ``fix`` safety net skips the fixes
     that make such a text); ``write`` splices the changed cells' sources into the raw file."""
 
-    def __init__(self, text: str, notebook: Notebook, sources: list[Optional[_SourceValue]]) -> None:
+    def __init__(self, text: str, notebook: Notebook, sources: list[Optional[_SourceValue]], bom: bool = False) -> None:
         self._raw = text
+        self._bom = bom
         self._sources = sources
         self.cells = notebook.cells
         token = "torchmemlint-" + sha1(text.encode("utf-8")).hexdigest()[:12]
@@ -405,13 +407,13 @@ class EditableCells:
     def read(cls, raw: bytes, notebook: Notebook) -> Union["EditableCells", str]:
         """The notebook's cells, ready to be edited, or why it cannot be rewritten in place."""
         try:
-            text = raw.decode("utf-8")
+            text = raw.removeprefix(BOM).decode("utf-8")
             sources = _cell_sources(text)
-        except (UnicodeDecodeError, ValueError, IndexError):
-            return "its JSON cannot be rewritten in place (not plain UTF-8, or laid out unusually)"
+        except (UnicodeDecodeError, ValueError, IndexError, RecursionError):
+            return "its JSON cannot be rewritten in place (not UTF-8, or laid out unusually)"
         if len(sources) != len(json.loads(text)["cells"]) or any(sources[c.number - 1] is None for c in notebook.cells):
             return "its JSON cannot be rewritten in place (a repeated key)"
-        return cls(text, notebook, sources)
+        return cls(text, notebook, sources, raw.startswith(BOM))
 
     def locate(self, text: str) -> Callable[[int], tuple[int, int]]:
         """The cell and the line in it of each line of ``text`` (``self.text``, fixed or not)."""
@@ -509,7 +511,7 @@ class EditableCells:
             expected["cells"][number - 1]["source"] = text.splitlines(keepends=True) if isinstance(source, list) else text
         if json.loads(new_raw) != expected:
             return "writing the cells back would change other parts of the notebook"
-        return new_raw.encode("utf-8")
+        return (BOM if self._bom else b"") + new_raw.encode("utf-8")
 
     def _value(self, value: _SourceValue, text: str, ensure_ascii: bool) -> str:
         if not value.is_array:
