@@ -205,7 +205,8 @@ def test_a_notebook_that_cannot_be_rewritten_in_place_is_reported_and_left(proje
     status, out, _ = fix(capsys, "eval.ipynb")
     assert status == 2
     assert out.splitlines() == [
-        "eval.ipynb:1:1: TML000 not fixed: its JSON cannot be rewritten in place (a repeated key)",
+        "eval.ipynb:1:1: TML000 not fixed: its JSON cannot be rewritten in place (a repeated key, or a code "
+        "cell without a source)",
         "eval.ipynb:cell 2:4:17: TML003 [*] forward pass in evaluation code without torch.no_grad()/"
         "inference_mode(); activations are kept for a backward that never comes"]
     assert path.read_text(encoding="utf-8") == raw

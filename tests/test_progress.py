@@ -31,7 +31,8 @@ def train_{i}(model, loader, optimizer, criterion):
     return losses
 """ for i in range(40))
 FILES = 32
-SUMMARY = f"Found {FILES * 40} errors in {FILES} files checked.\n[*] {FILES * 40} fixable with `torchmemlint fix --unsafe-fixes`.\n"
+SUMMARY = (f"Found {FILES * 40} errors in {FILES} files checked.\n"
+           f"[*] {FILES * 40} fixable with `torchmemlint fix --unsafe-fixes`.\n")
 PROGRESS = re.compile(rf"\rchecked \d+/{FILES} files *")
 ERASE = re.compile(r"\r +\r")
 

@@ -412,7 +412,7 @@ class EditableCells:
         except (UnicodeDecodeError, ValueError, IndexError, RecursionError):
             return "its JSON cannot be rewritten in place (not UTF-8, or laid out unusually)"
         if len(sources) != len(json.loads(text)["cells"]) or any(sources[c.number - 1] is None for c in notebook.cells):
-            return "its JSON cannot be rewritten in place (a repeated key)"
+            return "its JSON cannot be rewritten in place (a repeated key, or a code cell without a source)"
         return cls(text, notebook, sources, raw.startswith(BOM))
 
     def locate(self, text: str) -> Callable[[int], tuple[int, int]]:
@@ -508,7 +508,8 @@ class EditableCells:
         expected = json.loads(self._raw)
         for number, text in changed.items():
             source = expected["cells"][number - 1]["source"]
-            expected["cells"][number - 1]["source"] = text.splitlines(keepends=True) if isinstance(source, list) else text
+            expected["cells"][number - 1]["source"] = \
+                text.splitlines(keepends=True) if isinstance(source, list) else text
         if json.loads(new_raw) != expected:
             return "writing the cells back would change other parts of the notebook"
         return (BOM if self._bom else b"") + new_raw.encode("utf-8")
