@@ -259,8 +259,8 @@ def verify_findings(files: Iterable[FileFindings], settings: Settings, progress:
                 except InstrumentError as error:
                     twin_error = f"the fixed code cannot be replayed ({error})"
                 else:
-                    origin = file.twin_label() if twin_origin != "fix" else "with the fix"
-                    say(f"{where}: replaying the twin ({origin})")
+                    which = file.twin_label() if twin_origin != "fix" else "twin (with the fix)"
+                    say(f"{where}: replaying the {which}")
                     twin = server.run(_request(twin_source, filename, settings, scope, explain=False,
                                                gradients=gradients), settings.limits)
             result = build_result(diagnostic, scope, originals[key], twin, twin_error, file.text, settings)
