@@ -75,7 +75,8 @@ class VerifyResult:
     created_at: list[dict] = field(default_factory=list)
     live_storage: dict = field(default_factory=dict)  # CUDA runs: the live-storage meter's figures
     retained_bytes_per_iteration: Optional[int] = None  # the original's survivors
-    twin_origin: str = ""  # "fix" (the finding's own), "file" (written by hand), "" (no twin)
+    twin_origin: str = ""  # "fix" (the finding's own), "shipped" (NAME.correct.py), "file" (--twin), "" (no twin)
+    twin_path: Optional[str] = None  # the hand-written twin's file ("shipped", "file")
 
     def to_json(self) -> dict:
         d = self.diagnostic
@@ -95,6 +96,7 @@ class VerifyResult:
                       if self.scope else None),
             "fix": ({"description": d.fix.description, "safe": d.fix.safe} if d.fix else None),
             "twin_origin": self.twin_origin or None,
+            "twin_path": self.twin_path,
             "live_excess_bytes": j.live_excess_bytes,
             "original": self.original.to_json() if self.original else None,
             "twin": self.twin.to_json() if self.twin else None,
@@ -109,31 +111,55 @@ class VerifyResult:
         }
 
 
+# A script's hand-written twin, shipped next to it (as the runnable fixtures' are): NAME.correct.py.
+SHIPPED_TWIN_SUFFIX = ".correct.py"
+
+
 @dataclass(frozen=True)
 class FileFindings:
     """One file's text (as LibCST decoded it: the text the fixes' positions refer to) and the
-    findings to verify in it. ``twin_text``: a fixed version of the file written by hand, the
-    twin of the findings that have no fix of their own."""
+    findings to verify in it. ``twin_text``: a fixed version of the file written by hand, from
+    ``twin_path``: given with ``--twin`` (the twin of the findings that have no fix of their
+    own), or ``shipped`` next to the file as ``NAME.correct.py`` (the twin of every finding)."""
 
     path: str
     text: str
     diagnostics: Sequence[Diagnostic]
     twin_text: Optional[str] = None
+    twin_path: Optional[str] = None
+    shipped: bool = False
 
     @classmethod
     def from_source(cls, path: str, source: bytes, diagnostics: Sequence[Diagnostic],
-                    twin_source: Optional[bytes] = None) -> "FileFindings":
+                    twin_source: Optional[bytes] = None, twin_path: Optional[str] = None,
+                    shipped: bool = False) -> "FileFindings":
         twin_text = cst.parse_module(twin_source).code if twin_source is not None else None
-        return cls(path, cst.parse_module(source).code, diagnostics, twin_text)
+        return cls(path, cst.parse_module(source).code, diagnostics, twin_text, twin_path, shipped)
 
     def twin_of(self, diagnostic: Diagnostic) -> tuple[Optional[str], str]:
-        """The twin's text and where it comes from ("fix", "file"), or (None, "")."""
+        """The twin's text and where it comes from ("shipped", "fix", "file"), or (None, "")."""
+        if self.shipped and self.twin_text is not None:
+            return self.twin_text, "shipped"
         if diagnostic.fix is not None:
             fixed, _ = apply_fixes(self.text, [diagnostic.fix])
             return fixed, "fix"
         if self.twin_text is not None:
             return self.twin_text, "file"
         return None, ""
+
+    def twin_label(self) -> str:
+        """The hand-written twin as the output names it: ``twin: PATH (shipped)``, or ""."""
+        if self.twin_path is None:
+            return ""
+        return f"twin: {self.twin_path} ({'shipped' if self.shipped else '--twin'})"
+
+
+def shipped_twin(path: str) -> Optional[str]:
+    """``NAME.correct.py`` next to ``NAME.py``, if there is one."""
+    if not path.endswith(".py") or path.endswith(SHIPPED_TWIN_SUFFIX):
+        return None
+    twin = path[:-len(".py")] + SHIPPED_TWIN_SUFFIX
+    return twin if os.path.isfile(twin) else None
 
 
 def verify_paths(paths: Sequence[str], settings: Settings, progress: Optional[Progress] = None,
@@ -151,10 +177,11 @@ def verify_paths(paths: Sequence[str], settings: Settings, progress: Optional[Pr
     if twin is not None:
         if len(tasks) != 1:
             raise UsageError(f"--twin is a fixed copy of one script, but {len(tasks)} files are to be checked")
-        read = read_source(twin, tasks[0].max_file_size)
-        if isinstance(read, FileError):
-            raise UsageError(f"--twin {twin}: {read.message}")
-        twin_source = read
+        twin_source = _read_twin(twin, tasks[0].max_file_size, "--twin ")
+    # A shipped twin whose original is in the run is that original's twin, not a script of its own.
+    planned = {os.path.abspath(task.path) for task in tasks}
+    tasks = [task for task in tasks if not (task.path.endswith(SHIPPED_TWIN_SUFFIX) and os.path.abspath(
+        task.path[:-len(SHIPPED_TWIN_SUFFIX)] + ".py") in planned)]
     for task in tasks:
         source = read_source(task.path, task.max_file_size)
         if isinstance(source, FileError):
@@ -168,14 +195,26 @@ def verify_paths(paths: Sequence[str], settings: Settings, progress: Optional[Pr
             source = notebook.source
         diagnostics, file_errors = engine.check_source(source, task.path, [RULES_BY_CODE[c] for c in task.rule_codes])
         errors.extend(file_errors)
-        if diagnostics:
-            try:
-                files.append(FileFindings.from_source(task.path, source, diagnostics, twin_source))
-            except cst.ParserSyntaxError as error:
-                raise UsageError(f"--twin {twin}: syntax error: {error.message}") from None
+        if not diagnostics:
+            continue
+        file_twin, twin_path, shipped = twin_source, twin, False
+        shipped_path = shipped_twin(task.path) if twin is None else None  # (--twin, given by hand, wins)
+        if shipped_path is not None:
+            file_twin, twin_path, shipped = _read_twin(shipped_path, task.max_file_size, ""), shipped_path, True
+        try:
+            files.append(FileFindings.from_source(task.path, source, diagnostics, file_twin, twin_path, shipped))
+        except cst.ParserSyntaxError as error:
+            raise UsageError(f"{'--twin ' if not shipped else ''}{twin_path}: syntax error: {error.message}") from None
     if files and confirm is not None:
         confirm(files)
     return verify_findings(files, settings, progress, server), errors
+
+
+def _read_twin(path: str, max_file_size: int, option: str) -> bytes:
+    read = read_source(path, max_file_size)
+    if isinstance(read, FileError):
+        raise UsageError(f"{option}{path}: {read.message}")
+    return read
 
 
 def verify_findings(files: Iterable[FileFindings], settings: Settings, progress: Optional[Progress] = None,
@@ -220,11 +259,13 @@ def verify_findings(files: Iterable[FileFindings], settings: Settings, progress:
                 except InstrumentError as error:
                     twin_error = f"the fixed code cannot be replayed ({error})"
                 else:
-                    say(f"{where}: replaying the twin (with the {twin_origin})")
+                    which = file.twin_label() if twin_origin != "fix" else "twin (with the fix)"
+                    say(f"{where}: replaying the {which}")
                     twin = server.run(_request(twin_source, filename, settings, scope, explain=False,
                                                gradients=gradients), settings.limits)
             result = build_result(diagnostic, scope, originals[key], twin, twin_error, file.text, settings)
             result.twin_origin = twin_origin
+            result.twin_path = file.twin_path if twin_origin in ("shipped", "file") else None
             say(f"{where}: {result.verdict}")
             results.append(result)
     finally:
