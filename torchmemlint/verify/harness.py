@@ -34,6 +34,7 @@ from typing import Any, Callable, Optional
 
 import torch
 
+from torchmemlint.verify import drive
 from torchmemlint.verify.instrument import CONTROLLER
 from torchmemlint.verify.meters import (
     CudaMeter, GraphMeter, HeapMeter, LiveStorageMeter, NativeHeapMeter, cuda_rounded, gradient_norm,
@@ -282,6 +283,8 @@ def replay(spec: dict) -> int:
     sys.path[0] = os.path.dirname(filename)
     with open(spec["source"], encoding="utf-8") as source:
         code = compile(source.read(), filename, "exec")
+    # a Lightning or Hugging Face trainer the script starts runs just past the cap, without extras
+    drive.install(spec.get("phase", "train"), spec["cap"] + 1, use_cuda)
 
     end: dict[str, Any] = {"event": "end"}
     tb = None

@@ -64,6 +64,8 @@ INCONCLUSIVE_REASONS = {
     "too-few-iterations": "fewer than warm-up + 2 iterations ran",
     "no-twin": "no fix and no hand-written twin, and the original alone does not grow in every iteration",
     "needs-cuda": "the cost is device memory once, which only a CUDA replay shows",
+    "framework-not-installed": "the script imports a training framework (lightning, transformers ...) that is not "
+                               "installed where verify runs",
 }
 
 # Rules whose cost is not memory, and what is measured instead when no growth shows.

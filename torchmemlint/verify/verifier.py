@@ -16,6 +16,8 @@ from torchmemlint.files import read_source
 from torchmemlint.fix import apply_fixes
 from torchmemlint.notebooks import is_notebook, read_notebook
 from torchmemlint.rules import RULES_BY_CODE
+from torchmemlint.verify.drive import phase_of
+from torchmemlint.verify.frameworks import FRAMEWORKS, framework_class, missing_framework
 from torchmemlint.verify.instrument import (
     InstrumentError, IterationScope, find_iteration_scope, instrument, scope_of_span, statement_scope,
 )
@@ -188,9 +190,21 @@ def verify_findings(files: Iterable[FileFindings], settings: Settings, progress:
     own_server = server is None
     # Findings in the same scope of the same file share the original's replay.
     originals: dict[tuple[str, IterationScope], RunOutcome] = {}
+    missing: dict[str, Optional[str]] = {}  # per file: a framework it imports that is not installed
     try:
         for number, (file, diagnostic) in enumerate(planned, 1):
             where = f"[{number}/{len(planned)}] {diagnostic.path}:{diagnostic.line} {diagnostic.code}"
+            if file.path not in missing:
+                missing[file.path] = missing_framework(file.text)
+            if missing[file.path] is not None:
+                package = missing[file.path]
+                judgement = inconclusive("framework-not-installed", f"framework not installed: {package} (the script "
+                                         f"imports it; `pip install {FRAMEWORKS[package]}` where verify runs, to "
+                                         "replay it)")
+                results.append(VerifyResult(diagnostic, INCONCLUSIVE, judgement.reason[:1].upper()
+                                            + judgement.reason[1:] + ".", judgement=judgement))
+                say(f"{where}: not replayed (framework not installed: {package})")
+                continue
             try:
                 scope = scope_of(file.text, diagnostic)
                 original_source = instrument(file.text, scope)
@@ -261,7 +275,8 @@ def _request(source: str, filename: str, settings: Settings, scope: IterationSco
              gradients: bool = False) -> RunRequest:
     if scope.kind == "statement":  # one-shot: boundary 0 before the statement, 1 after it
         return RunRequest(source, filename, settings.script_args, 1, 0, explain, gradients)
-    return RunRequest(source, filename, settings.script_args, settings.cap, settings.warmup, explain, gradients)
+    return RunRequest(source, filename, settings.script_args, settings.cap, settings.warmup, explain, gradients,
+                      phase=phase_of(scope.name))
 
 
 def _summary(outcome: RunOutcome, meter: str) -> RunSummary:
@@ -296,7 +311,7 @@ def build_result(diagnostic: Diagnostic, scope: IterationScope, original: RunOut
         result.retained_bytes_per_iteration = retained_per_iteration(original, storage_device, rounded=meter == "cuda")
     if meter == "cuda" and judgement.measured and twin is not None and twin.boundaries:
         result.live_storage = _live_storage_figures(original, twin, judgement.measured)
-    result.explanation = _explain(result, settings)
+    result.explanation = _explain(result, settings, text)
     return result
 
 
@@ -322,7 +337,7 @@ def _created_at(outcome: RunOutcome, device: str, text: str) -> list[dict]:
             for line, (storages, nbytes) in sorted(by_line.items(), key=lambda item: -item[1][1])]
 
 
-def _explain(result: VerifyResult, settings: Settings) -> str:
+def _explain(result: VerifyResult, settings: Settings, text: str) -> str:
     j = result.judgement
     assert j is not None
     parts = [j.reason[:1].upper() + j.reason[1:] + "."]
@@ -343,6 +358,9 @@ def _explain(result: VerifyResult, settings: Settings) -> str:
     if not _reached_scope(result):
         parts.append(f"(The replayed scope: {_describe(result.scope)}; code the script never runs, such as a "
                      "function it does not call, cannot be replayed.)")
+        owner = framework_class(text, result.scope.line) if result.scope is not None else None
+        if owner is not None:
+            parts.append(owner.hint()[:1].upper() + owner.hint()[1:] + ".")
     if j.verdict == CONFIRMED_GROWTH and j.growth_meter == "graph" and j.saved_tensors_per_iteration:
         parts.append(f"The kept graphs also save {j.saved_tensors_per_iteration} tensors per iteration.")
     if result.retained_by and kept:
