@@ -24,8 +24,8 @@ from torchmemlint.verify.instrument import (
 from torchmemlint.verify.runner import Limits, ReplayServer, RunOutcome, RunRequest
 from torchmemlint.verify.verdict import (
     CONFIRMED_GROWTH, CONFIRMED_PEAK_EXCESS, INCONCLUSIVE, NON_MEMORY_COSTS, ONE_TIME_RULES,
-    PROJECTED_STEPS, Judgement, inconclusive, judge, judge_alone, judge_one_time, meter_of, paired_growth,
-    retained_per_iteration, series,
+    PROJECTED_STEPS, WORKER_RULES, Judgement, inconclusive, judge, judge_alone, judge_one_time, judge_workers,
+    meter_of, paired_growth, retained_per_iteration, series,
 )
 
 Progress = Callable[[str], None]
@@ -78,6 +78,7 @@ class VerifyResult:
     live_storage: dict = field(default_factory=dict)  # CUDA runs: the live-storage meter's figures
     retained_bytes_per_iteration: Optional[int] = None  # the original's survivors
     twin_origin: str = ""  # "fix" (the finding's own), "file" (written by hand), "" (no twin)
+    allocation_sites: list[dict] = field(default_factory=list)  # CUDA: where the surviving blocks were allocated
 
     def to_json(self) -> dict:
         d = self.diagnostic
@@ -107,7 +108,7 @@ class VerifyResult:
             "native_bytes_per_iteration": j.native_bytes_per_iteration, "one_time_bytes": j.one_time_bytes,
             "ms_per_iteration": j.ms_per_iteration, "twin_ms_per_iteration": j.twin_ms_per_iteration,
             "grad_norm": j.grad_norm, "twin_grad_norm": j.twin_grad_norm, "fix_error": j.fix_error,
-            "alone_verdict": j.alone_verdict,
+            "alone_verdict": j.alone_verdict, "workers": j.workers, "allocation_sites": self.allocation_sites,
         }
 
 
@@ -228,7 +229,7 @@ def verify_findings(files: Iterable[FileFindings], settings: Settings, progress:
             twin: Optional[RunOutcome] = None
             twin_error = ""
             twin_text, twin_origin = file.twin_of(diagnostic)
-            if twin_text is not None and _comparable(originals[key], diagnostic):
+            if twin_text is not None and scope.kind != "workers" and _comparable(originals[key], diagnostic):
                 try:
                     twin_source = instrument(twin_text, scope)
                 except InstrumentError as error:
@@ -253,6 +254,8 @@ def scope_of(text: str, diagnostic: Diagnostic) -> IterationScope:
     from the line (``find_iteration_scope``)."""
     if diagnostic.code in ONE_TIME_RULES:
         return statement_scope(text, diagnostic.line)
+    if diagnostic.code in WORKER_RULES:
+        return IterationScope("workers", 0, diagnostic.line)
     span = diagnostic.iteration
     if span is not None and span.kind in ("for", "while", "function"):
         try:
@@ -275,6 +278,8 @@ def _request(source: str, filename: str, settings: Settings, scope: IterationSco
              gradients: bool = False) -> RunRequest:
     if scope.kind == "statement":  # one-shot: boundary 0 before the statement, 1 after it
         return RunRequest(source, filename, settings.script_args, 1, 0, explain, gradients)
+    if scope.kind == "workers":  # one-shot: the workers' device memory, watched until it settles
+        return RunRequest(source, filename, settings.script_args, 1, 0, False, workers=True)
     return RunRequest(source, filename, settings.script_args, settings.cap, settings.warmup, explain, gradients,
                       phase=phase_of(scope.name))
 
@@ -295,6 +300,8 @@ def build_result(diagnostic: Diagnostic, scope: IterationScope, original: RunOut
     device = original.start.get("device_name", "")
     if scope.kind == "statement":
         judgement = judge_one_time(original, twin, settings.limits.timeout_s)
+    elif scope.kind == "workers":
+        judgement = judge_workers(original, settings.limits.timeout_s)
     elif twin_error and original.status in ("capped", "finished"):
         judgement = judge_alone(original, meter, settings.warmup, why=twin_error)
     else:
@@ -309,6 +316,7 @@ def build_result(diagnostic: Diagnostic, scope: IterationScope, original: RunOut
     if original.end.get("survivors") is not None:
         # on CUDA, in the allocator's 512-byte blocks, comparable with ``memory_allocated``
         result.retained_bytes_per_iteration = retained_per_iteration(original, storage_device, rounded=meter == "cuda")
+    result.allocation_sites = original.end.get("allocation_sites", [])
     if meter == "cuda" and judgement.measured and twin is not None and twin.boundaries:
         result.live_storage = _live_storage_figures(original, twin, judgement.measured)
     result.explanation = _explain(result, settings, text)
@@ -371,6 +379,10 @@ def _explain(result: VerifyResult, settings: Settings, text: str) -> str:
         where = result.created_at[0]
         parts.append(f"Created at line {where['line']} (`{where['code']}`), {where['bytes_per_iteration']:,} B "
                      "per iteration.")
+    if result.allocation_sites and kept:
+        sites = "; ".join(f"{site['file']}:{site['line']} in `{site['function']}` ({site['bytes_per_iteration']:,} B "
+                          f"per iteration, {site['blocks']} blocks)" for site in result.allocation_sites[:3])
+        parts.append(f"Allocated at (the CUDA allocator's history of the surviving blocks): {sites}.")
     if result.live_storage:
         per = "once" if result.scope is not None and result.scope.kind == "statement" else "per iteration"
         parts.append(f"Live-storage meter: {result.live_storage['bytes_per_iteration']} B {per} "
@@ -393,7 +405,7 @@ def _memory_sentence(j: Judgement) -> str:
 def _reached_scope(result: VerifyResult) -> bool:
     """False when the original ended or timed out without entering the replayed scope."""
     return result.original is None or result.original.status not in ("finished", "timeout") or bool(
-        result.original.live_bytes)
+        result.original.live_bytes) or (result.scope is not None and result.scope.kind == "workers")
 
 
 def _describe(scope: Optional[IterationScope]) -> str:
@@ -403,6 +415,8 @@ def _describe(scope: Optional[IterationScope]) -> str:
         return f"each call of `{scope.name}()` (line {scope.line})"
     if scope.kind == "statement":
         return f"the statement at line {scope.line}, once"
+    if scope.kind == "workers":
+        return "the whole script, its DataLoader workers watched"
     return f"the `{scope.kind}` loop at line {scope.line}"
 
 
