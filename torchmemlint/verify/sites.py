@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 from collections import defaultdict
-from typing import Any
+from typing import Any, Optional
 
 import torch
 
@@ -42,14 +42,7 @@ def allocation_sites(meter: Any, iterations: list[int], folder: str) -> list[dic
         torch.cuda.memory._record_memory_history(enabled=None)
     except (AttributeError, TypeError, RuntimeError):
         return []
-    blocks: dict[int, dict] = {}
-    for segment in snapshot.get("segments", ()):
-        address = segment.get("address", 0)
-        for block in segment.get("blocks", ()):
-            address = block.get("address", address)
-            if block.get("state") == "active_allocated":
-                blocks[address] = block
-            address += block.get("size", 0)
+    blocks = active_blocks(snapshot)
     wanted = set(iterations)
     sites: dict[tuple[str, int, str], list[int]] = defaultdict(lambda: [0, 0])
     for ref in meter.live_storages():
@@ -69,8 +62,23 @@ def allocation_sites(meter: Any, iterations: list[int], folder: str) -> list[dic
              "bytes_per_iteration": nbytes // count} for (file, line, function), (n, nbytes) in ranked]
 
 
-def _user_frame(frames, folder: str):
-    """The innermost frame of a file under ``folder`` (the snapshot lists the innermost first)."""
+def active_blocks(snapshot: dict) -> dict[int, dict]:
+    """The snapshot's allocated blocks by address (a block's address is its segment's plus the
+    sizes of the blocks before it, where the snapshot does not give it)."""
+    blocks: dict[int, dict] = {}
+    for segment in snapshot.get("segments", ()):
+        address = segment.get("address", 0)
+        for block in segment.get("blocks", ()):
+            address = block.get("address", address)
+            if block.get("state") == "active_allocated":
+                blocks[address] = block
+            address += block.get("size", 0)
+    return blocks
+
+
+def user_frame(frames, folder: str) -> Optional[tuple[str, int, str]]:
+    """The innermost frame of a file under ``folder`` (the snapshot lists the innermost first),
+    as (path relative to ``folder``, line, function)."""
     prefix = os.path.join(folder, "")
     for frame in frames:
         filename = frame.get("filename", "")

@@ -131,10 +131,12 @@ def descendants(root: int) -> set[int]:
 class WorkerWatch:
     """Polls, from a thread of the replay child, the device memory of the child and of every
     process below it. ``on_settled`` is called (from the thread) once workers hold device memory
-    and nothing has changed for ``SETTLE_S``; ``figures()`` is what was seen."""
+    and nothing has changed for ``SETTLE_S``; ``figures()`` is what was seen. ``reader``: the
+    source's name and its reading of ``{pid: device bytes}`` (``device_memory_reader()``)."""
 
-    def __init__(self, on_settled: Callable[[dict], None]) -> None:
-        self.source, self._read = device_memory_reader()
+    def __init__(self, on_settled: Callable[[dict], None],
+                 reader: Optional[tuple[str, Callable[[], dict[int, int]]]] = None) -> None:
+        self.source, self._read = reader or device_memory_reader()
         self._on_settled = on_settled
         self._pid = os.getpid()
         self._before: set[int] = set()
