@@ -32,7 +32,7 @@ from torchmemlint.rules import ALL_RULES
 from torchmemlint.verify.drive import lightning_overrides, phase_of
 from torchmemlint.verify.frameworks import framework_class, missing_framework
 from torchmemlint.verify.runner import Limits
-from torchmemlint.verify.sites import active_blocks, user_frame
+from torchmemlint.verify.sites import active_blocks, allocation_sites, user_frame
 from torchmemlint.verify.verdict import CONFIRMED_GROWTH, INCONCLUSIVE
 from torchmemlint.verify.verifier import FileFindings, Settings, VerifyResult, verify_findings
 from torchmemlint.verify.workers import WorkerWatch, descendants
@@ -220,3 +220,49 @@ def test_allocation_sites_read_the_snapshots_blocks(tmp_path: Path) -> None:
     assert sorted(blocks) == [1000, 2536]
     assert user_frame(blocks[1000]["frames"], str(tmp_path)) == (os.path.join("models", "net.py"), 12, "forward")
     assert user_frame(blocks[2536]["frames"], str(tmp_path)) is None
+
+
+class _Storage:
+    def __init__(self, address: int) -> None:
+        self.address = address
+
+    def data_ptr(self) -> int:
+        return self.address
+
+
+class _StorageRef:
+    """What the live-storage meter's ``live_storages()`` gives: a weak reference with the
+    storage's device and the iteration that created it."""
+
+    def __init__(self, address: int, iteration: int, device: str = "cuda") -> None:
+        self.storage, self.iteration, self.device = _Storage(address), iteration, device
+
+    def __call__(self) -> _Storage:
+        return self.storage
+
+
+def test_allocation_sites_of_the_surviving_blocks(monkeypatch, tmp_path: Path) -> None:
+    """The survivors of iterations 3 and 4 are matched with their blocks by address and credited
+    to the innermost frame of the user's code; storages of other iterations, of the CPU, or in
+    blocks with no user frame count for nothing."""
+    import torch
+
+    net = [{"filename": "/usr/lib/python3/site-packages/torch/nn/functional.py", "line": 2380, "name": "linear"},
+           {"filename": str(tmp_path / "models" / "net.py"), "line": 12, "name": "forward"},
+           {"filename": str(tmp_path / "train.py"), "line": 30, "name": "<module>"}]
+    kept = [{"filename": str(tmp_path / "train.py"), "line": 31, "name": "<module>"}]
+    snapshot = {"segments": [{"address": 1000, "blocks": [
+        {"size": 512, "state": "active_allocated", "frames": net},  # 1000
+        {"size": 512, "state": "active_allocated", "frames": net},  # 1512
+        {"size": 1024, "state": "inactive"},  # 2024
+        {"size": 512, "state": "active_allocated", "frames": net[:1]},  # 3048
+        {"size": 2048, "state": "active_allocated", "frames": kept}]}]}  # 3560
+    monkeypatch.setattr(torch.cuda.memory, "_snapshot", lambda: snapshot)
+    monkeypatch.setattr(torch.cuda.memory, "_record_memory_history", lambda **settings: None)
+    storages = [_StorageRef(1000, 3), _StorageRef(1512, 4), _StorageRef(3048, 3), _StorageRef(3560, 4),
+                _StorageRef(1000, 1), _StorageRef(3560, 3, device="cpu")]
+    meter = type("Meter", (), {"live_storages": lambda self: storages})()
+    assert allocation_sites(meter, [3, 4], str(tmp_path)) == [
+        {"file": "train.py", "line": 31, "function": "<module>", "blocks": 1, "bytes": 2048, "bytes_per_iteration": 1024},
+        {"file": os.path.join("models", "net.py"), "line": 12, "function": "forward", "blocks": 2, "bytes": 1024,
+         "bytes_per_iteration": 512}]

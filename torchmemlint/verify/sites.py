@@ -8,11 +8,13 @@ still alive two iterations later, from the live-storage meter) are matched with 
 address, and each block is credited to the innermost frame of the user's code in its stack: a
 file inside the folder the script runs in (the script, or a module of its project), not
 PyTorch's or another installed package's. Both functions are private PyTorch APIs: when they
-are missing or fail, there are no sites, and nothing else changes.
+are missing or fail, there are no sites (the replay's stderr has the traceback), and nothing
+else changes.
 """
 from __future__ import annotations
 
 import os
+import traceback
 from collections import defaultdict
 from typing import Any, Optional
 
@@ -40,9 +42,13 @@ def allocation_sites(meter: Any, iterations: list[int], folder: str) -> list[dic
     try:
         snapshot = torch.cuda.memory._snapshot()
         torch.cuda.memory._record_memory_history(enabled=None)
-    except (AttributeError, TypeError, RuntimeError):
+        return _sites(active_blocks(snapshot), meter, iterations, folder)
+    except Exception:  # a private API whose shape may change: no sites, never a lost verdict
+        traceback.print_exc()  # into the replay's stderr file
         return []
-    blocks = active_blocks(snapshot)
+
+
+def _sites(blocks: dict[int, dict], meter: Any, iterations: list[int], folder: str) -> list[dict]:
     wanted = set(iterations)
     sites: dict[tuple[str, int, str], list[int]] = defaultdict(lambda: [0, 0])
     for ref in meter.live_storages():
@@ -52,7 +58,7 @@ def allocation_sites(meter: Any, iterations: list[int], folder: str) -> list[dic
         block = blocks.get(storage.data_ptr())
         if block is None:
             continue
-        site = _user_frame(block.get("frames", ()), folder)
+        site = user_frame(block.get("frames", ()), folder)
         if site is not None:
             sites[site][0] += 1
             sites[site][1] += block.get("size", 0)
