@@ -27,6 +27,7 @@ from pathlib import Path
 
 import pytest
 
+from torchmemlint.diagnostics import Diagnostic, Edit, Fix
 from torchmemlint.engine import check_source
 from torchmemlint.rules import ALL_RULES
 from torchmemlint.verify.drive import lightning_overrides, phase_of
@@ -266,3 +267,28 @@ def test_allocation_sites_of_the_surviving_blocks(monkeypatch, tmp_path: Path) -
         {"file": "train.py", "line": 31, "function": "<module>", "blocks": 1, "bytes": 2048, "bytes_per_iteration": 1024},
         {"file": os.path.join("models", "net.py"), "line": 12, "function": "forward", "blocks": 2, "bytes": 1024,
          "bytes_per_iteration": 512}]
+
+
+@pytest.mark.slow
+@_needs("lightning")
+def test_a_lightning_callback_hook_is_an_iteration(replay_server, tmp_path: Path) -> None:
+    """A finding in a callback's ``on_train_batch_end`` (made by hand here: the norm of a weight
+    that requires grad, kept after every step), replayed per call of the hook under the script's
+    own trainer, driven by verify: one node per call (the norm's; the weight's AccumulateGrad is
+    shared), the `.detach()` twin keeping the same 4-B floats and no node."""
+    source = Path(__file__).resolve().parent / "data" / "lightning_callback_keeps_norms.py"
+    script = tmp_path / "train.py"
+    script.write_bytes(source.read_bytes())
+    text = script.read_text()
+    marker = "pl_module.net[0].weight.norm()"
+    line = next(number for number, row in enumerate(text.splitlines(), 1) if marker in row)
+    column = text.splitlines()[line - 1].index(marker)
+    fix = Fix(".detach()", False, (Edit(line, column, line, column + len(marker), marker + ".detach()"),))
+    finding = Diagnostic(str(script), line, column, "TML001", "kept", fix=fix)
+    [result] = verify_findings([FileFindings(str(script), text, [finding])], Settings(limits=LIMITS),
+                               server=replay_server)
+    judgement = result.judgement
+    assert (result.scope.kind, result.scope.name) == ("function", "on_train_batch_end")
+    assert (result.verdict, judgement.growth_meter, judgement.nodes_per_iteration) == (CONFIRMED_GROWTH, "graph", 1)
+    assert (judgement.original_bytes_per_iteration, judgement.twin_bytes_per_iteration) == (F32, F32)
+    assert (result.original.status, result.original.iterations) == ("capped", 10)
