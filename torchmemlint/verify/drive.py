@@ -13,10 +13,11 @@ script does not import is never imported here):
   arguments with only these overridden: ``logger=False``, ``enable_checkpointing=False`` (and
   no ``ModelCheckpoint`` or ``EarlyStopping`` in ``callbacks``: the first contradicts the flag,
   the second ends the run before the cap), ``enable_progress_bar=False``,
-  ``enable_model_summary=False``, one process on one device (``devices=1``, ``num_nodes=1``,
-  ``strategy="auto"``, except in a rank of ``verify --nproc-per-node``), ``accelerator="cpu"``
-  when the replay has no CUDA and the script asked for a GPU, no ``fast_dev_run``, no ``max_time``, no ``min_steps``/``min_epochs``, and the
-  steps of the phase the flagged function runs in (``PHASES``): training, ``max_steps`` =
+  ``enable_model_summary=False``, ``num_sanity_val_steps=0``, one process on one device
+  (``devices=1``, ``num_nodes=1``, ``strategy="auto"``, except in a rank of ``verify
+  --nproc-per-node``), ``accelerator="cpu"`` when the replay has no CUDA and the script asked
+  for a GPU, no ``fast_dev_run``, ``max_time``, ``min_steps`` or ``min_epochs``, and the steps
+  of the phase the flagged function runs in (``PHASES``): training, ``max_steps`` =
   ``steps`` over as many epochs as it takes; validation, one training batch per epoch (each
   epoch then validates); test and predict, a one-step fit if the script fits first. Every
   evaluation loop is bounded at ``steps`` batches (``limit_val_batches`` ...), so that a

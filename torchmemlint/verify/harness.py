@@ -269,8 +269,8 @@ def replay(spec: dict) -> int:
         graph = boundary_meters["graph"].sample(storage.live_tensors())
         grad_norm = gradient_norm() if spec.get("gradients") else 0.0
         record = {"event": "boundary", "iteration": iteration, "graph": graph, "grad_norm": grad_norm,
-                  "storage": storage.sample(), "heap": boundary_meters["heap"].sample(restart=iteration == spec["warmup"]),
-                  "time": round(reached - started, 6)}
+                  "storage": storage.sample(), "time": round(reached - started, 6),
+                  "heap": boundary_meters["heap"].sample(restart=iteration == spec["warmup"])}
         if "cuda" in boundary_meters:
             record["cuda"] = boundary_meters["cuda"].sample()
         record["native"] = boundary_meters["native"].sample()
@@ -352,8 +352,9 @@ def _exited(exit_request: SystemExit, filename: str) -> dict:
     """``sys.exit()`` and ``sys.exit(0)`` end normally; ``sys.exit(3)``, ``sys.exit("message")`` fail."""
     if exit_request.code in (None, 0):
         return {"status": "finished"}
-    return {"status": "error", "error": {"type": "SystemExit", "line": _script_line(exit_request.__traceback__, filename),
-                                         "message": f"the script exited with status {exit_request.code!r}"}}
+    message = f"the script exited with status {exit_request.code!r}"
+    line = _script_line(exit_request.__traceback__, filename)
+    return {"status": "error", "error": {"type": "SystemExit", "message": message, "line": line}}
 
 
 def _replay_workers(spec: dict, results: _Results, use_cuda: bool) -> int:
@@ -363,8 +364,9 @@ def _replay_workers(spec: dict, results: _Results, use_cuda: bool) -> int:
     error of CUDA in a forked worker is the finding confirmed). Nothing here touches CUDA before
     the script does: a CUDA context made here would be inherited by every forked worker. On the
     CPU nothing runs: there is no CUDA to use in a worker."""
-    results.write({"event": "start", "device": "cuda" if use_cuda else "cpu", "device_name": device_name() if use_cuda else "cpu",
-                   "torch": torch.__version__, "memory_cap": 0, "pid": os.getpid(), "native_meter": ""})
+    results.write({"event": "start", "device": "cuda" if use_cuda else "cpu", "torch": torch.__version__,
+                   "device_name": device_name() if use_cuda else "cpu", "memory_cap": 0, "pid": os.getpid(),
+                   "native_meter": ""})
     if not use_cuda:
         results.write({"event": "end", "status": "finished", "iterations": 0, "workers": {"cuda": False}})
         return 0
@@ -388,6 +390,7 @@ def _replay_workers(spec: dict, results: _Results, use_cuda: bool) -> int:
     except BaseException as error:
         traceback.print_exc()
         end["status"] = "oom" if _is_oom(error) else "error"
+        # a worker's error comes wrapped in its whole traceback: keep enough to find it in
         end["error"] = {"type": type(error).__name__, "message": str(error)[:4000],
                         "line": _script_line(error.__traceback__, spec["filename"])}
     watch.stop()

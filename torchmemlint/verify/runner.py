@@ -264,7 +264,8 @@ def replay_spec(request: RunRequest, limits: Limits, paths: dict, workdir: str, 
     return {
         "source": paths["script.py"], "filename": filename or request.filename, "argv": list(request.argv),
         "cap": request.cap, "warmup": request.warmup, "explain": request.explain, "gradients": request.gradients,
-        "phase": request.phase, "workers": request.workers, "results": paths["results.jsonl"], "stdout": paths["stdout"], "stderr": paths["stderr"],
+        "phase": request.phase, "workers": request.workers,
+        "results": paths["results.jsonl"], "stdout": paths["stdout"], "stderr": paths["stderr"],
         "workdir": workdir, "memory_limit": limits.memory_limit, "device": limits.device, "seed": limits.seed,
         "cgroup": cgroup,
     }
