@@ -105,7 +105,9 @@ def _wrap_lightning(module: Any, phase: str, steps: int, cuda: bool) -> None:
     @functools.wraps(original)
     def __init__(self, *args, **kwargs):
         arguments = {**dict(zip(parameters, args)), **kwargs}
-        arguments.update(lightning_overrides(phase, steps, cuda, arguments, "LOCAL_RANK" in os.environ))
+        overrides = lightning_overrides(phase, steps, cuda, arguments, "LOCAL_RANK" in os.environ)
+        # only what this version's Trainer takes (an argument renamed or removed in another is left out)
+        arguments.update({name: value for name, value in overrides.items() if name in parameters})
         original(self, **arguments)
 
     trainer.__init__ = __init__
@@ -118,7 +120,8 @@ def _wrap_hf(module: Any, steps: int) -> None:
     @functools.wraps(original)
     def __post_init__(self):
         for name, value in hf_overrides(steps).items():
-            setattr(self, name, value)
+            if hasattr(self, name):  # a field of this version's TrainingArguments
+                setattr(self, name, value)
         original(self)
 
     arguments.__post_init__ = __post_init__
