@@ -263,7 +263,7 @@ class Stores:
         run once per step, also a container its callers pass in that outlives their loop.
         Bounded containers (``deque(maxlen=...)``) never grow, so they do not count."""
         root = root_name(container)
-        if root is None:
+        if root is None or self._is_bounded(container, at):
             return False
         is_attribute = not isinstance(container, cst.Name)
         if isinstance(iteration, cst.Lambda):  # a hook lambda binds nothing but its parameters
@@ -298,8 +298,6 @@ class Stores:
         if func is not None and root != "self" and self.scopes.is_per_step_method(func) and \
                 root in self.scopes.bindings(func):
             return False  # a local of forward()/training_step() dies with the step
-        if self._is_bounded(container, at):
-            return False
         if is_attribute and root == "self":
             return True
         if self._fresh_per_outer_step(container, iteration):
@@ -394,16 +392,43 @@ class Stores:
         node_type = cst.Name if "." not in spelled else cst.Attribute
         return any(dotted_name(n) == spelled for n in self.tree.descendants(expr, node_type))
 
-    def _is_bounded(self, container: cst.BaseExpression, at: cst.CSTNode) -> bool:
-        if not isinstance(container, cst.Name):
+    def _is_bounded(self, container: cst.BaseExpression, at: cst.CSTNode, depth: int = 0) -> bool:
+        """``deque(maxlen=...)``, bound to the name, or to the ``self`` attribute everywhere the
+        class assigns it (``self.recent = deque(maxlen=100)`` in ``__init__``), also when it is
+        handed in by the callers (``LoopState(recent)``, ``train(recent)``)."""
+        if depth > 2:
             return False
-        for binding in self.scopes.reaching_bindings(container.value, at):
-            value = binding.value
-            if isinstance(value, cst.Call):
-                name = self.imports.qualify(value.func) or dotted_name(value.func)
-                if name in _BOUNDED_FACTORIES and any(a.keyword and a.keyword.value == "maxlen" for a in value.args):
-                    return True
+        if isinstance(container, cst.Name):
+            bindings = self.scopes.reaching_bindings(container.value, at)
+            return any(self._bounded_factory(b.value) for b in bindings) or \
+                any(isinstance(b.node, cst.Param) and self._passed_bounded(b.node, depth) for b in bindings)
+        if isinstance(container, cst.Attribute) and dotted_name(container.value) == "self":
+            method = self.scopes.function_of(at)
+            cls = self.scopes.class_of(method) if method is not None else None
+            assigned = self.flow.self_assignments(cls).get(container.attr.value, []) if cls is not None else []
+            return bool(assigned) and all(
+                self._bounded_factory(a.value) or isinstance(a.value, cst.Name) and self._is_bounded(a.value, a.node, depth + 1)
+                for a in assigned)
         return False
+
+    def _passed_bounded(self, param: cst.Param, depth: int) -> bool:
+        """Every call of the parameter's function (or class, for ``__init__``) passes a bounded container."""
+        function = self.scopes.function_of(param)
+        if function is None:
+            return False
+        sites = list(self.calls.call_sites(function))
+        cls = self.scopes.class_of(function)
+        if function.name.value == "__init__" and cls is not None:
+            sites += self.calls.calls_spelled(cls.name.value, method=False)
+        passed = [(expr, where) for site in sites if (callee := self.calls.callee(site)) is not None
+                  for expr, where in self.calls.arguments(site, callee).get(param.name.value, [])]
+        return bool(passed) and all(self._is_bounded(expr, where, depth + 1) for expr, where in passed)
+
+    def _bounded_factory(self, value: Optional[cst.BaseExpression]) -> bool:
+        if not isinstance(value, cst.Call):
+            return False
+        name = self.imports.qualify(value.func) or dotted_name(value.func)
+        return name in _BOUNDED_FACTORIES and any(a.keyword and a.keyword.value == "maxlen" for a in value.args)
 
     def never_grows(self, store: Store) -> bool:
         """A store that cannot add an element: a fixed key (``last["loss"] = v``), or an index
