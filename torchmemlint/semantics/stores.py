@@ -280,6 +280,11 @@ class Stores:
                 self._emptied_between_calls(container):
             return False
         if isinstance(iteration, cst.FunctionDef):  # once per step: locals die with the call
+            if is_attribute and iteration in self.calls.forward_hooks and root == first_param(iteration):
+                # ``module.activations.append(...)`` in a hook: the hooked module stays, unless the
+                # hook keeps them only while grad is on, for a backward that consumes them (Opacus)
+                return not any(self.imports.qualify(c.func) == "torch.is_grad_enabled"
+                               for c in self.scopes.scope_nodes(iteration, cst.Call))
             if root == "self" and is_attribute:
                 return not self._reset_in(container, iteration) and \
                     not self.differentiated_and_emptied(container, iteration)
