@@ -258,3 +258,14 @@ def test_a_one_time_device_cost() -> None:
 def test_a_one_time_device_cost_needs_cuda() -> None:
     judgement = judge_one_time(replay([0, 273_448]), replay([0, 273_448]), 60)
     assert (judgement.verdict, judgement.inconclusive_reason) == (INCONCLUSIVE, "needs-cuda")
+
+
+def test_predictions_kept_on_the_device_need_a_cuda_replay() -> None:
+    """TML004's fix moves what is kept to the host; on the CPU `.cpu()` is the same storage, so
+    the original and its twin keep the same: not a verdict on the finding, a replay that cannot
+    show it."""
+    keeps = replay([0, 640, 1280, 1920, 2560, 3200, 3840])
+    judgement = judge(keeps, replay([0, 640, 1280, 1920, 2560, 3200, 3840]), WARMUP, 60, "TML004")
+    assert (judgement.verdict, judgement.inconclusive_reason) == (INCONCLUSIVE, "needs-cuda")
+    assert judgement.original_bytes_per_iteration == judgement.twin_bytes_per_iteration == 640
+    assert judge(keeps, replay([0] * 7), WARMUP, 60, "TML004").verdict == CONFIRMED_GROWTH  # e.g. a graph dropped

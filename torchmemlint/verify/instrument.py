@@ -153,6 +153,51 @@ def scope_of_span(source: str, kind: str, line: int, end_line: int) -> Iteration
     raise InstrumentError(f"no `{kind}` scope at lines {line}-{end_line}")
 
 
+class _CallLines(cst.CSTVisitor):
+    """The lines of every call of ``name`` by name: ``name(...)`` or ``anything.name(...)``."""
+
+    METADATA_DEPENDENCIES = (PositionProvider,)
+
+    def __init__(self, name: str) -> None:
+        super().__init__()
+        self.name = name
+        self.lines: list[int] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        called = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) \
+            else None
+        if called == self.name:
+            self.lines.append(self.get_metadata(PositionProvider, node).start.line)
+
+
+def calling_loop(source: str, scope: IterationScope) -> Optional[IterationScope]:
+    """For a function scope: the loop whose iterations call the function, when the file calls it
+    by name inside a loop (outside the function itself): the innermost loop around its first such
+    call. A helper called once per step (one that registers a hook, or builds the step's loss)
+    costs what it costs per step, and only the step can be compared with a fixed twin that calls
+    it fewer times, or once before the loop. None when no loop of the file calls it by name (a
+    `forward`, a framework's `training_step`): each call stays one iteration."""
+    if scope.kind != "function":
+        return None
+    module = _parse(source)
+    found = _scopes(module)
+    function = next((f for f in found if f.kind == "function" and f.index == scope.index), None)
+    if function is None:
+        return None
+    calls = _CallLines(scope.name)
+    MetadataWrapper(module, unsafe_skip_copy=True).visit(calls)
+    for line in sorted(calls.lines):
+        if function.first <= line <= function.last:
+            continue  # a recursive call
+        loops = [f for f in found if f.kind in ("for", "while") and f.first <= line <= f.last
+                 and not function.first <= f.first <= function.last]
+        if loops and not (isinstance(loops[-1].node, cst.For) and loops[-1].node.asynchronous is not None):
+            loop = loops[-1]  # pre-order: the innermost comes last
+            return IterationScope(loop.kind, loop.index, loop.header)
+    return None
+
+
 def statement_scope(source: str, line: int) -> IterationScope:
     """The one-shot scope of the simple statement line at ``line``."""
     if _statement_at(_parse(source), line) is None:

@@ -63,13 +63,17 @@ INCONCLUSIVE_REASONS = {
     "control-flow-differs": "the original and the twin ran different numbers of iterations",
     "too-few-iterations": "fewer than warm-up + 2 iterations ran",
     "no-twin": "no fix and no hand-written twin, and the original alone does not grow in every iteration",
-    "needs-cuda": "the cost is device memory once, which only a CUDA replay shows",
+    "needs-cuda": "the cost is device memory (once: TML011; kept every iteration: TML004), which only a CUDA replay "
+                  "shows",
 }
 
 # Rules whose cost is not memory, and what is measured instead when no growth shows.
 NON_MEMORY_COSTS = {"TML002": "gradients", "TML009": "time"}
 # Rules whose cost is paid once, at the flagged statement: replayed as a one-shot scope.
 ONE_TIME_RULES = frozenset({"TML011"})
+# Rules whose cost is device memory kept every iteration, which their fix moves to the host: in
+# a CPU replay `.cpu()` returns the same storage, so the original and the twin keep the same.
+DEVICE_MEMORY_RULES = frozenset({"TML004"})
 
 # Fewest measured iterations a verdict is drawn from.
 MIN_MEASURED = 2
@@ -292,6 +296,11 @@ def judge(original: RunOutcome, twin: Optional[RunOutcome], warmup: int, timeout
         judgement.reason = f"the Python heap grows by about {heap:,} B per iteration more than with the fix"
     elif cost is not None:
         _judge_other_cost(judgement, cost, ours, theirs, measured)
+    elif code in DEVICE_MEMORY_RULES and meter != "cuda":
+        judgement.verdict, judgement.inconclusive_reason = INCONCLUSIVE, "needs-cuda"
+        judgement.reason = (f"the cost is device memory, which a CPU replay cannot show: `.cpu()` of a CPU tensor is "
+                            f"the same storage, so the original and the fixed twin keep the same (the original keeps "
+                            f"{judgement.original_bytes_per_iteration:,} B per iteration here); replay on CUDA")
     elif peak > 0:
         judgement.verdict = CONFIRMED_PEAK_EXCESS
         judgement.reason = f"no growth, but each iteration's peak is {peak:,} B higher than with the fix"

@@ -17,7 +17,7 @@ from torchmemlint.fix import apply_fixes
 from torchmemlint.notebooks import is_notebook, read_notebook
 from torchmemlint.rules import RULES_BY_CODE
 from torchmemlint.verify.instrument import (
-    InstrumentError, IterationScope, find_iteration_scope, instrument, scope_of_span, statement_scope,
+    InstrumentError, IterationScope, calling_loop, find_iteration_scope, instrument, scope_of_span, statement_scope,
 )
 from torchmemlint.verify.runner import Limits, ReplayServer, RunOutcome, RunRequest
 from torchmemlint.verify.verdict import (
@@ -240,12 +240,15 @@ def scope_of(text: str, diagnostic: Diagnostic) -> IterationScope:
     if diagnostic.code in ONE_TIME_RULES:
         return statement_scope(text, diagnostic.line)
     span = diagnostic.iteration
+    scope = None
     if span is not None and span.kind in ("for", "while", "function"):
         try:
-            return scope_of_span(text, span.kind, span.line, span.end_line)
+            scope = scope_of_span(text, span.kind, span.line, span.end_line)
         except InstrumentError:  # a span this file's loops do not match (a `for ... else:`): from the line
             pass
-    return find_iteration_scope(text, diagnostic.line)
+    scope = scope or find_iteration_scope(text, diagnostic.line)
+    # a function the file calls by name in a loop: each iteration of that loop is one iteration
+    return calling_loop(text, scope) or scope
 
 
 def _comparable(original: RunOutcome, diagnostic: Diagnostic) -> bool:
