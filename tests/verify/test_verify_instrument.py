@@ -166,3 +166,26 @@ def test_a_function_called_in_a_loop_is_replayed_per_iteration_of_that_loop(name
 
 def test_a_loop_scope_has_no_calling_loop() -> None:
     assert calling_loop(HELPER_CALLED_PER_STEP, IterationScope("for", 0, 10)) is None
+
+
+def test_a_cached_getitem_is_replayed_per_iteration_of_the_loop_that_reads_the_dataset() -> None:
+    source = textwrap.dedent("""\
+        class Samples:
+            @lru_cache(maxsize=None)
+            def __getitem__(self, index):
+                return torch.randn(8)
+
+        class Other:
+            def __getitem__(self, index):
+                return index
+
+        samples, other = Samples(), Other()
+        data = Samples()
+        for step in range(10):
+            batch = [data[step * 4 + i] for i in range(4)]
+        for x in DataLoader(Other()):
+            pass
+        """)
+    assert calling_loop(source, IterationScope("function", 0, 3, "__getitem__")) == IterationScope("for", 0, 12)
+    # no instance of this class is subscripted in the file (a DataLoader reads it): per call
+    assert calling_loop(source, IterationScope("function", 1, 7, "__getitem__")) is None
