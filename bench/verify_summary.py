@@ -3,6 +3,7 @@
     python bench/verify_summary.py run OUT_DIR [--set reports|fixtures|all] [--device cpu|cuda|auto]
                                                [--jobs N] [--only SUBSTRING]
     python bench/verify_summary.py table OUT_DIR      # the tables again, from OUT_DIR's files
+    python bench/verify_summary.py compare DIR_A DIR_B [--labels before after]   # finding by finding
     python bench/verify_summary.py OUT_DIR            # a folder written by bench/verify_cuda.sh
 
 `run` runs one `torchmemlint verify --yes --select ALL --format json` per script (each in its
@@ -179,6 +180,46 @@ def table(out: Path) -> None:
                                                  indent=1))
 
 
+def _verdict_text(row: dict | None) -> str:
+    if row is None:
+        return "-"
+    detail = row.get("reason") or (row.get("growth_meter") if row["verdict"] == "confirmed-growth" else "")
+    return f"{row['verdict']} ({detail})" if detail else row["verdict"]
+
+
+def _figure_text(row: dict | None) -> str:
+    """Bytes per iteration: the storage meter's (device on CUDA), or the graph's host bytes."""
+    if row is None:
+        return ""
+    if row.get("growth_meter") == "graph":
+        return f"host {_bytes(row.get('host_bytes_per_iteration'))} ({row.get('nodes_per_iteration')} nodes)"
+    if row.get("one_time_bytes"):
+        return f"{_bytes(row['one_time_bytes'])} once"
+    if row["verdict"] == "confirmed-growth":
+        return _bytes(row.get("device_bytes_per_iteration"))
+    if row["verdict"] == "confirmed-peak-excess":
+        return f"peak +{_bytes(row.get('peak_excess_bytes'))}"
+    return ""
+
+
+def compare(first: Path, second: Path, labels: tuple[str, str]) -> None:
+    """Finding by finding, the verdicts (and figures) of two runs of the same scripts: before and
+    after a change, or the CPU against CUDA; then how many agree."""
+    rows = [{(r["case"], r["code"], r["line"]): r for r in finding_rows(folder)[0]} for folder in (first, second)]
+    keys = sorted(set(rows[0]) | set(rows[1]), key=lambda key: (not rows[0].get(key, rows[1].get(key))["leaking"],
+                                                                 key))
+    print(f"| case | finding | leaking line | {labels[0]} | {labels[0]} B/it. | {labels[1]} | {labels[1]} B/it. |")
+    print("|---|---|---|---|---|---|---|")
+    same = 0
+    for key in keys:
+        a, b = rows[0].get(key), rows[1].get(key)
+        row = a or b
+        same += a is not None and b is not None and a["verdict"] == b["verdict"]
+        print(f"| {key[0]} | {key[1]}@{key[2]} | {'yes' if row['leaking'] and row['labelled'] else 'no'} | "
+              f"{_verdict_text(a)} | {_figure_text(a)} | {_verdict_text(b)} | {_figure_text(b)} |")
+    print(f"\nsame verdict in both runs: {same}/{len(keys)} findings")
+
+
 def legacy_table(folder: Path) -> None:
     """The per-fixture table of a folder written by bench/verify_cuda.sh."""
     times = {}
@@ -217,7 +258,14 @@ def main(argv: list[str]) -> int:
     run_parser.add_argument("--only", default="", help="only the cases whose name contains this")
     table_parser = commands.add_parser("table", help="print the tables of a folder written by `run`")
     table_parser.add_argument("out", type=Path)
+    compare_parser = commands.add_parser("compare", help="finding by finding, two folders written by `run`")
+    compare_parser.add_argument("first", type=Path)
+    compare_parser.add_argument("second", type=Path)
+    compare_parser.add_argument("--labels", nargs=2, default=("first", "second"))
     args = parser.parse_args(argv)
+    if args.command == "compare":
+        compare(args.first, args.second, tuple(args.labels))
+        return 0
     if args.command == "run":
         cases = (report_cases() if args.set in ("reports", "all") else []) + \
                 (fixture_cases() if args.set in ("fixtures", "all") else [])

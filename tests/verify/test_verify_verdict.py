@@ -211,12 +211,14 @@ def test_without_a_twin_survivors_and_growth_in_every_iteration_confirm() -> Non
     assert judge(replay([0, 5, 10, 10, 20, 25], end=survivors), None, WARMUP, 60).verdict == INCONCLUSIVE
 
 
-def cuda_replay(allocated: Sequence[int], storage: Sequence[int]) -> RunOutcome:
-    """A CUDA replay: the allocator's count, and the live-storage meter's CUDA storages."""
+def cuda_replay(allocated: Sequence[int], storage: Sequence[int], host: Optional[Sequence[int]] = None) -> RunOutcome:
+    """A CUDA replay: the allocator's count, and the live-storage meter's CUDA (and CPU) storages."""
+    host = host or [0] * len(allocated)
     boundaries = [{"event": "boundary", "iteration": k, "heap": 0,
                    "cuda": {"allocated": allocated[k], "peak": allocated[k], "reserved": 0},
                    "storage": {"cuda": {"live": storage[k], "peak": storage[k], "allocated": 0,
-                                        "live_rounded": allocated[k]}}}
+                                        "live_rounded": allocated[k]},
+                               "cpu": {"live": host[k], "peak": host[k], "allocated": 0, "live_rounded": 0}}}
                   for k in range(len(allocated))]
     return RunOutcome("capped", boundaries, {"device": "cuda", "device_name": "GPU"}, {"status": "capped"})
 
@@ -269,3 +271,14 @@ def test_predictions_kept_on_the_device_need_a_cuda_replay() -> None:
     assert (judgement.verdict, judgement.inconclusive_reason) == (INCONCLUSIVE, "needs-cuda")
     assert judgement.original_bytes_per_iteration == judgement.twin_bytes_per_iteration == 640
     assert judge(keeps, replay([0] * 7), WARMUP, 60, "TML004").verdict == CONFIRMED_GROWTH  # e.g. a graph dropped
+
+
+def test_host_storages_kept_in_a_cuda_replay_are_host_growth() -> None:
+    """A cache of CPU tensors (a dataset's cached samples) grows on the host, where the CUDA
+    allocator does not look: the live-storage meter's CPU storages show it."""
+    samples = [0, 64_064, 128_128, 192_192, 256_256, 320_320]
+    original = cuda_replay([512] * 6, [4] * 6, host=samples)
+    judgement = judge(original, cuda_replay([512] * 6, [4] * 6, host=[0] * 6), WARMUP, 60)
+    assert (judgement.verdict, judgement.growth_meter, judgement.memory, judgement.bytes_per_iteration) == (
+        CONFIRMED_GROWTH, "live-storage", "host", 64_064)
+    assert judge(original, cuda_replay([512] * 6, [4] * 6, host=samples), WARMUP, 60).verdict == NOT_REPRODUCED

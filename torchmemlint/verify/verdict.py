@@ -269,6 +269,11 @@ def judge(original: RunOutcome, twin: Optional[RunOutcome], warmup: int, timeout
         live_excess_bytes=_median([ours.live[k] - theirs.live[k] for k in measured]),
         original_bytes_per_iteration=_median([ours.growth(k) for k in measured]),
         twin_bytes_per_iteration=_median([theirs.growth(k) for k in measured]), measured=measured)
+    # On CUDA the allocator sees device memory only: what the script keeps in CPU tensors (a
+    # cache of host samples, batches kept before `.to(device)`) is host memory, counted by the
+    # live-storage meter's CPU storages.
+    host_growth = paired_growth(series(original, "live-storage", "cpu"), series(twin, "live-storage", "cpu"),
+                                measured) if meter == "cuda" else 0
     node_differences = [ours.node_growth(k) - theirs.node_growth(k) for k in measured]
     judgement.nodes_per_iteration = _median(node_differences)
     judgement.saved_tensors_per_iteration = _median(
@@ -283,6 +288,11 @@ def judge(original: RunOutcome, twin: Optional[RunOutcome], warmup: int, timeout
         if min(node_differences) > 0:
             judgement.reason += (f", and the autograd graph by {judgement.nodes_per_iteration:,} nodes per iteration "
                                  f"(about {judgement.native_bytes_per_iteration:,} B of host memory)")
+    elif host_growth > 0:
+        judgement.verdict, judgement.growth_meter, judgement.memory = CONFIRMED_GROWTH, "live-storage", "host"
+        judgement.bytes_per_iteration = host_growth
+        judgement.reason = (f"host memory grows by {host_growth:,} B per iteration more than with the fix (CPU tensor "
+                            "storages; the device keeps no more)")
     elif min(node_differences) > 0:
         judgement.verdict, judgement.growth_meter, judgement.memory = CONFIRMED_GROWTH, "graph", "host"
         judgement.bytes_per_iteration = judgement.native_bytes_per_iteration

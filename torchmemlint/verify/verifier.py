@@ -331,7 +331,7 @@ def _explain(result: VerifyResult, settings: Settings) -> str:
     parts = [j.reason[:1].upper() + j.reason[1:] + "."]
     kept = j.verdict == CONFIRMED_GROWTH or j.alone_verdict == CONFIRMED_GROWTH
     if j.memory and kept:
-        parts.append(_memory_sentence(j))
+        parts.append(_memory_sentence(j, result.meter))
     if j.verdict == CONFIRMED_GROWTH and j.projected_bytes:
         parts.append(f"About {_size(j.projected_bytes)} over {PROJECTED_STEPS:,} iterations.")
     if (j.verdict != CONFIRMED_GROWTH and j.original_bytes_per_iteration
@@ -363,7 +363,7 @@ def _explain(result: VerifyResult, settings: Settings) -> str:
     return " ".join(parts)
 
 
-def _memory_sentence(j: Judgement) -> str:
+def _memory_sentence(j: Judgement, meter: str) -> str:
     if j.growth_meter == "graph":
         return ("Host memory: a graph's nodes are C++ objects on the host heap, on every device; the device keeps "
                 "only what the storages show.")
@@ -371,6 +371,8 @@ def _memory_sentence(j: Judgement) -> str:
         return "Device memory (the CUDA allocator's count)."
     if j.growth_meter == "python-heap":
         return "Host memory (Python objects)."
+    if meter == "cuda":
+        return "Host memory (CPU tensor storages), which the CUDA allocator does not count."
     return ("Host memory in this CPU replay (tensor storages): on a GPU, the storages of device tensors are "
             "device memory.")
 
