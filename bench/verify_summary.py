@@ -15,9 +15,10 @@ replayed as a near-miss). Per script it writes OUT_DIR/CASE.json (verify's JSON)
 (stderr) and a line of OUT_DIR/walltimes.txt; then OUT_DIR/summary.json and the tables:
 
 - every finding: labelled (on a line its file's `# expect:` labels give it) or not, its verdict,
-  bytes per iteration on the device (the verdict's storage meter: the CUDA allocator on a GPU,
-  the live-storage meter on the CPU) and on the host (the graph meter's native heap), peak
-  excess, one-time bytes, and the reason of an inconclusive verdict;
+  bytes per iteration from the verdict's storage meter (the CUDA allocator on a GPU, the
+  live-storage meter's storages on the CPU: device memory when the script runs on a GPU) and
+  on the host from the graph meter (native heap, with its node count), peak excess, one-time
+  bytes, and the reason of an inconclusive verdict;
 - per verdict kind: findings on leaking lines, other findings in leaking files, findings in
   near-misses and correct twins; the share of leaking-line findings with a definitive verdict;
 - the leaking files whose labelled line `check` does not report (nothing to replay).
@@ -131,7 +132,9 @@ def finding_rows(out: Path) -> tuple[list[dict], list[str]]:
                 "labelled": (r["line"], r["code"]) in labels,
                 "code": r["code"], "line": r["line"], "verdict": r["verdict"],
                 "growth_meter": growth, "memory": r.get("memory"), "device": r.get("device"),
-                "device_bytes_per_iteration": None if growth in ("graph", "python-heap") else r.get("bytes_per_iteration"),
+                # the verdict's storage meter: the CUDA allocator, or the live-storage meter's storages
+                "storage_bytes_per_iteration": None if growth in ("graph", "python-heap")
+                else r.get("bytes_per_iteration"),
                 "host_bytes_per_iteration": r.get("native_bytes_per_iteration"),
                 "nodes_per_iteration": r.get("nodes_per_iteration"),
                 "peak_excess_bytes": r.get("peak_excess_bytes"),
@@ -153,14 +156,14 @@ def counts(rows: list[dict]) -> dict[str, dict[str, int]]:
 
 def table(out: Path) -> None:
     rows, missed = finding_rows(out)
-    print("| case | finding | labelled | verdict | meter | device B/it. | host B/it. (nodes) | peak excess B "
+    print("| case | finding | labelled | verdict | meter | storage B/it. | host B/it. (nodes) | peak excess B "
           "| one-time B | reason |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         nodes = f" ({r['nodes_per_iteration']})" if r.get("nodes_per_iteration") else ""
         host = _bytes(r.get("host_bytes_per_iteration")) + nodes if r.get("growth_meter") == "graph" else ""
         print(f"| {r['case']} | {r['code']}@{r['line']} | {'yes' if r['labelled'] else 'no'} | {r['verdict']} | "
-              f"{r.get('growth_meter') or ''} | {_bytes(r.get('device_bytes_per_iteration'))} | {host} | "
+              f"{r.get('growth_meter') or ''} | {_bytes(r.get('storage_bytes_per_iteration'))} | {host} | "
               f"{_bytes(r.get('peak_excess_bytes'))} | {_bytes(r.get('one_time_bytes'))} | {r.get('reason', '')} |")
     summary = counts(rows)
     print("\n| verdict | " + " | ".join(summary) + " |")
@@ -196,7 +199,7 @@ def _figure_text(row: dict | None) -> str:
     if row.get("one_time_bytes"):
         return f"{_bytes(row['one_time_bytes'])} once"
     if row["verdict"] == "confirmed-growth":
-        return _bytes(row.get("device_bytes_per_iteration"))
+        return _bytes(row.get("storage_bytes_per_iteration"))
     if row["verdict"] == "confirmed-peak-excess":
         return f"peak +{_bytes(row.get('peak_excess_bytes'))}"
     return ""
@@ -206,8 +209,11 @@ def compare(first: Path, second: Path, labels: tuple[str, str]) -> None:
     """Finding by finding, the verdicts (and figures) of two runs of the same scripts: before and
     after a change, or the CPU against CUDA; then how many agree."""
     rows = [{(r["case"], r["code"], r["line"]): r for r in finding_rows(folder)[0]} for folder in (first, second)]
-    keys = sorted(set(rows[0]) | set(rows[1]), key=lambda key: (not rows[0].get(key, rows[1].get(key))["leaking"],
-                                                                 key))
+
+    def order(key: tuple) -> tuple:
+        return not rows[0].get(key, rows[1].get(key))["leaking"], key
+
+    keys = sorted(set(rows[0]) | set(rows[1]), key=order)
     print(f"| case | finding | leaking line | {labels[0]} | {labels[0]} B/it. | {labels[1]} | {labels[1]} B/it. |")
     print("|---|---|---|---|---|---|---|")
     same = 0
