@@ -139,7 +139,9 @@ def test_python_objects_kept_per_iteration_grow_the_python_heap(replay_server, t
 def test_the_rules_iteration_span_is_the_iteration(replay_server, tmp_path: Path) -> None:
     """The finding is in a loop over chunks inside `step`, which the training loop calls once
     per step. From the line alone the chunk loop would be the iteration (2 chunks per step);
-    the rule's span says the step: each call is an iteration, 2 chunks of 2 x 4 floats."""
+    the rule's span says the step: each call is an iteration, 2 chunks of 2 x 4 floats. The file
+    calls `step` by name in its training loop, so the replay counts that loop's iterations: one
+    call each."""
     source = """\
         import torch
         kept = []
@@ -150,7 +152,7 @@ def test_the_rules_iteration_span_is_the_iteration(replay_server, tmp_path: Path
             step(torch.randn(4, 4))
         """
     result = verify(replay_server, tmp_path, source, "kept.append", iteration=IterationSpan("function", 3, 5, "step"))
-    assert (result.scope.kind, result.scope.name) == ("function", "step")
+    assert (result.scope.kind, result.scope.line) == ("for", 6)
     assert (result.verdict, result.judgement.bytes_per_iteration) == (CONFIRMED_GROWTH, 2 * 2 * 4 * 4)
     from_line = verify(replay_server, tmp_path, source, "kept.append")
     assert from_line.scope.kind == "for" and from_line.judgement.bytes_per_iteration == 2 * 4 * 4

@@ -6,7 +6,8 @@ import textwrap
 import pytest
 
 from torchmemlint.verify.instrument import (
-    CONTROLLER, InstrumentError, IterationScope, find_iteration_scope, instrument, scope_of_span, statement_scope,
+    CONTROLLER, InstrumentError, IterationScope, calling_loop, find_iteration_scope, instrument, scope_of_span,
+    statement_scope,
 )
 
 SOURCE = textwrap.dedent('''\
@@ -129,3 +130,62 @@ def test_a_one_shot_statement_is_bracketed_on_its_own_line() -> None:
     assert capped[0] == "import torch" and capped[2] == "print(state)"
     with pytest.raises(InstrumentError, match="line 4 is not a simple statement"):
         statement_scope(SOURCE, 4)
+
+
+HELPER_CALLED_PER_STEP = textwrap.dedent("""\
+    def register(model, seen):
+        model.register_forward_hook(lambda m, i, o: seen.append(o))
+
+    def countdown(n):
+        return n if n <= 0 else countdown(n - 1)
+
+    def forward(x):
+        return x
+
+    for epoch in range(2):
+        for step in range(10):
+            register(model, seen)
+            while countdown(step):
+                pass
+    """)
+
+
+@pytest.mark.parametrize("name, expected", [
+    # called by name in the step loop: each step is one iteration (the innermost loop around the call)
+    ("register", IterationScope("for", 1, 11)),
+    # its own recursive call does not count; a loop's header belongs to the loop around it
+    ("countdown", IterationScope("for", 1, 11)),
+    # never called by name (a module's forward, a framework's hook): each call stays one iteration
+    ("forward", None),
+])
+def test_a_function_called_in_a_loop_is_replayed_per_iteration_of_that_loop(name: str, expected) -> None:
+    index = ["register", "countdown", "forward"].index(name)
+    line = {"register": 1, "countdown": 4, "forward": 7}[name]
+    assert calling_loop(HELPER_CALLED_PER_STEP, IterationScope("function", index, line, name)) == expected
+
+
+def test_a_loop_scope_has_no_calling_loop() -> None:
+    assert calling_loop(HELPER_CALLED_PER_STEP, IterationScope("for", 0, 10)) is None
+
+
+def test_a_cached_getitem_is_replayed_per_iteration_of_the_loop_that_reads_the_dataset() -> None:
+    source = textwrap.dedent("""\
+        class Samples:
+            @lru_cache(maxsize=None)
+            def __getitem__(self, index):
+                return torch.randn(8)
+
+        class Other:
+            def __getitem__(self, index):
+                return index
+
+        samples, other = Samples(), Other()
+        data = Samples()
+        for step in range(10):
+            batch = [data[step * 4 + i] for i in range(4)]
+        for x in DataLoader(Other()):
+            pass
+        """)
+    assert calling_loop(source, IterationScope("function", 0, 3, "__getitem__")) == IterationScope("for", 0, 12)
+    # no instance of this class is subscripted in the file (a DataLoader reads it): per call
+    assert calling_loop(source, IterationScope("function", 1, 7, "__getitem__")) is None

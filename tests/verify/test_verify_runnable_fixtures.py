@@ -20,7 +20,6 @@ from torchmemlint.rules import ALL_RULES
 from torchmemlint.verify.runner import Limits
 from torchmemlint.verify.verdict import (
     CONFIRMED_ERROR, CONFIRMED_GROWTH, CONFIRMED_PEAK_EXCESS, INCONCLUSIVE, INCONCLUSIVE_REASONS, NO_MEMORY_COST,
-    NOT_REPRODUCED,
 )
 from torchmemlint.verify.verifier import FileFindings, Settings, VerifyResult, verify_findings
 
@@ -95,10 +94,6 @@ EXPECTED = {
     # original holds the previous graph's two ReLU outputs.
     ("tml003_eval_without_no_grad.py", "TML003"): Expected(
         CONFIRMED_PEAK_EXCESS, 0, peak_excess_bytes=F32 * (B * 32 + 3 * B * 256), live_excess_bytes=F32 * 2 * B * 256),
-    # On the CPU, `.cpu()` returns the same tensor: both keep B x 10 logits per iteration. The
-    # cost is device memory, which only a CUDA run shows.
-    ("tml004_predictions_on_device.py", "TML004"): Expected(
-        NOT_REPRODUCED, 0, original_bytes_per_iteration=LOGITS, twin_bytes_per_iteration=LOGITS, peak_excess_bytes=0),
     # RNNCell(32, 64) on a stream, no backward: each step's graph keeps its input (for the input
     # weights' gradient) and its tanh output, and links to the previous step's. Both keep the
     # B int64 labels.
@@ -166,9 +161,11 @@ EXPECTED = {
 # TML015's manual update in place on a leaf is an error at the flagged line at the first step,
 # which the fix (the update under no_grad) avoids: that error is the confirmation.
 ERRORS = {("tml015_param_update_outside_no_grad.py", "TML015"): "raises RuntimeError at line 16: a leaf Variable"}
-# TML011's cost is device memory, once: a CPU replay cannot show it, and says so. TML010's is
-# CUDA in DataLoader workers (a context per worker, or the forked-CUDA error): no CUDA, no run.
+# Device memory, which a CPU replay cannot show: TML011 loads onto the CPU with or without the fix;
+# TML004's `.cpu()` returns the same tensor on the CPU, so both keep B x 10 logits per iteration.
+# TML010's is CUDA in DataLoader workers (a context per worker, or the forked-CUDA error): no CUDA, no run.
 INCONCLUSIVE_ON_CPU = {("tml011_torch_load_without_map_location.py", "TML011"): "needs-cuda",
+                       ("tml004_predictions_on_device.py", "TML004"): "needs-cuda",
                        ("tml010_cuda_in_worker.py", "TML010"): "no-cuda",
                        ("tml010_cuda_before_fork.py", "TML010"): "no-cuda"}
 
@@ -256,3 +253,10 @@ def test_runnable_fixture_that_fails(verified, key: tuple[str, str]) -> None:
 def test_runnable_fixture_inconclusive_on_the_cpu(verified, key: tuple[str, str]) -> None:
     result = verified[key]
     assert (result.verdict, result.judgement.inconclusive_reason) == (INCONCLUSIVE, INCONCLUSIVE_ON_CPU[key])
+
+
+def test_predictions_kept_on_the_device_need_a_cuda_replay(verified) -> None:
+    judgement = verified[("tml004_predictions_on_device.py", "TML004")].judgement
+    assert (judgement.original_bytes_per_iteration, judgement.twin_bytes_per_iteration) == (LOGITS, LOGITS)
+    assert judgement.bytes_per_iteration == 0 and judgement.peak_excess_bytes == 0
+    assert f"the original keeps {LOGITS:,} B per iteration here); replay on CUDA" in judgement.reason

@@ -211,12 +211,14 @@ def test_without_a_twin_survivors_and_growth_in_every_iteration_confirm() -> Non
     assert judge(replay([0, 5, 10, 10, 20, 25], end=survivors), None, WARMUP, 60).verdict == INCONCLUSIVE
 
 
-def cuda_replay(allocated: Sequence[int], storage: Sequence[int]) -> RunOutcome:
-    """A CUDA replay: the allocator's count, and the live-storage meter's CUDA storages."""
+def cuda_replay(allocated: Sequence[int], storage: Sequence[int], host: Optional[Sequence[int]] = None) -> RunOutcome:
+    """A CUDA replay: the allocator's count, and the live-storage meter's CUDA (and CPU) storages."""
+    host = host or [0] * len(allocated)
     boundaries = [{"event": "boundary", "iteration": k, "heap": 0,
                    "cuda": {"allocated": allocated[k], "peak": allocated[k], "reserved": 0},
                    "storage": {"cuda": {"live": storage[k], "peak": storage[k], "allocated": 0,
-                                        "live_rounded": allocated[k]}}}
+                                        "live_rounded": allocated[k]},
+                               "cpu": {"live": host[k], "peak": host[k], "allocated": 0, "live_rounded": 0}}}
                   for k in range(len(allocated))]
     return RunOutcome("capped", boundaries, {"device": "cuda", "device_name": "GPU"}, {"status": "capped"})
 
@@ -311,3 +313,25 @@ def test_other_worker_replays(outcome: RunOutcome, verdict: str, reason: str) ->
     assert judgement.verdict == verdict
     assert reason in judgement.reason
     assert (verdict == INCONCLUSIVE) == (judgement.inconclusive_reason in INCONCLUSIVE_REASONS)
+
+
+def test_predictions_kept_on_the_device_need_a_cuda_replay() -> None:
+    """TML004's fix moves what is kept to the host; on the CPU `.cpu()` is the same storage, so
+    the original and its twin keep the same: not a verdict on the finding, a replay that cannot
+    show it."""
+    keeps = replay([0, 640, 1280, 1920, 2560, 3200, 3840])
+    judgement = judge(keeps, replay([0, 640, 1280, 1920, 2560, 3200, 3840]), WARMUP, 60, "TML004")
+    assert (judgement.verdict, judgement.inconclusive_reason) == (INCONCLUSIVE, "needs-cuda")
+    assert judgement.original_bytes_per_iteration == judgement.twin_bytes_per_iteration == 640
+    assert judge(keeps, replay([0] * 7), WARMUP, 60, "TML004").verdict == CONFIRMED_GROWTH  # e.g. a graph dropped
+
+
+def test_host_storages_kept_in_a_cuda_replay_are_host_growth() -> None:
+    """A cache of CPU tensors (a dataset's cached samples) grows on the host, where the CUDA
+    allocator does not look: the live-storage meter's CPU storages show it."""
+    samples = [0, 64_064, 128_128, 192_192, 256_256, 320_320]
+    original = cuda_replay([512] * 6, [4] * 6, host=samples)
+    judgement = judge(original, cuda_replay([512] * 6, [4] * 6, host=[0] * 6), WARMUP, 60)
+    assert (judgement.verdict, judgement.growth_meter, judgement.memory, judgement.bytes_per_iteration) == (
+        CONFIRMED_GROWTH, "live-storage", "host", 64_064)
+    assert judge(original, cuda_replay([512] * 6, [4] * 6, host=samples), WARMUP, 60).verdict == NOT_REPRODUCED

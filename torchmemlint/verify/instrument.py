@@ -155,6 +155,91 @@ def scope_of_span(source: str, kind: str, line: int, end_line: int) -> Iteration
     raise InstrumentError(f"no `{kind}` scope at lines {line}-{end_line}")
 
 
+# Methods the instance's own syntax calls: ``obj[key]`` and ``obj(...)``.
+_SYNTAX_METHODS = {"__getitem__": cst.Subscript, "__call__": cst.Call}
+
+
+class _Instances(cst.CSTVisitor):
+    """The class that defines ``function``, and the names bound to an instance of it
+    (``name = Class(...)``)."""
+
+    def __init__(self, function: cst.FunctionDef) -> None:
+        super().__init__()
+        self.function = function
+        self.owner = ""
+        self.names: dict[str, set[str]] = {}  # class name -> names bound to one of its instances
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        if any(statement is self.function for statement in node.body.body):
+            self.owner = node.name.value
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        value = node.value
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and len(node.targets) == 1 and \
+                isinstance(node.targets[0].target, cst.Name):
+            self.names.setdefault(value.func.value, set()).add(node.targets[0].target.value)
+
+
+class _CallLines(cst.CSTVisitor):
+    """The lines where ``name`` is called: by name (``name(...)``, ``anything.name(...)``), or,
+    for ``__getitem__`` and ``__call__``, through one of ``instances`` (``obj[key]``, ``obj(...)``)."""
+
+    METADATA_DEPENDENCIES = (PositionProvider,)
+
+    def __init__(self, name: str, instances: set[str]) -> None:
+        super().__init__()
+        self.name = name
+        self.syntax = _SYNTAX_METHODS.get(name) if instances else None
+        self.instances = instances
+        self.lines: list[int] = []
+
+    def _add(self, node: cst.CSTNode) -> None:
+        self.lines.append(self.get_metadata(PositionProvider, node).start.line)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        called = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) \
+            else None
+        if called == self.name or (self.syntax is cst.Call and called in self.instances):
+            self._add(node)
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        if self.syntax is cst.Subscript and isinstance(node.value, cst.Name) and node.value.value in self.instances:
+            self._add(node)
+
+
+def calling_loop(source: str, scope: IterationScope) -> Optional[IterationScope]:
+    """For a function scope: the loop whose iterations call the function, when the file calls it
+    by name inside a loop (outside the function itself): the innermost loop around its first such
+    call. A helper called once per step (one that registers a hook, or builds the step's loss)
+    costs what it costs per step, and only the step can be compared with a fixed twin that calls
+    it fewer times, or once before the loop. A class's ``__getitem__`` (``__call__``) is called
+    where an instance of it made in the file is subscripted (called): a cached ``__getitem__`` of
+    a dataset read in the step loop. None when no loop of the file calls it so (a `forward`, a
+    framework's `training_step`, a dataset read by a DataLoader): each call stays one iteration."""
+    if scope.kind != "function":
+        return None
+    module = _parse(source)
+    found = _scopes(module)
+    function = next((f for f in found if f.kind == "function" and f.index == scope.index), None)
+    if function is None:
+        return None
+    instances = _Instances(function.node)  # type: ignore[arg-type]
+    if scope.name in _SYNTAX_METHODS:
+        module.visit(instances)
+    calls = _CallLines(scope.name, instances.names.get(instances.owner, set()))
+    MetadataWrapper(module, unsafe_skip_copy=True).visit(calls)
+    for line in sorted(calls.lines):
+        if function.first <= line <= function.last:
+            continue  # a recursive call
+        loops = [f for f in found if f.kind in ("for", "while") and f.first <= line <= f.last
+                 and not function.first <= f.first <= function.last]
+        if loops and not (isinstance(loops[-1].node, cst.For) and loops[-1].node.asynchronous is not None):
+            loop = loops[-1]  # pre-order: the innermost comes last
+            return IterationScope(loop.kind, loop.index, loop.header)
+    return None
+
+
 def statement_scope(source: str, line: int) -> IterationScope:
     """The one-shot scope of the simple statement line at ``line``."""
     if _statement_at(_parse(source), line) is None:

@@ -65,7 +65,8 @@ INCONCLUSIVE_REASONS = {
     "control-flow-differs": "the original and the twin ran different numbers of iterations",
     "too-few-iterations": "fewer than warm-up + 2 iterations ran",
     "no-twin": "no fix and no hand-written twin, and the original alone does not grow in every iteration",
-    "needs-cuda": "the cost is device memory once, which only a CUDA replay shows",
+    "needs-cuda": "the cost is device memory (once: TML011; kept every iteration: TML004), which only a CUDA replay "
+                  "shows",
     "no-cuda": "the finding is about CUDA in DataLoader worker processes, and this replay has no CUDA",
     "framework-not-installed": "the script imports a training framework (lightning, transformers ...) that is not "
                                "installed where verify runs",
@@ -79,6 +80,9 @@ ONE_TIME_RULES = frozenset({"TML011"})
 WORKER_RULES = frozenset({"TML010"})
 # What a worker that touches CUDA after its parent initialised it raises (under ``fork``).
 FORKED_CUDA_ERROR = "Cannot re-initialize CUDA in forked subprocess"
+# Rules whose cost is device memory kept every iteration, which their fix moves to the host: in
+# a CPU replay `.cpu()` returns the same storage, so the original and the twin keep the same.
+DEVICE_MEMORY_RULES = frozenset({"TML004"})
 
 # Fewest measured iterations a verdict is drawn from.
 MIN_MEASURED = 2
@@ -275,6 +279,11 @@ def judge(original: RunOutcome, twin: Optional[RunOutcome], warmup: int, timeout
         live_excess_bytes=_median([ours.live[k] - theirs.live[k] for k in measured]),
         original_bytes_per_iteration=_median([ours.growth(k) for k in measured]),
         twin_bytes_per_iteration=_median([theirs.growth(k) for k in measured]), measured=measured)
+    # On CUDA the allocator sees device memory only: what the script keeps in CPU tensors (a
+    # cache of host samples, batches kept before `.to(device)`) is host memory, counted by the
+    # live-storage meter's CPU storages.
+    host_growth = paired_growth(series(original, "live-storage", "cpu"), series(twin, "live-storage", "cpu"),
+                                measured) if meter == "cuda" else 0
     node_differences = [ours.node_growth(k) - theirs.node_growth(k) for k in measured]
     judgement.nodes_per_iteration = _median(node_differences)
     judgement.saved_tensors_per_iteration = _median(
@@ -289,6 +298,11 @@ def judge(original: RunOutcome, twin: Optional[RunOutcome], warmup: int, timeout
         if min(node_differences) > 0:
             judgement.reason += (f", and the autograd graph by {judgement.nodes_per_iteration:,} nodes per iteration "
                                  f"(about {judgement.native_bytes_per_iteration:,} B of host memory)")
+    elif host_growth > 0:
+        judgement.verdict, judgement.growth_meter, judgement.memory = CONFIRMED_GROWTH, "live-storage", "host"
+        judgement.bytes_per_iteration = host_growth
+        judgement.reason = (f"host memory grows by {host_growth:,} B per iteration more than with the fix (CPU tensor "
+                            "storages; the device keeps no more)")
     elif min(node_differences) > 0:
         judgement.verdict, judgement.growth_meter, judgement.memory = CONFIRMED_GROWTH, "graph", "host"
         judgement.bytes_per_iteration = judgement.native_bytes_per_iteration
@@ -302,6 +316,11 @@ def judge(original: RunOutcome, twin: Optional[RunOutcome], warmup: int, timeout
         judgement.reason = f"the Python heap grows by about {heap:,} B per iteration more than with the fix"
     elif cost is not None:
         _judge_other_cost(judgement, cost, ours, theirs, measured)
+    elif code in DEVICE_MEMORY_RULES and meter != "cuda":
+        judgement.verdict, judgement.inconclusive_reason = INCONCLUSIVE, "needs-cuda"
+        judgement.reason = (f"the cost is device memory, which a CPU replay cannot show: `.cpu()` of a CPU tensor is "
+                            f"the same storage, so the original and the fixed twin keep the same (the original keeps "
+                            f"{judgement.original_bytes_per_iteration:,} B per iteration here); replay on CUDA")
     elif peak > 0:
         judgement.verdict = CONFIRMED_PEAK_EXCESS
         judgement.reason = f"no growth, but each iteration's peak is {peak:,} B higher than with the fix"

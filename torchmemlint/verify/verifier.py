@@ -19,7 +19,7 @@ from torchmemlint.rules import RULES_BY_CODE
 from torchmemlint.verify.drive import phase_of
 from torchmemlint.verify.frameworks import FRAMEWORKS, framework_class, missing_framework
 from torchmemlint.verify.instrument import (
-    InstrumentError, IterationScope, find_iteration_scope, instrument, scope_of_span, statement_scope,
+    InstrumentError, IterationScope, calling_loop, find_iteration_scope, instrument, scope_of_span, statement_scope,
 )
 from torchmemlint.verify.runner import Limits, ReplayServer, RunOutcome, RunRequest
 from torchmemlint.verify.verdict import (
@@ -298,12 +298,15 @@ def scope_of(text: str, diagnostic: Diagnostic) -> IterationScope:
     if diagnostic.code in WORKER_RULES:
         return IterationScope("workers", 0, diagnostic.line)
     span = diagnostic.iteration
+    scope = None
     if span is not None and span.kind in ("for", "while", "function"):
         try:
-            return scope_of_span(text, span.kind, span.line, span.end_line)
+            scope = scope_of_span(text, span.kind, span.line, span.end_line)
         except InstrumentError:  # a span this file's loops do not match (a `for ... else:`): from the line
             pass
-    return find_iteration_scope(text, diagnostic.line)
+    scope = scope or find_iteration_scope(text, diagnostic.line)
+    # a function the file calls by name in a loop: each iteration of that loop is one iteration
+    return calling_loop(text, scope) or scope
 
 
 def _comparable(original: RunOutcome, diagnostic: Diagnostic) -> bool:
@@ -392,7 +395,7 @@ def _explain(result: VerifyResult, settings: Settings, text: str) -> str:
     parts = [j.reason[:1].upper() + j.reason[1:] + "."]
     kept = j.verdict == CONFIRMED_GROWTH or j.alone_verdict == CONFIRMED_GROWTH
     if j.memory and kept:
-        parts.append(_memory_sentence(j))
+        parts.append(_memory_sentence(j, result.meter))
     if j.verdict == CONFIRMED_GROWTH and j.projected_bytes:
         parts.append(f"About {_size(j.projected_bytes)} over {PROJECTED_STEPS:,} iterations.")
     if (j.verdict != CONFIRMED_GROWTH and j.original_bytes_per_iteration
@@ -431,7 +434,7 @@ def _explain(result: VerifyResult, settings: Settings, text: str) -> str:
     return " ".join(parts)
 
 
-def _memory_sentence(j: Judgement) -> str:
+def _memory_sentence(j: Judgement, meter: str) -> str:
     if j.growth_meter == "graph":
         return ("Host memory: a graph's nodes are C++ objects on the host heap, on every device; the device keeps "
                 "only what the storages show.")
@@ -439,6 +442,8 @@ def _memory_sentence(j: Judgement) -> str:
         return "Device memory (the CUDA allocator's count)."
     if j.growth_meter == "python-heap":
         return "Host memory (Python objects)."
+    if meter == "cuda":
+        return "Host memory (CPU tensor storages), which the CUDA allocator does not count."
     return ("Host memory in this CPU replay (tensor storages): on a GPU, the storages of device tensors are "
             "device memory.")
 

@@ -1,0 +1,42 @@
+# Source: https://github.com/skorch-dev/skorch/issues/218
+# Report: fit() failed with "out of memory" in the validation step: after each validation batch the GPU memory grew; wrapping validation_step in torch.no_grad() solved it (pull request 219).
+# Shape: a net class's validation_step runs the module in eval mode and returns the loss and prediction; the fit loop calls it for every validation batch after training.
+# Expect: TML003 line 27
+import torch
+from torch import nn
+
+torch.manual_seed(0)
+device = "cuda" if torch.cuda.is_available() else "cpu"
+
+
+class NeuralNet:
+    def __init__(self, module):
+        self.module = module.to(device)
+        self.optimizer = torch.optim.SGD(self.module.parameters(), lr=0.01)
+
+    def train_step(self, x, y):
+        self.module.train()
+        loss = nn.functional.cross_entropy(self.module(x), y)
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+        return loss.item()
+
+    def validation_step(self, x, y):
+        self.module.eval()
+        y_pred = self.module(x)  # expect: TML003
+        return nn.functional.cross_entropy(y_pred, y).item(), y_pred.argmax(1)
+
+    def fit(self, train, valid):
+        for x, y in train:
+            self.train_step(x.to(device), y.to(device))
+        accuracy = 0.0
+        for x, y in valid:
+            loss, pred = self.validation_step(x.to(device), y.to(device))
+            accuracy += (pred == y.to(device)).float().mean().item()
+        return accuracy / len(valid)
+
+
+net = NeuralNet(nn.Sequential(nn.Linear(64, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU(), nn.Linear(256, 4)))
+data = [(torch.randn(32, 64), torch.randint(0, 4, (32,))) for _ in range(24)]
+print(net.fit(data[:4], data))
