@@ -22,6 +22,23 @@ NOQA = re.compile(r"# noqa(?::[\s]?(?P<codes>([A-Z]+[0-9]+(?:[,\s]+)?)+))?", re.
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
+def _hash_nodes_by_identity() -> None:
+    """LibCST nodes are equal only to themselves and hash by identity, but through Python methods
+    (``CSTNode.__eq__``, ``__hash__``) that every dictionary keyed by nodes calls, millions of
+    times per run (the tree index, the semantic model's caches, positions). The built-in
+    ``object`` methods say the same in C."""
+    by_identity = {"__hash__": (cst.CSTNode.__hash__, object.__hash__), "__eq__": (cst.CSTNode.__eq__, object.__eq__)}
+    pending = [cst.CSTNode]
+    while pending:
+        node_class = pending.pop()
+        pending.extend(node_class.__subclasses__())
+        for name, (in_python, built_in) in by_identity.items():
+            if node_class.__dict__.get(name) is in_python:
+                setattr(node_class, name, built_in)
+
+
+_hash_nodes_by_identity()
+
 # Deeper nesting than this (LibCST's levels, ``deepest_line``) is not given to LibCST: its native
 # parser overflows the C stack (a crash, not an exception) some way past it, and its code
 # generation, like the rules' walks, recurses a few Python frames per level.
