@@ -69,7 +69,8 @@ def parse(source: bytes, path: str, facts: Optional[FileFacts] = None) -> tuple[
         facts = scan(source, path)
         if isinstance(facts, FileError):
             return None, facts
-    line = deepest_line(facts.tree, MAX_NESTING) if facts.tree is not None else None
+    deep = facts.tree is not None and facts.depth > MAX_NESTING  # (the pre-screen's walk measured it)
+    line = deepest_line(facts.tree, MAX_NESTING) if deep else None
     if line is not None:
         return None, FileError(path, f"code nested more than {MAX_NESTING} levels deep: not checked", line)
     try:

@@ -106,6 +106,7 @@ class FileFacts:
     keeps: set[str] = field(default_factory=set)  # the kinds of keeping places (CALL_STORE ...)
     statement_lines: list[int] = field(default_factory=list)  # first line of each top-level statement
     tree: Optional[ast.Module] = None  # the ``ast`` parse, for ``deepest_line``
+    depth: int = 0  # how deep its nodes nest, counted as ``deepest_line`` counts
     # Where values are kept, by kind (``CALL_STORE`` ...): (loops around, function, in a lambda,
     # the name the container hangs from or None); loops with assignments (``LOOP_ASSIGNMENT``).
     sites: dict[str, list[tuple[tuple[LoopFacts, ...], "_Scope", bool, Optional[str]]]] = field(default_factory=dict)
@@ -416,8 +417,10 @@ class _Walker:
         method_calls, name_calls, attributes, keeps = facts.method_calls, facts.name_calls, facts.attributes, facts.keeps
         sites, call_sites = facts.sites, facts.call_sites
         # (node, every loop around it, whether a loop of its own function holds it, its function,
-        # whether a lambda holds it)
-        stack: list[tuple[ast.AST, tuple[LoopFacts, ...], bool, _Scope, bool]] = [(tree, (), False, _Scope(None), False)]
+        # whether a lambda holds it, its depth as ``deepest_line`` counts it)
+        stack: list[tuple[ast.AST, tuple[LoopFacts, ...], bool, _Scope, bool, int]] = [
+            (tree, (), False, _Scope(None), False, 0)]
+        deepest = 0
         pop, push = stack.pop, stack.append
         children = _children
         class_of: dict[int, ClassFacts] = {}  # id of a function defined directly in a class body
@@ -427,12 +430,20 @@ class _Walker:
         meter_updates: list[tuple[tuple[LoopFacts, ...], _Scope, bool, Optional[str]]] = []
         scopes = [stack[0][3]]
         while stack:
-            node, enclosing, in_loop, scope, in_lambda = pop()
+            node, enclosing, in_loop, scope, in_lambda, depth = pop()
             kind = type(node)
             if kind not in _HANDLED:
+                if kind is ast.BoolOp:
+                    depth += len(node.values) - 2
+                if depth > deepest:
+                    deepest = depth
+                depth += 1
                 for child in children(node):
-                    push((child, enclosing, in_loop, scope, in_lambda))
+                    push((child, enclosing, in_loop, scope, in_lambda, depth))
                 continue
+            if depth > deepest:
+                deepest = depth
+            depth += 1
             if kind is ast.Attribute:
                 attributes.add(node.attr)
             elif kind is ast.Call:
@@ -532,9 +543,9 @@ class _Walker:
                     _bind(node.target, scope.bound)
                 inner_loops = (*enclosing, header)
                 for child in node.body:
-                    push((child, inner_loops, True, scope, in_lambda))
+                    push((child, inner_loops, True, scope, in_lambda, depth))
                 for child in (*node.orelse, *((node.test,) if kind is ast.While else (node.target, node.iter))):
-                    push((child, enclosing, in_loop, scope, in_lambda))
+                    push((child, enclosing, in_loop, scope, in_lambda, depth))
                 continue
             elif kind in _FUNCTIONS:
                 facts.function_names.add(node.name)
@@ -556,13 +567,14 @@ class _Walker:
                         inner.sets_eval_mode = inner.sets_eval_mode or (
                             type(call.func) is ast.Attribute and call.func.attr in ("eval", "train"))
                 for child in node.body:
-                    push((child, enclosing, False, inner, False))
+                    push((child, enclosing, False, inner, False, depth))
                 for decorator in node.decorator_list:
                     spelled = _dotted(decorator.func if type(decorator) is ast.Call else decorator)
                     if spelled is not None:
                         facts.decorators.add(spelled)
-                for child in (*node.decorator_list, node.args, *([node.returns] if node.returns else ())):
-                    push((child, enclosing, in_loop, scope, in_lambda))
+                for child in (*node.decorator_list, node.args, *([node.returns] if node.returns else ()),
+                              *getattr(node, "type_params", ())):
+                    push((child, enclosing, in_loop, scope, in_lambda, depth))
                 continue
             elif kind is ast.ClassDef:
                 cls = ClassFacts(node.name, tuple(filter(None, map(_dotted, node.bases))))
@@ -572,19 +584,20 @@ class _Walker:
                         class_of[id(child)] = cls
                         cls.methods.add(child.name)
                 for child in children(node):
-                    push((child, enclosing, False, scope, in_lambda))
+                    push((child, enclosing, False, scope, in_lambda, depth))
                 continue
             elif kind is ast.Lambda:
                 for child in children(node):
-                    push((child, enclosing, False, scope, True))
+                    push((child, enclosing, False, scope, True, depth))
                 continue
             for child in children(node):
-                push((child, enclosing, in_loop, scope, in_lambda))
+                push((child, enclosing, in_loop, scope, in_lambda, depth))
         if called & facts.function_names:
             keeps.add(CALL_STORE)  # the called function of this file may keep an argument
         if meter_updates and any(METER_CLASS.search(name) for name in (*name_calls, *method_calls)):
             keeps.add(CALL_STORE)  # ``meter = AverageMeter(); meter.update(loss)``
             sites.setdefault(CALL_STORE, []).extend(meter_updates)
+        facts.depth = deepest
         facts.step_functions = {scope.name for scope in scopes if scope.makes_step and scope.name is not None}
         facts.assigning_loops = [loop for loop in loops if loop.assigns]
         # (a step of its own in a function called from a loop: ``loss = train_step(batch)``)
