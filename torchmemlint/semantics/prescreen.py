@@ -165,6 +165,34 @@ class FileFacts:
                 return True
         return False
 
+    def hooks_may_pile_up(self) -> bool:
+        """A superset of where ``Hooks.piles_up`` finds a registration repeated: in a loop, in a
+        function that runs per step, in a method called on an object (``_called_repeatedly``), or
+        in a function called, through callers, from a loop (a class's constructions for an
+        ``__init__``)."""
+        known = self._live_kinds.get(HOOK)
+        if known is None:
+            known = self._live_kinds[HOOK] = any(
+                loops or (scope.name is not None and (scope.cls is not None and scope.name in self.call_sites
+                                                      or self.runs_per_step(scope.name) or self._called_in_loop(scope.name)))
+                for loops, scope, _, _ in self.sites.get(HOOK, ()))
+        return known
+
+    def _called_in_loop(self, name: str) -> bool:
+        visited, pending = {name}, [name]
+        while pending:
+            function = pending.pop()
+            sites = self._sites_of(function)
+            if function == "__init__":  # ``Probe(model)`` runs the ``__init__`` of a class of the file
+                sites = [*sites, *(site for cls in self.classes for site in self.call_sites.get(cls.name, ()))]
+            for loops, scope, _, _ in sites:
+                if loops:
+                    return True
+                if scope.name is not None and scope.name not in visited:
+                    visited.add(scope.name)
+                    pending.append(scope.name)
+        return False
+
     def _kind_kept_per_step(self, kind: str) -> bool:
         if kind == LOOP_ASSIGNMENT:  # a loop-carried chain lives in a loop that crosses a step
             return any(self._in_crossing_loop(loop) for loop in self.assigning_loops)
@@ -496,6 +524,7 @@ class _Walker:
                     called_in_loops.add(name)
                 if name.startswith("register_") and "hook" in name:
                     keeps.add(HOOK)
+                    sites.setdefault(HOOK, []).append((enclosing, scope, in_lambda, None))
                 if name in _HANDING_CALLS:
                     for given in (*node.args, *(k.value for k in node.keywords)):
                         facts.hands_factories = facts.hands_factories or type(given) is ast.Call
