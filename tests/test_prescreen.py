@@ -122,13 +122,13 @@ def attach(model):
     model.fc.register_forward_hook(lambda module, inputs, output: acts.append(output))
 """
 STEP_CLOSURE = """\
-def fit(model, optimizer, x, y, history):
+def fit(model, solver, x, y, history):
     def closure():
         loss = model(x).sub(y).pow(2).mean()
         loss.backward()
         history.append(loss)
         return loss
-    optimizer.step(closure)
+    solver.step(closure)
 """
 ALIASED_STEP = """\
 import torch
