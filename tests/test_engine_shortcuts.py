@@ -107,7 +107,8 @@ def test_diagnostics_without_fix_edits_differ_only_in_the_missing_edits() -> Non
 
 
 def test_nodes_still_equal_only_themselves_with_built_in_hashing() -> None:
-    a, b = cst.Name("x"), cst.Name("x")  # (the engine is imported: node classes hash in C)
+    engine.parse(b"x = 1\n", "t.py")  # LibCST's first use: node classes hash in C from then on
+    a, b = cst.Name("x"), cst.Name("x")
     assert type(a).__hash__ is object.__hash__ and cst.Module.__hash__ is object.__hash__
     assert a == a and a != b and not (a == b) and len({a, b, a}) == 2 and {a: 1}.get(b) is None
     assert a.deep_equals(b)

@@ -22,11 +22,13 @@ NOQA = re.compile(r"# noqa(?::[\s]?(?P<codes>([A-Z]+[0-9]+(?:[,\s]+)?)+))?", re.
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
+@lru_cache(maxsize=None)
 def _hash_nodes_by_identity() -> None:
     """LibCST nodes are equal only to themselves and hash by identity, but through Python methods
     (``CSTNode.__eq__``, ``__hash__``) that every dictionary keyed by nodes calls, millions of
     times per run (the tree index, the semantic model's caches, positions). The built-in
-    ``object`` methods say the same in C."""
+    ``object`` methods say the same in C. Done once, when LibCST is first needed (``parse``):
+    the command line loads LibCST lazily."""
     by_identity = {"__hash__": (cst.CSTNode.__hash__, object.__hash__), "__eq__": (cst.CSTNode.__eq__, object.__eq__)}
     pending = [cst.CSTNode]
     while pending:
@@ -36,8 +38,6 @@ def _hash_nodes_by_identity() -> None:
             if node_class.__dict__.get(name) is in_python:
                 setattr(node_class, name, built_in)
 
-
-_hash_nodes_by_identity()
 
 # Deeper nesting than this (LibCST's levels, ``deepest_line``) is not given to LibCST: its native
 # parser overflows the C stack (a crash, not an exception) some way past it, and its code
@@ -65,6 +65,7 @@ def parse(source: bytes, path: str, facts: Optional[FileFacts] = None) -> tuple[
 
     LibCST only sees bytes that Python's ``ast`` parsed and found no deeper than ``MAX_NESTING``:
     ``facts``, the pre-screen of these bytes, says so, and without it the pre-screen runs here."""
+    _hash_nodes_by_identity()
     if facts is None:
         facts = scan(source, path)
         if isinstance(facts, FileError):
