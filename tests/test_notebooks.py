@@ -1,6 +1,6 @@
 """Jupyter notebooks: their code cells are checked as one program, positions are given per cell,
-IPython syntax does not break parsing, a bad notebook is one clear error, ``fix`` leaves them
-as they are."""
+IPython syntax does not break parsing, a bad notebook is one clear error. (``fix`` on
+notebooks: test_fix_notebooks.py.)"""
 import json
 
 import pytest
@@ -73,11 +73,13 @@ def test_finding_is_placed_in_its_cell_past_magics(project, capsys):
                    "store `.item()` or `.detach()` instead\n")
 
 
-def test_json_gives_the_cell_and_no_fix(project, capsys):
+def test_json_gives_the_cell_and_the_fix_without_edits(project, capsys):
+    """The edits' positions are those of the joined cells, no file's: ``fix`` applies them."""
     write(project, "train.ipynb", notebook(SETUP, LOOP))
     status, out, _ = check(capsys, "--format", "json", "train.ipynb")
     [finding] = json.loads(out)
-    assert (finding["cell"], finding["line"], finding["code"], finding["fix"]) == (2, 8, "TML001", None)
+    assert (finding["cell"], finding["line"], finding["code"]) == (2, 8, "TML001")
+    assert (finding["fix"]["applicability"], finding["fix"]["edits"]) == ("unsafe", [])
 
 
 def test_python_files_have_no_cell(project, capsys):
@@ -113,16 +115,6 @@ def test_bad_notebook_is_one_error_and_the_run_goes_on(project, capsys, content,
     assert status == 2 and len(lines) == 2
     assert lines[0].startswith("a_bad.ipynb:1:1: TML000 " + message)
     assert lines[1].startswith(f"b_train.py:{LEAK_LINE}:")
-
-
-def test_fix_reports_but_does_not_rewrite_notebooks(project, capsys):
-    path = write(project, "train.ipynb", notebook(SETUP, LOOP))
-    before = path.read_bytes()
-    status = cli.main(["fix", "--unsafe-fixes", "train.ipynb"])
-    out, _ = capsys.readouterr()
-    assert status == 1
-    assert "train.ipynb:cell 2:8:19: TML001" in out
-    assert path.read_bytes() == before
 
 
 @pytest.mark.parametrize("cell, python", [

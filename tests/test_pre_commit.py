@@ -86,10 +86,13 @@ def test_hook_checks_staged_notebooks(tmp_path, hook_repo):
 @needs_git_checkout
 def test_fix_hook_fixes_the_file_and_fails_the_run(tmp_path, hook_repo):
     """``pre-commit try-repo`` runs the ``torchmemlint-fix`` hook: it applies the safe fix, so
-    pre-commit fails the run (files were modified) and the file is left fixed."""
+    pre-commit fails the run (files were modified) and the files are left fixed, a notebook's
+    cells too."""
     repository, _, env = hook_repo
     project = tmp_path / "project"
     write(project, "train.py", SAFELY_FIXABLE_SCRIPT)
+    notebooks = REPO_ROOT / "fixtures" / "notebooks"
+    shutil.copy(notebooks / "compact_one_line.ipynb", project / "evaluate.ipynb")  # a safe TML003 fix
     git("init", "-q", cwd=project)
     git("add", "-A", cwd=project)
     command = [sys.executable, "-m", "pre_commit", "try-repo", str(repository), "torchmemlint-fix",
@@ -99,6 +102,7 @@ def test_fix_hook_fixes_the_file_and_fails_the_run(tmp_path, hook_repo):
     assert fixing.returncode == 1, fixing.stdout + fixing.stderr
     assert "files were modified by this hook" in fixing.stdout
     assert (project / "train.py").read_text() == SAFELY_FIXED_SCRIPT
+    assert (project / "evaluate.ipynb").read_bytes() == (notebooks / "compact_one_line.ipynb.fixed").read_bytes()
 
     git("add", "-A", cwd=project)
     fixed = run(command, project, env)

@@ -18,7 +18,7 @@ from torchmemlint.cache import ResultCache
 from torchmemlint.config import PathOptions, RuleSelection, Settings, SettingsResolver
 from torchmemlint.diagnostics import Diagnostic, FileError, unexpected_error
 from torchmemlint.files import Excluder, discover, read_source, write_atomic
-from torchmemlint.notebooks import is_notebook, read_notebook
+from torchmemlint.notebooks import is_notebook, place_in_cells, read_notebook
 from torchmemlint.rules import ALL_RULES, RULES_BY_CODE
 
 
@@ -105,26 +105,14 @@ def _check_bytes(task: FileTask, source: bytes, cache: Optional[ResultCache]) ->
 def _check_notebook(raw: bytes, path: str, rules: list, apply_noqa: bool = True,
                     ) -> tuple[list[Diagnostic], list[FileError]]:
     """A notebook's code cells checked as one source, each position given as a cell and a line
-    in it. Fixes are not offered: ``fix`` does not rewrite notebooks."""
+    in it; fixes say what they do, without their edits (positions in the joined cells)."""
     notebook = read_notebook(raw)
     if isinstance(notebook, str):
         return [], [FileError(path, notebook)]
     from torchmemlint import engine
 
     diagnostics, errors = engine.check_source(notebook.source, path, rules, apply_noqa=apply_noqa, fix_edits=False)
-    placed = []
-    for diagnostic in diagnostics:
-        cell, line = notebook.locate(diagnostic.line)
-        end_cell, end_line = notebook.locate(diagnostic.end_line)
-        related = tuple(replace(place, cell=place_cell, line=place_line,
-                                end_line=place_end_line if place_end_cell == place_cell else place_line)
-                        for place in diagnostic.related
-                        for (place_cell, place_line), (place_end_cell, place_end_line)
-                        in [(notebook.locate(place.line), notebook.locate(place.end_line))])
-        placed.append(replace(diagnostic, cell=cell, line=line, fix=None, related=related,
-                              end_line=end_line if end_cell == cell else line))
-    return placed, [replace(error, cell=cell, line=line) for error in errors
-                    for cell, line in [notebook.locate(error.line)]]
+    return place_in_cells(diagnostics, errors, notebook.locate)
 
 
 def plan(
@@ -294,12 +282,11 @@ def _fix_file(task: FileTask, unsafe: bool, write: bool) -> FileFix:
 
 def fix_bytes(task: FileTask, source: bytes, unsafe: bool = False) -> FileFix:
     """``fix_file`` on bytes already read, writing nothing (stdin's fixed code goes to stdout)."""
-    if is_notebook(task.path):  # not rewritten: what check finds remains
-        return FileFix(task.path, source, source, "utf-8", [], check_bytes(task, source))
     from torchmemlint import fix  # LibCST loads only when something is to be fixed
 
     rules = [RULES_BY_CODE[code] for code in task.rule_codes]
-    result = fix.fix_source(source, task.path, rules, unsafe)
+    fix_one = fix.fix_notebook if is_notebook(task.path) else fix.fix_source
+    result = fix_one(source, task.path, rules, unsafe)
     return FileFix(task.path, source, result.source, result.encoding, result.applied,
                    _reported(task, FileResult(task.path, result.remaining, result.errors)), result.unfixed)
 
@@ -331,7 +318,7 @@ def _nothing_to_fix(task: FileTask, cache: ResultCache, unsafe: bool) -> Optiona
     stores it) holds no fix that would apply."""
     lookup = replace(task, fix_edits=False)
     source = read_source(task.path, task.max_file_size)
-    if isinstance(source, FileError) or is_notebook(task.path):
+    if isinstance(source, FileError):
         return None
     entry = cache.get(cache.key(lookup, source))
     if entry is None or any(d.fix is not None and (d.fix.safe or unsafe) for d in entry[0]):

@@ -66,6 +66,7 @@ from torchmemlint.diagnostics import FileError  # noqa: E402
 from torchmemlint.report.base import (FILE_ERROR_DOCS, FILE_ERROR_MESSAGE, FILE_ERROR_NAME,  # noqa: E402
                                       ReportOptions, Tally, read_file, rule_docs)
 from torchmemlint.diagnostics import DEBUG_VARIABLE  # noqa: E402
+from torchmemlint.report.progress import FileProgress, progress_wanted  # noqa: E402
 from torchmemlint.report.fixes import FixTally, format_applied_fixes, format_fix_summary  # noqa: E402
 from torchmemlint.report.text import format_fixable, format_statistics, format_summary, plural  # noqa: E402
 from torchmemlint.rules import ALL_RULES  # noqa: E402
@@ -367,14 +368,26 @@ def _check(args: argparse.Namespace) -> int:
         reporter = reporter_for(output_format, stream, options)
         if stdin:
             task = _stdin_task(args, fix_edits=reporter.shows_fix_edits, ignore_noqa=args.ignore_noqa)
+            tasks = [task] if task else []
             results: Iterator[FileResult] = iter([api.check_bytes(task, source)] if task else [])
         else:
-            results = api.check_paths(_paths(args), jobs=args.jobs or _cpu_count(), cache=_cache(args),
-                                      fix_edits=reporter.shows_fix_edits, ignore_noqa=args.ignore_noqa,
-                                      **selection_options(args))
-        for result in results:
-            tally.add(result)
-            reporter.add(result)
+            tasks = list(api.plan(_paths(args), fix_edits=reporter.shows_fix_edits, ignore_noqa=args.ignore_noqa,
+                                  **selection_options(args)))
+            results = api.check_tasks(tasks, jobs=args.jobs or _cpu_count(), cache=_cache(args))
+        progress = FileProgress(sys.stderr, len(tasks), progress_wanted(sys.stderr, args.quiet or args.silent))
+        try:
+            for result in results:
+                tally.add(result)
+                if progress.showing and (result.diagnostics or result.errors):
+                    progress.erase()  # the findings go where the line was (stdout and stderr share the terminal)
+                    reporter.add(result)
+                    stream.flush()
+                    progress.redraw()
+                else:
+                    reporter.add(result)
+                progress.advance()
+        finally:
+            progress.erase()
         reporter.finish()
         if not tally.files:
             return EXIT_CLEAN  # e.g. an empty pre-commit run: nothing to say

@@ -21,10 +21,11 @@ import warnings
 from bisect import bisect_right
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 from torchmemlint.diagnostics import Diagnostic, Edit, FileError, Fix, unexpected_error
 from torchmemlint.engine import check_source, parse, recursion_headroom
+from torchmemlint.notebooks import BOM, EditableCells, RawNotebook, is_notebook, place_in_cells, read_notebook
 from torchmemlint.rules.base import Rule
 from torchmemlint.semantics.prescreen import scan
 
@@ -133,20 +134,26 @@ class FixResult:
     unfixed: list[Diagnostic] = field(default_factory=list)  # ``remaining``, positioned on the input
 
 
-def fix_source(source: bytes, path: str, rules: Sequence[Rule], unsafe: bool = False) -> FixResult:
+# Why a fixed text cannot be written where it goes ("" when it can): a notebook's cells.
+Guard = Callable[[str], str]
+
+
+def fix_source(source: bytes, path: str, rules: Sequence[Rule], unsafe: bool = False,
+               guard: Optional[Guard] = None) -> FixResult:
     """Apply the fixes of ``rules`` (the safe ones; the unsafe ones too with ``unsafe``) until
     nothing changes, at most ``MAX_ROUNDS`` rounds. If a round would produce code that does not
     parse or cannot be encoded, the file is left as it was and ``error`` says why; so it is,
-    with one error saying what, when anything else goes wrong while fixing it."""
+    with one error saying what, when anything else goes wrong while fixing it. ``guard`` is one
+    more part of the safety net: a fix whose text it refuses is skipped as unsafe."""
     try:
         with recursion_headroom():
-            return _fix_source(source, path, rules, unsafe)
+            return _fix_source(source, path, rules, unsafe, guard)
     except Exception as error:  # one file's failure must not stop the run
         failure = unexpected_error(path, error)
         return FixResult(source, errors=[failure], error=failure.message)
 
 
-def _fix_source(source: bytes, path: str, rules: Sequence[Rule], unsafe: bool) -> FixResult:
+def _fix_source(source: bytes, path: str, rules: Sequence[Rule], unsafe: bool, guard: Optional[Guard]) -> FixResult:
     # Python's own parser first (a syntax error, an undecodable or too deep file ends here, as in
     # ``check``); then the encoding LibCST decodes with (PEP 263 cookie, BOM), by the same rule.
     facts = scan(source, path)
@@ -177,7 +184,7 @@ def _fix_source(source: bytes, path: str, rules: Sequence[Rule], unsafe: bool) -
         if refusal:
             return _unchanged(source, path, original_diagnostics, original_errors,
                               f"a fix would {refusal}; file left unchanged", encoding)
-        unsafe_fixes = _changed_elsewhere(text, new_text, placed, path)
+        unsafe_fixes = _changed_elsewhere(text, new_text, placed, path) or _guarded(text, new_text, placed, guard)
         new_current = new_text.encode(encoding)
         new_diagnostics, new_errors = ([], []) if unsafe_fixes else check_source(new_current, path, rules)
         unsafe_fixes = unsafe_fixes or _not_converging(text, new_text, placed, by_fix, diagnostics, new_diagnostics)
@@ -298,6 +305,60 @@ def _statements_outside(tree: ast.AST, edited: list[tuple[int, int]]) -> list[st
 _TORCH_NAME = re.compile(r"(?<![\w.])torch\.")
 
 
+def _guarded(before: str, after: str, placed: list[_Placed], guard: Optional[Guard]) -> list[tuple[Fix, str]]:
+    """The fixes of a round whose text ``guard`` refuses, each tried alone as in
+    ``_changed_elsewhere`` (all of them if none is refused alone)."""
+    why = guard(after) if guard is not None else ""
+    if not why:
+        return []
+    culprits = [(entry.fix, alone_why) for entry in placed
+                for alone_why in [guard(_apply(before, [entry.fix])[0])] if alone_why]
+    return culprits or [(entry.fix, f"the fixes together: {why}") for entry in placed]
+
+
+def fix_notebook(raw: bytes, path: str, rules: Sequence[Rule], unsafe: bool = False) -> FixResult:
+    """``fix_source`` for a Jupyter notebook: its code cells are fixed as the one program
+    ``check`` reads (IPython syntax kept aside), then only the cells that changed get their new
+    source, every other byte of the file as it was. The safety net also skips a fix that would
+    edit a magic line, move code across cells, or leave a cell that does not parse on its own.
+    Positions in the result are cells and lines in them, as ``check`` gives them."""
+    try:
+        with recursion_headroom():
+            return _fix_notebook(raw, path, rules, unsafe)
+    except Exception as error:  # one file's failure must not stop the run
+        failure = unexpected_error(path, error)
+        return FixResult(raw, errors=[failure], error=failure.message)
+
+
+def _fix_notebook(raw: bytes, path: str, rules: Sequence[Rule], unsafe: bool) -> FixResult:
+    notebook = read_notebook(raw)
+    if isinstance(notebook, str):
+        return FixResult(raw, errors=[FileError(path, notebook)], error=notebook)
+    cells = EditableCells.read(raw, notebook)
+    if isinstance(cells, str):  # what check finds remains, and why it is not fixed
+        found, errors = place_in_cells(*check_source(notebook.source, path, rules), notebook.locate)
+        return _unchanged(raw, path, found, errors, f"not fixed: {cells}", "utf-8")
+    code = cells.text.encode("utf-8")
+    result = fix_source(code, path, rules, unsafe, guard=lambda text: _cut_error(cells.cut(text)))
+    fixed = raw
+    if result.source != code:
+        changed = cells.cut(result.source.decode("utf-8"))
+        fixed = cells.write(changed) if isinstance(changed, dict) else changed
+        if isinstance(fixed, str):  # (the guard has refused such a text already)
+            original, errors = check_source(code, path, rules)
+            result = _unchanged(code, path, original, errors, f"{fixed}; file left unchanged", "utf-8")
+            fixed = raw
+    before, after = cells.locate(cells.text), cells.locate(result.source.decode("utf-8"))
+    applied, _ = place_in_cells(result.applied, [], before)
+    unfixed, _ = place_in_cells(result.unfixed, [], before)
+    remaining, errors = place_in_cells(result.remaining, result.errors, after)
+    return FixResult(fixed, applied, remaining, errors, result.error, "utf-8", unfixed)
+
+
+def _cut_error(cut) -> str:
+    return cut if isinstance(cut, str) else ""
+
+
 def _rebinds_torch(before: str, placed: list[_Placed]) -> bool:
     """An edit that writes ``torch.…`` in a file where ``torch`` names another module (``import
     numpy as torch``): the fix would call something else than PyTorch."""
@@ -405,11 +466,37 @@ def review_diff(path: str, before: bytes, after: bytes, applied: Sequence[Diagno
     ``patch -p1`` take them in turn), preceded by ``#`` lines naming the findings it fixes
     (position, code, message, the fix and its safety class); the findings left alone follow,
     each with why it was not fixed. Comment lines before a patch header are ignored by both
-    tools, so the whole text still applies."""
-    old = _LINES.findall(before.decode(encoding, errors="replace"))
-    new = _LINES.findall(after.decode(encoding, errors="replace"))
-    relative = not os.path.isabs(path)
-    fromfile, tofile = (f"a/{path}", f"b/{path}") if relative else (path, path)
+    tools, so the whole text still applies. A notebook's diff is one per changed code cell,
+    labelled ``path:cell N`` (as ruff labels them), of the cell's source."""
+    out: list[str] = []
+    if is_notebook(path):
+        old_cells, new_cells = RawNotebook.read(before.removeprefix(BOM)), RawNotebook.read(after.removeprefix(BOM))
+        for cell in range(1, old_cells.cell_count + 1 if old_cells and new_cells else 1):
+            old_text, new_text = old_cells.cell_text(cell), new_cells.cell_text(cell)
+            if old_text != new_text and old_text is not None and new_text is not None:
+                label = f"{path}:cell {cell}"
+                out.extend(_review_hunks(label, label, _cell_lines(old_text), _cell_lines(new_text),
+                                         [d for d in applied if d.cell == cell]))
+    else:
+        relative = not os.path.isabs(path)
+        fromfile, tofile = (f"a/{path}", f"b/{path}") if relative else (path, path)
+        out.extend(_review_hunks(fromfile, tofile, _LINES.findall(before.decode(encoding, errors="replace")),
+                                 _LINES.findall(after.decode(encoding, errors="replace")), applied))
+    for diagnostic in sorted(remaining, key=lambda d: (d.cell or 0, d)):
+        out.append(f"# {_where(diagnostic)} {diagnostic.code} {diagnostic.message}\n")
+        out.append(f"#   not fixed: {_why_not_fixed(diagnostic, unsafe)}\n")
+    return "".join(out)
+
+
+def _cell_lines(text: str) -> list[str]:
+    """A cell's lines for a diff: its last line ends with a line break too (a cell's source
+    usually has none, and that is no change worth a "No newline" marker)."""
+    return _LINES.findall(text if text.endswith(("\n", "\r")) or not text else text + "\n")
+
+
+def _review_hunks(fromfile: str, tofile: str, old: list[str], new: list[str],
+                  applied: Sequence[Diagnostic]) -> list[str]:
+    """The hunks of one text's diff, each after the findings it fixes."""
     groups = list(difflib.SequenceMatcher(None, old, new, autojunk=False).get_grouped_opcodes(3)) if old != new else []
     ranges = [(group[0][1], group[-1][2]) for group in groups]  # lines of ``before`` each hunk covers
     by_hunk: list[list[Diagnostic]] = [[] for _ in groups]
@@ -425,10 +512,7 @@ def review_diff(path: str, before: bytes, after: bytes, applied: Sequence[Diagno
                 out.append(f"#   fixed ({'safe' if fix.safe else 'unsafe'}): {fix.description}\n")
         out.append(f"--- {fromfile}\n+++ {tofile}\n")
         out.extend(_hunk(group, old, new))
-    for diagnostic in sorted(remaining):
-        out.append(f"# {_where(diagnostic)} {diagnostic.code} {diagnostic.message}\n")
-        out.append(f"#   not fixed: {_why_not_fixed(diagnostic, unsafe)}\n")
-    return "".join(out)
+    return out
 
 
 def _where(diagnostic: Diagnostic) -> str:

@@ -19,10 +19,10 @@ JSON_KEYS = {
     "heap_bytes_per_iteration", "growth_meter", "allocated_excess_bytes", "iterations", "measured_iterations",
     "meter", "device",
     "explanation", "scope", "fix", "original", "twin", "retained_bytes_per_iteration", "retained_by",
-    "created_at", "live_storage", "twin_origin", "live_excess_bytes",
+    "created_at", "live_storage", "twin_origin", "twin_path", "live_excess_bytes",
     "inconclusive_reason", "memory", "nodes_per_iteration", "saved_tensors_per_iteration", "native_bytes_per_iteration",
     "one_time_bytes", "ms_per_iteration", "twin_ms_per_iteration", "grad_norm", "twin_grad_norm", "fix_error",
-    "alone_verdict",
+    "alone_verdict", "workers", "allocation_sites",
 }
 
 

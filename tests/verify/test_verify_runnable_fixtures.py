@@ -166,8 +166,11 @@ EXPECTED = {
 # TML015's manual update in place on a leaf is an error at the flagged line at the first step,
 # which the fix (the update under no_grad) avoids: that error is the confirmation.
 ERRORS = {("tml015_param_update_outside_no_grad.py", "TML015"): "raises RuntimeError at line 16: a leaf Variable"}
-# TML011's cost is device memory, once: a CPU replay cannot show it, and says so.
-INCONCLUSIVE_ON_CPU = {("tml011_torch_load_without_map_location.py", "TML011"): "needs-cuda"}
+# TML011's cost is device memory, once: a CPU replay cannot show it, and says so. TML010's is
+# CUDA in DataLoader workers (a context per worker, or the forked-CUDA error): no CUDA, no run.
+INCONCLUSIVE_ON_CPU = {("tml011_torch_load_without_map_location.py", "TML011"): "needs-cuda",
+                       ("tml010_cuda_in_worker.py", "TML010"): "no-cuda",
+                       ("tml010_cuda_before_fork.py", "TML010"): "no-cuda"}
 
 
 @pytest.fixture(scope="session")

@@ -8,7 +8,7 @@ import pytest
 from torchmemlint.verify.runner import RunOutcome
 from torchmemlint.verify.verdict import (
     CONFIRMED_ERROR, CONFIRMED_GROWTH, CONFIRMED_ONE_TIME, CONFIRMED_PEAK_EXCESS, FIX_CRASHED, INCONCLUSIVE,
-    INCONCLUSIVE_REASONS, NO_MEMORY_COST, NOT_REPRODUCED, judge, judge_one_time,
+    INCONCLUSIVE_REASONS, NO_MEMORY_COST, NOT_REPRODUCED, judge, judge_one_time, judge_workers,
 )
 
 WARMUP = 2
@@ -258,3 +258,56 @@ def test_a_one_time_device_cost() -> None:
 def test_a_one_time_device_cost_needs_cuda() -> None:
     judgement = judge_one_time(replay([0, 273_448]), replay([0, 273_448]), 60)
     assert (judgement.verdict, judgement.inconclusive_reason) == (INCONCLUSIVE, "needs-cuda")
+
+
+def workers_replay(figures: Optional[dict], status: str = "capped", device: str = "cuda",
+                   error: Optional[dict] = None) -> RunOutcome:
+    """A TML010 replay: no boundaries, what ``WorkerWatch`` saw in its end record."""
+    end = {"status": status, "iterations": 0, "workers": figures}
+    if error:
+        end["error"] = error
+    return RunOutcome(status, [], {"device": device}, end)
+
+
+def test_workers_holding_device_memory_confirm_a_one_time_cost() -> None:
+    figures = {"cuda": True, "source": "nvml", "parent_bytes": 0, "processes": 3, "attributed": True,
+               "workers": [{"pid": 11, "device_bytes": 547_356_672}, {"pid": 12, "device_bytes": 547_356_672}]}
+    judgement = judge_workers(workers_replay(figures), 60)
+    assert (judgement.verdict, judgement.memory, judgement.one_time_bytes) == (CONFIRMED_ONE_TIME, "device",
+                                                                               1_094_713_344)
+    assert "2 DataLoader worker process(es) hold device memory of their own, 1,094,713,344 B in all: 522 MiB " \
+           "(pid 11), 522 MiB (pid 12), read by nvml" in judgement.reason
+    assert judgement.workers == figures
+
+
+def test_workers_whose_ids_are_not_the_replays_are_reported_as_such() -> None:
+    figures = {"cuda": True, "source": "nvidia-smi", "parent_bytes": 0, "processes": 2, "attributed": False,
+               "workers": [{"pid": 90211, "device_bytes": 2**29}]}
+    judgement = judge_workers(workers_replay(figures), 60)
+    assert judgement.verdict == CONFIRMED_ONE_TIME
+    assert "another PID namespace" in judgement.reason
+
+
+def test_the_forked_cuda_error_is_the_confirmation() -> None:
+    error = {"type": "RuntimeError", "line": 17, "message": "Caught RuntimeError in DataLoader worker process 0.\n"
+             "RuntimeError: Cannot re-initialize CUDA in forked subprocess. To use CUDA with multiprocessing, ..."}
+    judgement = judge_workers(workers_replay({"cuda": True, "workers": []}, status="error", error=error), 60)
+    assert judgement.verdict == CONFIRMED_ERROR
+    assert "Cannot re-initialize CUDA in forked subprocess" in judgement.reason
+
+
+@pytest.mark.parametrize("outcome, verdict, reason", [
+    (workers_replay({"cuda": False}, status="finished", device="cpu"), INCONCLUSIVE, "no CUDA in this replay"),
+    (workers_replay({"cuda": True, "processes": 2, "workers": []}, status="finished"), NOT_REPRODUCED,
+     "the replay started 2 process(es), and none held device memory of its own"),
+    (workers_replay({"cuda": True, "processes": 0, "workers": []}, status="finished"), NOT_REPRODUCED,
+     "the replay started no worker process"),
+    (workers_replay({"cuda": True, "workers": []}, status="error",
+                    error={"type": "ValueError", "line": 3, "message": "bad"}), INCONCLUSIVE,
+     "raised ValueError at line 3: bad"),
+])
+def test_other_worker_replays(outcome: RunOutcome, verdict: str, reason: str) -> None:
+    judgement = judge_workers(outcome, 60)
+    assert judgement.verdict == verdict
+    assert reason in judgement.reason
+    assert (verdict == INCONCLUSIVE) == (judgement.inconclusive_reason in INCONCLUSIVE_REASONS)

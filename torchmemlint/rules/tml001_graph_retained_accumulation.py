@@ -155,7 +155,8 @@ def _backward_in_iteration(model: SemanticModel, node: cst.CSTNode) -> bool:
     if iteration is None:
         return False
     body = iteration if isinstance(iteration, cst.FunctionDef) else iteration.body
-    return any(model.calls.backward_roots(call) for call in model.tree.descendants(body, cst.Call))
+    return any(model.calls.backward_roots(call) for call in model.tree.descendants(body, cst.Call)) or \
+        (not isinstance(iteration, cst.FunctionDef) and model.iterations.trains_through_calls(iteration))
 
 
 def _returned_names(value: cst.BaseExpression) -> set[str]:

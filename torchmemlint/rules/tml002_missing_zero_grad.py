@@ -189,8 +189,11 @@ def _step_function_left_unreset(model: SemanticModel, func: cst.FunctionDef) -> 
     cls = model.scopes.class_of(func)
     if model.scopes.is_lightning_module(cls) and model.scopes.is_per_step_method(func):
         return True
-    name = func.name.value
-    sites = model.calls.calls_spelled(name, method=cls is not None)
+    # The resolved calls (``state.step(x, y)`` on an object of the class), else the calls spelled
+    # like it outside it (its own ``self.optimizer.step()`` is no call of it).
+    sites = model.calls.call_sites(func) or [
+        site for site in model.calls.calls_spelled(func.name.value, method=cls is not None)
+        if not model.tree.contains(func, site)]
     if not sites:
         return False
     for site in sites:

@@ -3,9 +3,10 @@
 ## What it does
 Flags a forward pass in an evaluation context — after `model.eval()` in the same scope with no
 later `.train()`, in a loop over a validation/test loader, or in a function named like
-`evaluate`/`validate`/`test`/`predict`/`infer` that loops over data — with no `.backward()` and no
-grad-disabled context (`torch.no_grad()`, `torch.inference_mode()`, a decorated function, or
-callers that already disable grad).
+`evaluate`/`validate`/`test`/`predict`/`infer` that loops over data, or in a helper of the file
+that only such code calls (`score_batch(model, batch)` in the validation loop) — with no
+`.backward()` and no grad-disabled context (`torch.no_grad()`, `torch.inference_mode()`, a
+decorated function, or callers that already disable grad).
 
 ## Why is this bad?
 `model.eval()` only switches dropout and batch-norm behaviour; it does **not** stop autograd.
@@ -85,10 +86,11 @@ class EvalWithoutNoGrad(Rule):
 
     def check(self, model: SemanticModel) -> Iterator[Finding]:
         reported: set[cst.CSTNode] = set()
+        helpers: dict[tuple[cst.FunctionDef, int], bool] = {}
         for call in model.tree.nodes(cst.Call):
             if not model.calls.is_forward_pass(call) or _is_loss_call(model, call):
                 continue
-            context = _evaluation_context(model, call)
+            context = _evaluation_context(model, call, helpers)
             if context is None or context in reported:
                 continue
             if model.grad.is_disabled(call) or _has_backward(model, context):
@@ -116,8 +118,11 @@ def _is_loss_call(model: SemanticModel, call: cst.Call) -> bool:
     return "loss" in text or "criterion" in text
 
 
-def _evaluation_context(model: SemanticModel, call: cst.Call) -> Optional[Union[Loop, cst.FunctionDef, cst.Module]]:
-    """The loop, function or module whose code evaluates a model at ``call``, or None."""
+def _evaluation_context(model: SemanticModel, call: cst.Call, helpers: dict, depth: int = 0) \
+        -> Optional[Union[Loop, cst.FunctionDef, cst.Module]]:
+    """The loop, function or module whose code evaluates a model at ``call``, or None (``depth``:
+    how many helper calls away from the forward pass ``call`` is; ``helpers``: the answers of
+    ``_only_called_to_evaluate`` so far, asked once per function)."""
     scopes = model.scopes
     loops = scopes.loops_around(call)
     for loop in reversed(loops):  # outermost loop over evaluation data
@@ -141,7 +146,27 @@ def _evaluation_context(model: SemanticModel, call: cst.Call) -> Optional[Union[
     scope: Scope = func if func is not None else model.module
     if _after_eval_call(model, scope, call):
         return loops[-1] if loops else scope
+    if func is not None:
+        key = (func, depth)
+        if key not in helpers:
+            helpers[key] = False  # (a helper calling itself, or two calling each other)
+            helpers[key] = _only_called_to_evaluate(model, func, helpers, depth)
+        if helpers[key]:
+            return func
     return None
+
+
+def _only_called_to_evaluate(model: SemanticModel, func: cst.FunctionDef, helpers: dict, depth: int) -> bool:
+    """A helper of the file (``loop_body(model, batch)``, ``self._eval_batch(batch)``) that every
+    call site runs in evaluation code with grad on and no backward: the caller's evaluation
+    reaches the forward passes inside it. A model's own methods are left to their callers' calls."""
+    if depth > 2 or model.scopes.is_torch_module_class(model.scopes.class_of(func)):
+        return False
+    sites = model.calls.call_sites(func)
+    return bool(sites) and all(
+        model.scopes.function_of(site) is not func and not model.grad.is_disabled(site)
+        and (context := _evaluation_context(model, site, helpers, depth + 1)) is not None and not _has_backward(model, context)
+        for site in sites)
 
 
 def _after_eval_call(model: SemanticModel, scope: Scope, call: cst.Call) -> bool:

@@ -103,7 +103,7 @@ class DeviceTensorInGrowingContainer(Rule):
             value = model.flow.value(store.value, store.node)
             if not value.device or value.graph:
                 continue  # (a graph-attached value is TML001's)
-            if value.loss or value.scalar:
+            if _scalars_only(value):
                 continue  # one 512-byte block per step, kept on the device on purpose (no sync)
             reported.add(store.node)
             holder = _model_holder(value)
@@ -177,6 +177,15 @@ def _moved_to_host(model: SemanticModel, expr: cst.BaseExpression) -> bool:
         if attribute.attr.value in _TO_HOST:
             return True
         expr = call
+
+
+def _scalars_only(value: Value) -> bool:
+    """A loss or scalar, or a record of them (``{"loss": loss.detach(), "metrics": ...}``)."""
+    if value.loss or value.scalar:
+        return True
+    parts = [v for _, v in value.fields or ()] + list(value.elements or ())
+    return bool(parts) and (value.element is None or not value.element.device) and \
+        all(_scalars_only(part) or not part.device for part in parts)
 
 
 def _model_holder(value: Value) -> Optional[str]:

@@ -94,7 +94,7 @@ class LoopCarriedGraph(Rule):
     def check(self, model: SemanticModel) -> Iterator[Finding]:
         by_site: dict[cst.CSTNode, list[Carry]] = {}
         for carry in model.loop_carried.chains:
-            if carry.kind in (UPDATE, STATE):
+            if carry.kind in (UPDATE, STATE) and not carry.in_callee:  # (the callee's own finding)
                 by_site.setdefault(carry.site, []).append(carry)
         for site, carries in by_site.items():
             names = sorted({c.name for c in carries})

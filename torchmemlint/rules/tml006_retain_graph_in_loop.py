@@ -162,13 +162,18 @@ def _outliving_attached(model: SemanticModel, iteration: Iteration) -> Optional[
 
 def _forwards_run_in(model: SemanticModel, region: cst.CSTNode) -> set[cst.FunctionDef]:
     """The ``forward`` methods of the file's modules that calls in ``region`` run: ``self(x)`` in
-    a method of the module, ``model(x)`` on an object built from one of the file's classes."""
+    a method of the module, ``model(x)`` on an object built from one of the file's classes (or,
+    when nothing says which, a model passed in: any of the file's module classes may be it)."""
     found = set()
     for call in model.tree.descendants(region, cst.Call):
         func = call.func
         if not isinstance(func, cst.Name):
             continue
-        for name in model.scopes.classes_built_into(func, call) if func.value != "self" else ():
+        built_from = model.scopes.classes_built_into(func, call) if func.value != "self" else []
+        if func.value != "self" and not built_from and model.calls.is_forward_pass(call):
+            built_from = [cls.name.value for cls in model.scopes.classes_by_name.values()
+                          if model.scopes.is_torch_module_class(cls)]
+        for name in built_from:
             cls = model.scopes.classes_by_name.get(name.rsplit(".", 1)[-1])
             forward = model.calls.method_of(cls, "forward") if cls is not None else None
             if forward is not None:

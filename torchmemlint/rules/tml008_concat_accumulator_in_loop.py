@@ -76,9 +76,14 @@ class ConcatAccumulatorInLoop(Rule):
         for accumulation in model.loop_carried.join_accumulations:
             iteration = model.scopes.iteration_scope(accumulation.site)
             if iteration is None:
-                continue
+                # A helper a step loop calls: ``self.acc = cat(...)`` in a method run per step,
+                # or ``acc`` handed in and returned (``acc = loop_body(x, acc)``).
+                func = model.scopes.function_of(accumulation.site)
+                if func is None or not model.iterations.runs_per_step(func):
+                    continue
+                iteration = func
             if isinstance(iteration, cst.FunctionDef):
-                if not accumulation.name.startswith("self."):
+                if not accumulation.name.startswith("self.") and not model.iterations.fed_back(iteration, accumulation.name):
                     continue  # a per-step method's locals die with the call
             elif not model.scopes.is_step_loop(iteration) or \
                     not model.loop_carried.reaches_previous(accumulation.site, accumulation.name, iteration):
@@ -108,6 +113,9 @@ def _used_in_iteration(model: SemanticModel, accumulation: JoinAccumulation, ite
     for node in _mentions(model, region, accumulation.name):
         if model.tree.contains(accumulation.site, node) or _is_assignment_target(model, node):
             continue
+        if isinstance(iteration, cst.FunctionDef) and any(isinstance(a, (cst.Param, cst.Return))
+                                                          for a in model.tree.ancestors(node)):
+            continue  # handed in and handed back: the caller's loop carries it
         parent = model.tree.parent.get(node)
         if isinstance(parent, cst.Attribute) and parent.attr.value in _METADATA:
             continue

@@ -3,7 +3,8 @@
 ## What it does
 Flags `torch.cuda.empty_cache()` called on every iteration of a training or evaluation loop
 (a loop that runs a forward pass, a backward pass or an optimizer step itself, or iterates a
-loader) or in a per-step method (`training_step`, `forward`, ...). Off by default: enable it
+loader), in a helper of the file that such a loop calls on every iteration, or in a per-step
+method (`training_step`, `forward`, ...). Off by default: enable it
 with `--select TML009`.
 
 ## Why is this bad?

@@ -111,14 +111,27 @@ def _input_gradients_read_after(model: SemanticModel, call: cst.Call, region: cs
     return names
 
 
-def _fed_to_model(model: SemanticModel, name: str, at: cst.CSTNode) -> bool:
-    """``name`` appears in the arguments of a forward pass (not a loss function) in the scope."""
+def _fed_to_model(model: SemanticModel, name: str, at: cst.CSTNode, depth: int = 0) -> bool:
+    """``name`` appears in the arguments of a forward pass (not a loss function) in the scope, or
+    is handed to a helper of the file that feeds it to one (``compute_loss(model, x + delta)``)."""
     for call in model.scopes.scope_nodes(model.scopes.scope_of(at), cst.Call):
-        if not model.calls.is_forward_pass(call) or _is_loss(model, call):
+        if model.calls.is_forward_pass(call) and not _is_loss(model, call):
+            if any(_mentions(model, arg.value, name) for arg in call.args):
+                return True
             continue
-        if any(n.value == name for arg in call.args for n in model.tree.descendants(arg, cst.Name)):
-            return True
+        callee = model.calls.callee(call) if depth < 2 else None
+        if callee is None or not isinstance(callee.function, cst.FunctionDef):
+            continue
+        for param, given in model.calls.arguments(call, callee).items():
+            if any(_mentions(model, expr, name) for expr, _ in given) and \
+                    _fed_to_model(model, param, callee.function.body, depth + 1):
+                return True
     return False
+
+
+def _mentions(model: SemanticModel, expr: cst.BaseExpression, name: str) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == name or \
+        any(n.value == name for n in model.tree.descendants(expr, cst.Name))
 
 
 def _is_loss(model: SemanticModel, call: cst.Call) -> bool:

@@ -85,7 +85,7 @@ class SemanticModel:
 
     @cached_property
     def params(self) -> Parameters:
-        return Parameters(self.tree, self.imports, self.scopes, self.modules)
+        return Parameters(self.tree, self.imports, self.scopes, self.modules, self.calls)
 
     @cached_property
     def autograd(self) -> AutogradFunctions:

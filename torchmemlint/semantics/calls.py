@@ -463,7 +463,8 @@ class Calls:
         if cached is not None:
             return cached
         bindings = self.scopes.bindings(scope)
-        feeding = set(self.backwarded_names(scope))
+        self._feeding_backward[scope] = set()  # (recursion guard: helpers calling each other)
+        feeding = set(self.backwarded_names(scope)) | self._handed_to_backward(scope)
         pending = list(feeding)
         while pending:
             for binding in bindings.get(pending.pop(), []):
@@ -475,6 +476,22 @@ class Calls:
                         pending.append(name.value)
         self._feeding_backward[scope] = feeding
         return feeding
+
+
+    def _handed_to_backward(self, scope) -> set[str]:
+        """Names ``scope`` passes to a helper of the file in whose body that parameter feeds a
+        backward pass (``update_policy(optimizer, log_probs, rewards)`` differentiating
+        ``torch.stack(log_probs)``)."""
+        handed: set[str] = set()
+        for call in self.scopes.scope_nodes(scope, cst.Call):
+            callee = self.callee(call)
+            if callee is None or not isinstance(callee.function, cst.FunctionDef) or callee.function is scope:
+                continue
+            inside = self.names_feeding_backward(callee.function)
+            for param, given in self.arguments(call, callee).items():
+                if param in inside:
+                    handed.update(expr.value for expr, _ in given if isinstance(expr, cst.Name))
+        return handed
 
 
 def _is_static(func: cst.FunctionDef) -> bool:

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import TYPE_CHECKING, Iterable, Optional
 
 import libcst as cst
@@ -307,6 +308,7 @@ class Flow:
         self.calls = calls
         self._memo: dict[tuple[cst.CSTNode, cst.CSTNode], Value] = {}
         self._growth: dict[object, dict[str, list[cst.Call]]] = {}
+        self._writes: dict[object, dict[str, list[cst.Assign]]] = {}
         self._summaries: dict[object, Summary] = {}
         self._attributes: dict[tuple[cst.ClassDef, str], Value] = {}
         self._self_assignments: dict[cst.ClassDef, dict[str, list[SelfAssignment]]] = {}
@@ -457,12 +459,17 @@ class Flow:
         bindings = self._bindings(name, at)
         values = [self._binding_value(b, name) for b in bindings]
         result = join(values) if values else UNKNOWN
+        rewritten = False
+        if result.kind == MAPPING and result.fields is not None and len(bindings) == 1:
+            before, result = result, self._with_items_rewritten(result, name, bindings[0].node, at)
+            rewritten = result is not before
         if result.kind == SEQUENCE:
             appended = self._appended_to(name, self.scopes.scope_of(at))
             if appended:  # ``preds = []`` ... ``preds.append(model(x))``: a list of what was appended
                 part = join([result.element or NOTHING, *appended])
                 result = replace(_combine([result, part], kind=SEQUENCE), element=part, elements=None)
-        if not result.graph and result.kind not in (MODULE, OPTIMIZER) and self._differentiated(name, at, bindings):
+        if not result.graph and not rewritten and result.kind not in (MODULE, OPTIMIZER) and \
+                self._differentiated(name, at, bindings):
             container = self._indexed_in_backward(name, self.scopes.scope_of(at))  # ``metrics["loss"].backward()``
             result = replace(result, graph=True, detached=False, kind=result.kind or (None if container else TENSOR),
                              why=((bindings[-1].node if bindings else expr, f"`{name}` is differentiated"),))
@@ -485,6 +492,36 @@ class Flow:
             added = self.value(call.args[-1].value, call)
             found.append(added.any_element() if call.func.attr.value == "extend" else added)
         return found
+
+    def _with_items_rewritten(self, value: Value, name: str, bound_at: cst.CSTNode, at: cst.CSTNode) -> Value:
+        """``out["loss"] = out["loss"].detach()`` between the binding and ``at``, in the same block
+        of statements as ``at``'s: the field holds the new value from there on."""
+        fields = dict(value.fields or ())
+        changed = False
+        for write in self._item_writes(self.scopes.scope_of(at)).get(name, ()):
+            key = _literal_key(write.targets[0].target.slice[0].slice.value)
+            if isinstance(key, str) and key in fields and self.tree.before(bound_at, write) and \
+                    self.tree.before(write, at) and self.tree.parent.get(self.tree.parent.get(write)) is \
+                    self.tree.parent.get(self.tree.statement_of(at)):
+                fields[key] = self.value(write.value, write)
+                changed = True
+        if not changed:
+            return value
+        return replace(_combine(list(fields.values()) + ([value.element] if value.element else []), kind=MAPPING,
+                                fields=tuple(fields.items()), element=value.element), why=value.why)
+
+    def _item_writes(self, scope) -> dict[str, list[cst.Assign]]:
+        """``name["key"] = value`` assignments of ``scope``, by name."""
+        known = self._writes.get(scope)
+        if known is None:
+            known = {}
+            for assign in self.scopes.scope_nodes(scope, cst.Assign):
+                target = assign.targets[0].target if len(assign.targets) == 1 else None
+                if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) and \
+                        len(target.slice) == 1 and isinstance(target.slice[0].slice, cst.Index):
+                    known.setdefault(target.value.value, []).append(assign)
+            self._writes[scope] = known
+        return known
 
     def _list_growth(self, scope) -> dict[str, list[cst.Call]]:
         known = self._growth.get(scope)
@@ -542,11 +579,23 @@ class Flow:
             return UNKNOWN
         value = self.value(binding.value, node)
         if binding.index is not None:
+            if value.kind == TENSOR and isinstance(binding.value, cst.Call) and \
+                    self.calls.is_loss_function_call(binding.value) and self.calls.callee(binding.value) is None \
+                    and not self._defines_loss_class:
+                # ``loss, loss_items = compute_loss(pred, y)`` of another module: by convention the
+                # loss comes first and what follows is for logging; what that holds is not known here.
+                return value if binding.index == 0 else UNKNOWN
             return value.item(binding.index)
         if binding.augmented:  # ``t += v``: the new value is computed from the old one and ``v``
             return self._computed(value.derived(kind=TENSOR if value.kind == TENSOR else
                                                 NUMBER if value.kind == NUMBER else None), node)
         return value
+
+    @cached_property
+    def _defines_loss_class(self) -> bool:
+        """The file has a loss class of its own (``MaskedLmCriterion``), which an unresolved
+        ``self.criterion(...)`` may well be: then its tuple is not guessed by convention."""
+        return any(_LOSS_NAME.search(name) or "Criterion" in name for name in self.scopes.classes_by_name)
 
     def _differentiated(self, name: str, at: cst.CSTNode, bindings) -> bool:
         """A name some backward pass differentiates holds a graph, when what reaches here is
@@ -748,13 +797,14 @@ class Flow:
         why = ((call, f"graph made by `{_spelled(call)}(...)`"),)
         if self.calls.is_loss_function_call(call):
             inputs = [self.value(a.value, at) for a in call.args]
-            if inputs and all(v.detached for v in inputs):
-                return Value(detached=True, device=any(v.device for v in inputs), kind=TENSOR)
             reduced = _reduces(call) and (not isinstance(call.func, cst.Call) or _reduces(call.func))
             if reduced and isinstance(call.func, cst.Name):
                 reduced = all(not isinstance(b.value, cst.Call) or _reduces(b.value)
                               for b in self.scopes.reaching_bindings(call.func.value, call))
             scalar = reduced and self._builds_reduced_loss(call)
+            if inputs and all(v.detached for v in inputs):  # (a validation loss under ``no_grad``)
+                return Value(detached=True, device=any(v.device for v in inputs), kind=TENSOR, scalar=scalar,
+                             loss=reduced)
             return Value(graph=True, device=True, kind=TENSOR, scalar=scalar, loss=reduced, why=why,
                          params=frozenset().union(*(v.params for v in inputs)))
         module = self.value(call.func, at) if isinstance(call.func, (cst.Name, cst.Attribute)) else UNKNOWN

@@ -35,7 +35,7 @@ class Iterations:
         (``while not done:`` in ``for episode``), so a container bound before the step loop is
         still seen to grow."""
         for loop in self.scopes.loops_around(node):
-            if self.scopes.is_step_loop(loop) or self._trains_through_calls(loop):
+            if self.scopes.is_step_loop(loop) or self.trains_through_calls(loop):
                 return loop
         hook = self._forward_hook_lambda(node)
         if hook is not None:
@@ -45,7 +45,7 @@ class Iterations:
             return func
         return None
 
-    def _trains_through_calls(self, loop: Loop) -> bool:
+    def trains_through_calls(self, loop: Loop) -> bool:
         """Each iteration trains: it calls a function of the file that runs a backward pass or an
         optimizer step itself (``trainer.train(loader)`` per hyper-parameter setting)."""
         known = self._training_loops.get(loop)
@@ -85,6 +85,43 @@ class Iterations:
         self._per_step[func] = result
         return result
 
+    def fed_back(self, function: cst.FunctionDef, name: str) -> bool:
+        """A parameter that ``function`` returns (alone or in a tuple) and that a caller's step
+        loop passes back in: ``ema = loop_body(x, ema)`` carries it from one call to the next."""
+        params = [p.name.value for p in (*function.params.posonly_params, *function.params.params)]
+        if name not in params:
+            return False
+        position = None
+        for ret in self.scopes.scope_nodes(function, cst.Return):
+            values = [e.value for e in ret.value.elements] if isinstance(ret.value, cst.Tuple) else [ret.value]
+            spelled = [v.value if isinstance(v, cst.Name) else None for v in values]
+            if name in spelled:
+                position = (spelled.index(name), len(values)) if len(values) > 1 else (None, 1)
+        if position is None:
+            return False
+        index, width = position
+        for site in self.calls.call_sites(function):
+            callee = self.calls.callee(site)
+            given = self.calls.arguments(site, callee).get(name, ()) if callee is not None else ()
+            passed = given[0][0] if given else None
+            assign = self.tree.parent.get(site)
+            if not (isinstance(passed, cst.Name) and isinstance(assign, cst.Assign) and len(assign.targets) == 1):
+                continue
+            target = assign.targets[0].target
+            if index is not None and isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == width:
+                target = target.elements[index].value
+            loop = self.step_iteration(site)
+            if isinstance(target, cst.Name) and target.value == passed.value and \
+                    isinstance(loop, (cst.For, cst.While)) and self._only_binding_in(loop, passed.value, assign):
+                return True
+        return False
+
+    def _only_binding_in(self, loop: cst.CSTNode, name: str, assign: cst.Assign) -> bool:
+        """``assign`` is the only binding of ``name`` in the loop's body: what the call gets is
+        the previous iteration's value, not one made (or detached) earlier in this one."""
+        return all(b.node is assign for b in self.scopes.bindings(self.scopes.scope_of(loop)).get(name, [])
+                   if self.tree.contains(loop.body, b.node))
+
     def step_calls(self, region: Iteration) -> list[cst.Call]:
         """Backward passes and optimizer steps in a loop body (or a method), outside nested
         functions."""
@@ -106,9 +143,14 @@ class Iterations:
         point."""
         return any(keyword_is_true(c, "create_graph") for c in self.step_calls(region))
 
-    @staticmethod
-    def iterates_loader(loop: Loop) -> bool:
-        return isinstance(loop, cst.For) and bool(LOADER_ITERABLE.search(cst.Module([]).code_for_node(loop.iter)))
+    def iterates_loader(self, loop: Loop) -> bool:
+        """``for x, y in loader``, also through a name (``pbar = tqdm(loader)``; ``for b in pbar``)."""
+        if not isinstance(loop, cst.For):
+            return False
+        speller = cst.Module([])
+        iterables = [loop.iter] + ([b.value for b in self.scopes.reaching_bindings(loop.iter.value, loop)
+                                    if isinstance(b.value, cst.Call)] if isinstance(loop.iter, cst.Name) else [])
+        return any(LOADER_ITERABLE.search(speller.code_for_node(i)) for i in iterables)
 
     def is_batch_loop(self, loop: Loop) -> bool:
         if self.iterates_loader(loop):
@@ -130,13 +172,20 @@ class Iterations:
             is_model_name(terminal_name(func.value))
 
     def batch_iteration(self, node: cst.CSTNode) -> Optional[Iteration]:
-        """The innermost loop around ``node`` when it is a batch loop, else the per-step method
-        ``node`` is in (when it is in no loop)."""
+        """The innermost loop around ``node`` when it is a batch loop, else the function ``node``
+        is in (when it is in no loop) when that runs once per batch: a per-step method, or a
+        helper of the file called on every iteration of a batch loop (``loop_body(batch)``)."""
         loops = self.scopes.loops_around(node)
         if loops:
             return loops[0] if self.is_batch_loop(loops[0]) else None
         func = self.scopes.function_of(node)
-        return func if func is not None and self.scopes.is_per_step_method(func) else None
+        if func is None:
+            return None
+        if self.scopes.is_per_step_method(func) or any(
+                (around := self.scopes.loops_around(site)) and self.is_batch_loop(around[0])
+                and self.runs_every_iteration(site, around[0]) for site in self.calls.call_sites(func)):
+            return func
+        return None
 
     def runs_every_iteration(self, node: cst.CSTNode, iteration: Iteration) -> bool:
         """Not only under a condition — every few steps (``if step % 100 == 0:``), behind a

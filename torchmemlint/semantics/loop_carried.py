@@ -90,6 +90,8 @@ class Carry:
     reads: tuple[cst.BaseExpression, ...]
     kind: str
     requires_grad: bool
+    # ``ema = loop_body(x, ema)``: the callee computes the new value, and its carry is found there
+    in_callee: bool = False
 
 
 class LoopCarried:
@@ -154,7 +156,7 @@ class LoopCarried:
             for site in self._assignments(region):
                 for name in self._assigned_names(site):
                     if isinstance(region, cst.FunctionDef) and not name.startswith("self.") and \
-                            not self._fed_back(region, name):
+                            not self.iterations.fed_back(region, name):
                         continue  # a per-step method's locals die with the call
                     sites_by_name.setdefault(name, []).append(site)
             for name, sites in sites_by_name.items():
@@ -166,45 +168,19 @@ class LoopCarried:
                         continue  # ``vae = vae.to(device)``: a module moved, not a value computed
                     reads = self._previous_reads(site, name, region)
                     if reads and self._attached(site, requires_grad):
-                        found.append(Carry(name, site, region, reads, self._kind(site), requires_grad))
+                        found.append(Carry(name, site, region, reads, self._kind(site), requires_grad,
+                                           self._carried_inside_callee(site, name)))
         return found
 
-    def _fed_back(self, function: cst.FunctionDef, name: str) -> bool:
-        """A parameter that ``function`` returns (alone or in a tuple) and that a caller's step
-        loop passes back in: ``ema = loop_body(x, ema)`` carries it from one call to the next."""
-        params = [p.name.value for p in (*function.params.posonly_params, *function.params.params)]
-        if name not in params:
+    def _carried_inside_callee(self, site: Assignment, name: str) -> bool:
+        value = getattr(site, "value", None)
+        if not isinstance(value, cst.Call):
             return False
-        position = None
-        for ret in self.scopes.scope_nodes(function, cst.Return):
-            values = [e.value for e in ret.value.elements] if isinstance(ret.value, cst.Tuple) else [ret.value]
-            spelled = [v.value if isinstance(v, cst.Name) else None for v in values]
-            if name in spelled:
-                position = (spelled.index(name), len(values)) if len(values) > 1 else (None, 1)
-        if position is None:
+        callee = self.flow.calls.callee(value)
+        if callee is None or not isinstance(callee.function, cst.FunctionDef):
             return False
-        index, width = position
-        for site in self.flow.calls.call_sites(function):
-            callee = self.flow.calls.callee(site)
-            given = self.flow.calls.arguments(site, callee).get(name, ()) if callee is not None else ()
-            passed = given[0][0] if given else None
-            assign = self.tree.parent.get(site)
-            if not (isinstance(passed, cst.Name) and isinstance(assign, cst.Assign) and len(assign.targets) == 1):
-                continue
-            target = assign.targets[0].target
-            if index is not None and isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == width:
-                target = target.elements[index].value
-            loop = self.iterations.step_iteration(site)
-            if isinstance(target, cst.Name) and target.value == passed.value and \
-                    isinstance(loop, (cst.For, cst.While)) and self._only_binding_in(loop, passed.value, assign):
-                return True
-        return False
-
-    def _only_binding_in(self, loop: cst.CSTNode, name: str, assign: cst.Assign) -> bool:
-        """``assign`` is the only binding of ``name`` in the loop's body: what the call gets is
-        the previous iteration's value, not one made (or detached) earlier in this one."""
-        return all(b.node is assign for b in self.scopes.bindings(self.scopes.scope_of(loop)).get(name, [])
-                   if self.tree.contains(loop.body, b.node))
+        return any(isinstance(expr, cst.Name) and expr.value == name and self.iterations.fed_back(callee.function, param)
+                   for param, given in self.flow.calls.arguments(value, callee).items() for expr, _ in given)
 
     def _cut(self, name: str, sites: list[Assignment], region: Iteration) -> bool:
         """Something in the iteration gives ``name`` a value without the old one's graph: a

@@ -73,7 +73,10 @@ class Modules:
     # -- constructors -----------------------------------------------------------------
     def is_constructor(self, expr: Optional[cst.BaseExpression]) -> bool:
         """``expr`` builds (or loads) a module: ``nn.Linear(...)``, a Module class of this file,
-        ``AutoModel.from_pretrained(...)``, ``torchvision.models.resnet50()``, ``Net().to(dev)``."""
+        ``AutoModel.from_pretrained(...)``, ``torchvision.models.resnet50()``, ``Net().to(dev)``,
+        ``merge_fn or nn.Identity()`` (a module given, else a default one)."""
+        if isinstance(expr, cst.BooleanOperation) and isinstance(expr.operator, cst.Or):
+            return self.is_constructor(expr.right)
         moved = self._strip_self_returning(expr) is not expr and isinstance(expr, cst.Call) and \
             isinstance(expr.func, cst.Attribute) and expr.func.attr.value in ("to", "cuda")
         expr = self._strip_self_returning(expr)

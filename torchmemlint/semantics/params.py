@@ -14,6 +14,7 @@ from typing import Iterable, Optional
 
 import libcst as cst
 
+from torchmemlint.semantics.calls import Calls
 from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.modules import TENSOR_CONSTRUCTORS, Modules
 from torchmemlint.semantics.scopes import Scopes
@@ -45,30 +46,34 @@ _OPTIMIZER_BASE = re.compile(r"(?:^|\.)Optimizer$|^torch\.optim\.")
 
 
 class Parameters:
-    def __init__(self, tree: Tree, imports: ImportTable, scopes: Scopes, modules: Modules) -> None:
+    def __init__(self, tree: Tree, imports: ImportTable, scopes: Scopes, modules: Modules, calls: Calls) -> None:
         self.tree = tree
         self.imports = imports
         self.scopes = scopes
         self.modules = modules
+        self.calls = calls
 
     # -- which tensors are leaves that require grad -------------------------------------
-    def leaf_kind(self, expr: cst.BaseExpression, at: Optional[cst.CSTNode] = None) -> Optional[str]:
-        """``PARAMETER`` or ``INPUT`` for a leaf tensor that requires grad at ``at``, else None."""
+    def leaf_kind(self, expr: cst.BaseExpression, at: Optional[cst.CSTNode] = None, depth: int = 0) -> Optional[str]:
+        """``PARAMETER`` or ``INPUT`` for a leaf tensor that requires grad at ``at``, else None
+        (``depth``: how many call sites up the value was followed)."""
         at = at if at is not None else expr
         if isinstance(expr, cst.Name):
-            return self._name_leaf_kind(expr.value, at)
+            return self._name_leaf_kind(expr.value, at, depth)
         if isinstance(expr, cst.Attribute):
             if expr.attr.value in ("data", "grad"):
                 return None
             if dotted_name(expr.value) == "self":
                 value = self._self_attribute_value(expr.attr.value, at)
+                if isinstance(value, cst.Name):  # ``self.w = w``: what the constructor was given
+                    return self._name_leaf_kind(value.value, value, depth + 1)
                 if value is not None:
                     return self.created_leaf(value)
             if expr.attr.value in ("weight", "bias") and self.modules.is_module(expr.value, at):
                 return PARAMETER
         return None
 
-    def _name_leaf_kind(self, name: str, at: cst.CSTNode) -> Optional[str]:
+    def _name_leaf_kind(self, name: str, at: cst.CSTNode, depth: int = 0) -> Optional[str]:
         kind: Optional[str] = None
         bindings = self.scopes.bindings_of(name, at)
         for binding in bindings:
@@ -77,10 +82,30 @@ class Parameters:
                     return PARAMETER
             elif binding.value is not None:
                 kind = kind or self.created_leaf(binding.value)
+            elif isinstance(binding.node, cst.Param) and depth < 3:
+                kind = kind or self._passed_leaf_kind(binding.node, depth)
         if kind is None and self._marked_before(name, at):
             shaped = any(b.value is not None and self._factory(b.value) == "shape" for b in bindings)
             kind = PARAMETER if shaped else INPUT
         return kind
+
+    def _passed_leaf_kind(self, param: cst.Param, depth: int) -> Optional[str]:
+        """The leaf a helper's parameter receives at its call sites (``loop_body(X, w, b)`` with
+        ``w = torch.randn(3, requires_grad=True)``): the kind of the first leaf passed."""
+        function = self.scopes.function_of(param)
+        if function is None:
+            return None
+        sites = self.calls.call_sites(function)
+        cls = self.scopes.class_of(function)
+        if function.name.value == "__init__" and cls is not None:  # ``LoopState(X, w, b)``
+            sites = [*sites, *self.calls.calls_spelled(cls.name.value, method=False)]
+        for site in sites:
+            callee = self.calls.callee(site)
+            for expr, where in self.calls.arguments(site, callee).get(param.name.value, []) if callee else ():
+                kind = self.leaf_kind(expr, where, depth + 1)
+                if kind is not None:
+                    return kind
+        return None
 
     def created_leaf(self, value: cst.BaseExpression) -> Optional[str]:
         """What leaf ``value`` creates: ``nn.Parameter(w)`` / ``torch.randn(3, requires_grad=True)``
@@ -231,12 +256,16 @@ class Parameters:
         return False
 
     def local_callees(self, call: cst.Call) -> Iterable[cst.FunctionDef]:
-        """Functions of this file a call may run: ``helper(...)`` or ``self.helper(...)``."""
+        """Functions of this file a call may run: ``helper(...)``, ``self.helper(...)``, or a
+        method of an object ``self`` holds (``self.owner._reset_grads()``)."""
         func = call.func
         if isinstance(func, cst.Name):
             return self.scopes.functions_by_name.get(func.value, [])
-        if isinstance(func, cst.Attribute) and dotted_name(func.value) == "self":
+        receiver = dotted_name(func.value) if isinstance(func, cst.Attribute) else None
+        if receiver == "self":
             return self.scopes.functions_by_name.get(func.attr.value, [])
+        if receiver is not None and receiver.startswith("self."):  # (``self.opt.step()`` is no call of ``step`` itself)
+            return [f for f in self.scopes.functions_by_name.get(func.attr.value, []) if not self.tree.contains(f, call)]
         return []
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, field
-from typing import Callable, Optional, Union
+from typing import Callable, Iterator, Optional, Union
 
 from torchmemlint.diagnostics import FileError
 from torchmemlint.semantics.vocabulary import (
@@ -45,6 +45,7 @@ class LoopFacts:
     header_identifiers: frozenset[str]
     while_true: bool = False
     has_step_call: bool = False  # a backward, an optimizer or environment step, autograd.grad
+    iterable_name: Optional[str] = None  # ``for b in pbar``: its identifiers join those of ``pbar = ...``
     parent: Optional["LoopFacts"] = None  # the loop around it (in any function)
     calls: set[str] = field(default_factory=set)  # names called in its body outside inner loops
     assigns: bool = False  # an assignment in its body outside inner loops
@@ -231,8 +232,8 @@ class FileFacts:
             return True  # a lambda registered as a forward hook runs on every forward pass
         if scope.name is None:
             return False
-        if _local_of(scope, root):
-            return False  # it dies with the call
+        if _local_of(scope, root) and not (root in scope.params and self._fed_back(loops, scope, in_lambda, root)):
+            return False  # it dies with the call, unless a parameter handed back (``total = body(x, total)``)
         return self.runs_per_step(scope.name)
 
     def _in_crossing_loop(self, loop: Optional[LoopFacts]) -> bool:
@@ -422,13 +423,15 @@ class _Walker:
     def __init__(self, facts: FileFacts, text: str) -> None:
         self.facts = facts
         self.lines = text.splitlines()
+        self.made_by_calls: dict[str, frozenset[str]] = {}  # ``name = call(...)``: the call's identifiers
 
     def _header(self, loop: Union[ast.For, ast.AsyncFor, ast.While]) -> LoopFacts:
         # From the ``for``/``while`` line to the line before the body (a body on the header's
         # own line comes with it): every character of LibCST's view of the target and iterable.
         text = "\n".join(self.lines[loop.lineno - 1:max(loop.body[0].lineno - 1, loop.lineno)])
         while_true = isinstance(loop, ast.While) and isinstance(loop.test, ast.Constant) and loop.test.value is True
-        return LoopFacts(frozenset(_IDENTIFIER.findall(text)), while_true)
+        named = loop.iter.id if not isinstance(loop, ast.While) and type(loop.iter) is ast.Name else None
+        return LoopFacts(frozenset(_IDENTIFIER.findall(text)), while_true, iterable_name=named)
 
     def _iterable_identifiers(self, loop: Union[ast.For, ast.AsyncFor]) -> set[str]:
         """The identifiers from the end of a ``for`` loop's target to the end of its header:
@@ -626,6 +629,9 @@ class _Walker:
         if meter_updates and any(METER_CLASS.search(name) for name in (*name_calls, *method_calls)):
             keeps.add(CALL_STORE)  # ``meter = AverageMeter(); meter.update(loss)``
             sites.setdefault(CALL_STORE, []).extend(meter_updates)
+        for loop in loops:
+            if loop.iterable_name in self.made_by_calls:  # ``pbar = tqdm(train_loader)``
+                loop.header_identifiers |= self.made_by_calls[loop.iterable_name]
         facts.depth = deepest
         facts.step_functions = {scope.name for scope in scopes if scope.makes_step and scope.name is not None}
         facts.assigning_loops = [loop for loop in loops if loop.assigns]
@@ -670,6 +676,9 @@ class _Walker:
                     sites.setdefault(SUBSCRIPT_STORE, []).append((*context, _root(target.value)))
             if len(targets) == 1:
                 target, value = targets[0], node.value
+                if type(target) is ast.Name and type(value) is ast.Call:
+                    self.made_by_calls[target.id] = self.made_by_calls.get(target.id, frozenset()) | \
+                        frozenset(_identifiers_of(value))
                 spelled = _dotted(target)
                 if type(value) is ast.BinOp and spelled is not None and spelled in (_dotted(value.left), _dotted(value.right)):
                     keeps.add(ACCUMULATION)
@@ -686,6 +695,18 @@ class _Walker:
             elif type(node.op) in (ast.Add, ast.Sub, ast.Mult):
                 keeps.add(ACCUMULATION)
                 sites.setdefault(ACCUMULATION, []).append((*context, _root(node.target)))
+
+
+def _identifiers_of(expr: ast.AST) -> Iterator[str]:
+    """The names, attributes and keywords an expression spells (those LibCST's code of it shows)."""
+    for node in ast.walk(expr):
+        kind = type(node)
+        if kind is ast.Name:
+            yield node.id
+        elif kind is ast.Attribute:
+            yield node.attr
+        elif kind is ast.keyword and node.arg is not None:
+            yield node.arg
 
 
 # Calls that may be ``torch.autograd.grad``/``backward`` (a backward pass, in the semantic layer).

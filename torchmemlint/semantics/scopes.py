@@ -194,7 +194,11 @@ class Scopes:
         if self._step_follows(loop):
             return False  # micro-batches, domains or heads of ONE step, differentiated after the loop
         header = loop.iter if isinstance(loop, cst.For) else loop.test
+        if isinstance(header, cst.Call) and terminal_name(header.func) in ("linspace", "logspace"):
+            return False  # a sweep over values (``for w in torch.linspace(0, 1, steps)``), not over steps
         identifiers = iterable_identifiers(header)
+        if isinstance(loop, cst.For):
+            identifiers += self._bound_iterable_identifiers(loop)
         if self._in_model_method(loop):
             # A model's own ``forward``/``generate``/``sample`` loops over time steps, tokens or
             # layers of one input; only a loop over data makes steps there (``predict(loader)``).
@@ -209,6 +213,13 @@ class Scopes:
             return True  # ``while True:`` training loops run until a break (inside a loop over
             # data it is a per-sample search, e.g. beam search, unless it has step calls)
         return False
+
+    def _bound_iterable_identifiers(self, loop: cst.For) -> list[str]:
+        """What a named iterable was made from (``pbar = tqdm(train_loader)``; ``for b in pbar``)."""
+        if not isinstance(loop.iter, cst.Name):
+            return []
+        return [identifier for binding in self.reaching_bindings(loop.iter.value, loop)
+                if isinstance(binding.value, cst.Call) for identifier in iterable_identifiers(binding.value)]
 
     def _in_model_method(self, node: cst.CSTNode) -> bool:
         """In a method of an ``nn.Module`` class other than a framework's per-step hook."""
@@ -290,14 +301,20 @@ class Scopes:
         position = start[at]
         node_start = lambda binding: start[binding.node]  # noqa: E731
         reaching: list[Binding] = []
+        overwritten_in: set[cst.CSTNode] = set()  # branches where a later plain binding was taken
         for index in range(bisect_left(candidates, position, key=node_start) - 1, -1, -1):
             binding = candidates[index]
             if self.tree.contains(binding.node, at) and not (
                     isinstance(binding.node, cst.For) and self.tree.contains(binding.node.body, at)):
                 continue  # ``x = f(x)`` binds after reading (a loop's own target binds before)
+            branch = self._innermost_branch(binding.node)
+            if branch in overwritten_in:
+                continue  # ``x = a`` then ``x = b`` in one branch: only ``b`` leaves it
             reaching.append(binding)
-            if not binding.augmented and not self._in_branch_between(binding.node, at):
-                break
+            if not binding.augmented:
+                if not self._in_branch_between(binding.node, at):
+                    break
+                overwritten_in.add(branch)
         if reaching:
             return reaching
         for loop in self.loops_around(at):
@@ -318,6 +335,13 @@ class Scopes:
         if scope is not self.tree.module and name not in self.bindings(scope):
             return self.bindings(self.tree.module).get(name, [])
         return []
+
+    def _innermost_branch(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
+        for ancestor in self.tree.ancestors(node):
+            if isinstance(ancestor, (cst.If, cst.Else, cst.Try, cst.ExceptHandler, cst.For, cst.While,
+                                     cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+                return ancestor
+        return None
 
     def _in_branch_between(self, binding: cst.CSTNode, at: cst.CSTNode) -> bool:
         """Whether ``binding`` sits in an if/try/with branch that ``at`` is not inside, so an

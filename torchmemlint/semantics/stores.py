@@ -271,7 +271,7 @@ class Stores:
         run once per step, also a container its callers pass in that outlives their loop.
         Bounded containers (``deque(maxlen=...)``) never grow, so they do not count."""
         root = root_name(container)
-        if root is None:
+        if root is None or self._is_bounded(container, at):
             return False
         is_attribute = not isinstance(container, cst.Name)
         if isinstance(iteration, cst.Lambda):  # a hook lambda binds nothing but its parameters
@@ -288,6 +288,11 @@ class Stores:
                 self._emptied_between_calls(container):
             return False
         if isinstance(iteration, cst.FunctionDef):  # once per step: locals die with the call
+            if is_attribute and iteration in self.calls.forward_hooks and root == first_param(iteration):
+                # ``module.activations.append(...)`` in a hook: the hooked module stays, unless the
+                # hook keeps them only while grad is on, for a backward that consumes them (Opacus)
+                return not any(self.imports.qualify(c.func) == "torch.is_grad_enabled"
+                               for c in self.scopes.scope_nodes(iteration, cst.Call))
             if root == "self" and is_attribute:
                 return not self._reset_in(container, iteration) and \
                     not self.differentiated_and_emptied(container, iteration)
@@ -298,15 +303,14 @@ class Stores:
                 return not self.differentiated_and_emptied(container, iteration)
             if scope_bindings and all(isinstance(b.node, cst.Param) for b in scope_bindings) and root != "self":
                 return self._passed_in_outliving(iteration, root, container, _depth)
-            return False
+            # ``total += loss`` on a parameter handed back: ``total = loop_body(x, total)``
+            return not is_attribute and self.iterations.fed_back(iteration, root)
         if self._reset_in(container, iteration.body):
             return False
         func = self.scopes.function_of(iteration)
         if func is not None and root != "self" and self.scopes.is_per_step_method(func) and \
                 root in self.scopes.bindings(func):
             return False  # a local of forward()/training_step() dies with the step
-        if self._is_bounded(container, at):
-            return False
         if is_attribute and root == "self":
             return True
         if self._fresh_per_outer_step(container, iteration):
@@ -401,16 +405,43 @@ class Stores:
         node_type = cst.Name if "." not in spelled else cst.Attribute
         return any(dotted_name(n) == spelled for n in self.tree.descendants(expr, node_type))
 
-    def _is_bounded(self, container: cst.BaseExpression, at: cst.CSTNode) -> bool:
-        if not isinstance(container, cst.Name):
+    def _is_bounded(self, container: cst.BaseExpression, at: cst.CSTNode, depth: int = 0) -> bool:
+        """``deque(maxlen=...)``, bound to the name, or to the ``self`` attribute everywhere the
+        class assigns it (``self.recent = deque(maxlen=100)`` in ``__init__``), also when it is
+        handed in by the callers (``LoopState(recent)``, ``train(recent)``)."""
+        if depth > 2:
             return False
-        for binding in self.scopes.reaching_bindings(container.value, at):
-            value = binding.value
-            if isinstance(value, cst.Call):
-                name = self.imports.qualify(value.func) or dotted_name(value.func)
-                if name in _BOUNDED_FACTORIES and any(a.keyword and a.keyword.value == "maxlen" for a in value.args):
-                    return True
+        if isinstance(container, cst.Name):
+            bindings = self.scopes.reaching_bindings(container.value, at)
+            return any(self._bounded_factory(b.value) for b in bindings) or \
+                any(isinstance(b.node, cst.Param) and self._passed_bounded(b.node, depth) for b in bindings)
+        if isinstance(container, cst.Attribute) and dotted_name(container.value) == "self":
+            method = self.scopes.function_of(at)
+            cls = self.scopes.class_of(method) if method is not None else None
+            assigned = self.flow.self_assignments(cls).get(container.attr.value, []) if cls is not None else []
+            return bool(assigned) and all(
+                self._bounded_factory(a.value) or isinstance(a.value, cst.Name) and self._is_bounded(a.value, a.node, depth + 1)
+                for a in assigned)
         return False
+
+    def _passed_bounded(self, param: cst.Param, depth: int) -> bool:
+        """Every call of the parameter's function (or class, for ``__init__``) passes a bounded container."""
+        function = self.scopes.function_of(param)
+        if function is None:
+            return False
+        sites = list(self.calls.call_sites(function))
+        cls = self.scopes.class_of(function)
+        if function.name.value == "__init__" and cls is not None:
+            sites += self.calls.calls_spelled(cls.name.value, method=False)
+        passed = [(expr, where) for site in sites if (callee := self.calls.callee(site)) is not None
+                  for expr, where in self.calls.arguments(site, callee).get(param.name.value, [])]
+        return bool(passed) and all(self._is_bounded(expr, where, depth + 1) for expr, where in passed)
+
+    def _bounded_factory(self, value: Optional[cst.BaseExpression]) -> bool:
+        if not isinstance(value, cst.Call):
+            return False
+        name = self.imports.qualify(value.func) or dotted_name(value.func)
+        return name in _BOUNDED_FACTORIES and any(a.keyword and a.keyword.value == "maxlen" for a in value.args)
 
     def never_grows(self, store: Store) -> bool:
         """A store that cannot add an element: a fixed key (``last["loss"] = v``), or an index
@@ -428,7 +459,7 @@ class Stores:
             return True  # ``ema[k] = d * ema[k] + ...``: the item exists already (TML005's if it keeps a graph)
         if store.key is None:
             return False
-        if self._closure_constant(store.key, store.node):
+        if self._closure_constant(store.key, store.node) or self._bounded_key(store.key, store.node):
             return True
         spelled = dotted_name(store.container)
         if spelled is None:
@@ -495,6 +526,25 @@ class Stores:
         names = [n.value for n in self.tree.descendants(key, cst.Name)] if not isinstance(key, cst.Name) else [key.value]
         own = self.scopes.bindings(function)
         return bool(names) and all(n not in own and n in self.scopes.bindings(outer) for n in names)
+
+    def _bounded_key(self, key: cst.BaseExpression, at: cst.CSTNode, depth: int = 0) -> bool:
+        """A key from a small fixed set: made from a device (``cache[str(x.device)] = bias``: one
+        entry per device the process uses), or taken modulo (``buffer[step % n] = inputs``: a ring
+        of ``n`` slots)."""
+        if isinstance(key, cst.SubscriptElement):
+            key = key.slice
+        if isinstance(key, cst.Index):
+            key = key.value
+        if isinstance(key, cst.Name):
+            bindings = self.scopes.reaching_bindings(key.value, at)
+            return depth < 4 and bool(bindings) and all(
+                b.value is not None and self._bounded_key(b.value, b.node, depth + 1) for b in bindings)
+        if isinstance(key, cst.BinaryOperation) and isinstance(key.operator, cst.Modulo):
+            return True
+        while isinstance(key, cst.Call) and len(key.args) == 1 and dotted_name(key.func) in ("str", "repr"):
+            key = key.args[0].value
+        spelled = dotted_name(key)
+        return spelled is not None and spelled.split(".")[-1] == "device"
 
     def differentiated_and_emptied(self, container: cst.BaseExpression, method: cst.FunctionDef) -> bool:
         """A ``self`` container that another method empties after running a backward (a

@@ -34,6 +34,10 @@ STEP_WORDS = frozenset({
 STEP_TARGET_WORDS = frozenset({"epoch", "step", "episode", "iteration", "batch", "minibatch", "fold", "trial"})
 _SETTING_WORDS = frozenset({"first", "size", "sizes", "shape", "norm", "dim", "mode", "type", "count", "len",
                             "start", "end", "stop", "offset"})
+# Words that make the steps those of producing one output (a sampler's denoising steps, the
+# points of an interpolation), not training or evaluation steps: ``num_inference_steps``.
+_GENERATION_WORDS = frozenset({"inference", "denoising", "sampling", "diffusion", "ddim", "ddpm", "interp",
+                               "interpolation", "generation", "decoding"})
 # An iterable that yields batches of data.
 LOADER_ITERABLE = re.compile(r"loader|batches|dataset|\bdl\b|_dl\b", re.IGNORECASE)
 # Identifiers of an iterable that say nothing about what it iterates over.
@@ -45,8 +49,11 @@ def is_step_identifier(identifier: str) -> bool:
     """An identifier in a loop's iterable that marks one training/evaluation step per iteration
     (``train_loader``, ``epochs``, ``data``, ``rollouts``)."""
     lowered = identifier.lower()
+    words = lowered.split("_")
+    if len(words) > 1 and (words[-1] in _SETTING_WORDS or _GENERATION_WORDS.intersection(words)):
+        return False  # ``rollout_batch_size`` is a setting, ``num_inference_steps`` one sample's steps
     return identifier == "data" or lowered.endswith(("loader", "dataset")) or any(
-        word.rstrip("0123456789") in STEP_WORDS for word in lowered.split("_")
+        word.rstrip("0123456789") in STEP_WORDS for word in words
     )
 
 
@@ -54,7 +61,7 @@ def is_step_target(identifier: str) -> bool:
     """A loop variable named for one step (``epoch``, ``batch_idx``), not for a setting
     (``batch_first``, ``batch_size``, ``step_size``)."""
     words = identifier.lower().split("_")
-    if len(words) > 1 and words[-1] in _SETTING_WORDS:
+    if len(words) > 1 and (words[-1] in _SETTING_WORDS or _GENERATION_WORDS.intersection(words)):
         return False
     return any(word in STEP_TARGET_WORDS for word in words)
 

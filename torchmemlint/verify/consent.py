@@ -26,7 +26,8 @@ def describe(files: Sequence[FileFindings], settings: Settings) -> str:
     lines = [f"torchmemlint verify will run {_count(len(files), 'script')} (the code around each finding, "
              "and a twin with its fix):"]
     for file in files:
-        lines.append(f"  python {file.path}{arguments}   ({_count(len(file.diagnostics), 'finding')})")
+        twin = f"; {file.twin_label()}" if file.twin_label() else ""
+        lines.append(f"  python {file.path}{arguments}   ({_count(len(file.diagnostics), 'finding')}{twin})")
     for folder in sorted({os.path.dirname(os.path.abspath(file.path)) for file in files}):
         copy = FolderCopy.plan(folder, limits.copy_limit, "")
         left_out = (f"; {_count(copy.skipped_files, 'file')} ({_size(copy.skipped_bytes)}) over the copy limit "

@@ -34,11 +34,14 @@ from typing import Any, Callable, Optional
 
 import torch
 
+from torchmemlint.verify import drive
 from torchmemlint.verify.instrument import CONTROLLER
 from torchmemlint.verify.meters import (
     CudaMeter, GraphMeter, HeapMeter, LiveStorageMeter, NativeHeapMeter, cuda_rounded, gradient_norm,
 )
 from torchmemlint.verify.retention import credit_survivors
+from torchmemlint.verify.sites import allocation_history_start, allocation_sites
+from torchmemlint.verify.workers import WorkerWatch, device_name
 
 # Exit status of a child that the CUDA watchdog stopped (device memory over the cap).
 WATCHDOG_EXIT = 86
@@ -241,6 +244,8 @@ def replay(spec: dict) -> int:
         results.write({"event": "end", "status": "error", "iterations": 0, "error": {
             "type": "DeviceError", "line": 0, "message": "--device cuda, but torch.cuda.is_available() is False"}})
         return 0
+    if spec.get("workers"):
+        return _replay_workers(spec, results, use_cuda)
     if use_cuda:
         cap = _cap_cuda_memory(spec["memory_limit"], results)
     else:
@@ -264,8 +269,8 @@ def replay(spec: dict) -> int:
         graph = boundary_meters["graph"].sample(storage.live_tensors())
         grad_norm = gradient_norm() if spec.get("gradients") else 0.0
         record = {"event": "boundary", "iteration": iteration, "graph": graph, "grad_norm": grad_norm,
-                  "storage": storage.sample(), "heap": boundary_meters["heap"].sample(),
-                  "time": round(reached - started, 6)}
+                  "storage": storage.sample(), "time": round(reached - started, 6),
+                  "heap": boundary_meters["heap"].sample(restart=iteration == spec["warmup"])}
         if "cuda" in boundary_meters:
             record["cuda"] = boundary_meters["cuda"].sample()
         record["native"] = boundary_meters["native"].sample()
@@ -275,13 +280,12 @@ def replay(spec: dict) -> int:
 
     controller = ReplayController(spec["cap"], on_boundary)
     setattr(builtins, CONTROLLER, controller)
-    main = types.ModuleType("__main__")
-    main.__dict__.update({"__file__": filename, "__builtins__": builtins, "__spec__": None})
-    sys.modules["__main__"] = main
-    sys.argv = [filename, *spec["argv"]]
-    sys.path[0] = os.path.dirname(filename)
-    with open(spec["source"], encoding="utf-8") as source:
-        code = compile(source.read(), filename, "exec")
+    main, code = _main_module(spec)
+    # a Lightning or Hugging Face trainer the script starts runs just past the cap, without extras
+    drive.install(spec.get("phase", "train"), spec["cap"] + 1, use_cuda)
+    # In the original and its twin alike: the history's records are on the native heap, which the
+    # graph meter's bytes are paired differences of
+    history = use_cuda and allocation_history_start()
 
     end: dict[str, Any] = {"event": "end"}
     tb = None
@@ -306,11 +310,7 @@ def replay(spec: dict) -> int:
             tb = stop.__traceback__
         except SystemExit as exit_request:
             controller.finish()
-            end["status"] = "finished"
-            if exit_request.code not in (None, 0):  # sys.exit(3), sys.exit("message"): a failure
-                end["status"] = "error"
-                end["error"] = {"type": "SystemExit", "message": f"the script exited with status {exit_request.code!r}",
-                                "line": _script_line(exit_request.__traceback__, filename)}
+            end.update(_exited(exit_request, filename))
         except BaseException as error:  # the user's code failed: that is a result, not our crash
             del reserve
             traceback.print_exc()  # into the replay's stderr file, with the user's line numbers
@@ -326,8 +326,77 @@ def replay(spec: dict) -> int:
         boundary_meters["heap"].stop()  # the retention walk allocates a lot and need not be traced
         try:
             _explain_survivors(end, storage_meter, spec, controller.closed, main.__dict__, tb)
+            if history and spec["explain"]:
+                end["allocation_sites"] = allocation_sites(storage_meter, end["survivor_iterations"],
+                                                           os.path.dirname(filename))
         except MemoryError:  # after an out-of-memory end there may be no room for the walk
             pass
+    results.write(end)
+    return 0
+
+
+def _main_module(spec: dict) -> tuple[types.ModuleType, types.CodeType]:
+    """A fresh ``__main__`` for the script (``__file__`` its copy, ``sys.argv`` and
+    ``sys.path[0]`` as if started directly) and its compiled code."""
+    filename = spec["filename"]
+    main = types.ModuleType("__main__")
+    main.__dict__.update({"__file__": filename, "__builtins__": builtins, "__spec__": None})
+    sys.modules["__main__"] = main
+    sys.argv = [filename, *spec["argv"]]
+    sys.path[0] = os.path.dirname(filename)
+    with open(spec["source"], encoding="utf-8") as source:
+        return main, compile(source.read(), filename, "exec")
+
+
+def _exited(exit_request: SystemExit, filename: str) -> dict:
+    """``sys.exit()`` and ``sys.exit(0)`` end normally; ``sys.exit(3)``, ``sys.exit("message")`` fail."""
+    if exit_request.code in (None, 0):
+        return {"status": "finished"}
+    message = f"the script exited with status {exit_request.code!r}"
+    line = _script_line(exit_request.__traceback__, filename)
+    return {"status": "error", "error": {"type": "SystemExit", "message": message, "line": line}}
+
+
+def _replay_workers(spec: dict, results: _Results, use_cuda: bool) -> int:
+    """A one-shot replay of a script whose DataLoader workers may use CUDA (TML010): the script
+    runs unchanged while ``WorkerWatch`` reads the device memory of every process below this
+    one; the replay ends when the workers' figures settle, or when the script ends or fails (the
+    error of CUDA in a forked worker is the finding confirmed). Nothing here touches CUDA before
+    the script does: a CUDA context made here would be inherited by every forked worker. On the
+    CPU nothing runs: there is no CUDA to use in a worker."""
+    results.write({"event": "start", "device": "cuda" if use_cuda else "cpu", "torch": torch.__version__,
+                   "device_name": device_name() if use_cuda else "cpu", "memory_cap": 0, "pid": os.getpid(),
+                   "native_meter": ""})
+    if not use_cuda:
+        results.write({"event": "end", "status": "finished", "iterations": 0, "workers": {"cuda": False}})
+        return 0
+    ending = threading.Lock()  # whoever ends the replay first writes the last record
+
+    def settled(figures: dict) -> None:
+        if ending.acquire(blocking=False):
+            results.write({"event": "end", "status": "capped", "iterations": 0, "workers": figures})
+            os._exit(0)
+
+    watch = WorkerWatch(settled)
+    _seed(spec["seed"])
+    main, code = _main_module(spec)
+    end: dict[str, Any] = {"event": "end", "iterations": 0}
+    watch.start()
+    try:
+        exec(code, main.__dict__)
+        end["status"] = "finished"
+    except SystemExit as exit_request:
+        end.update(_exited(exit_request, spec["filename"]))
+    except BaseException as error:
+        traceback.print_exc()
+        end["status"] = "oom" if _is_oom(error) else "error"
+        # a worker's error comes wrapped in its whole traceback: keep enough to find it in
+        end["error"] = {"type": type(error).__name__, "message": str(error)[:4000],
+                        "line": _script_line(error.__traceback__, spec["filename"])}
+    watch.stop()
+    ending.acquire()
+    watch.poll()
+    end["workers"] = watch.figures()
     results.write(end)
     return 0
 

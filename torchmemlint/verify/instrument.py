@@ -12,6 +12,8 @@ creation lines the meters record all point at the user's own lines:
 - a function's first statement ``S`` becomes ``__torchmemlint_replay__.enter(None); S``
   (or, when it is a compound statement, its header expression ``E`` becomes
   ``__torchmemlint_replay__.enter(E)``);
+- a *workers* scope (TML010: CUDA in DataLoader worker code) changes nothing: the replay runs
+  the script as it is and watches its worker processes' device memory;
 - a one-shot *statement* scope (a one-time cost such as ``torch.load``) ``S`` becomes
   ``__torchmemlint_replay__.enter(None); S; __torchmemlint_replay__.enter(None)``: boundary 0
   just before it, boundary 1 just after it, and the replay stops there (a cap of 1).
@@ -47,7 +49,7 @@ class IterationScope:
     pre-order, so that the same scope can be found again in the fixed twin, whose lines may
     have moved."""
 
-    kind: str  # "for", "while", "function" or "statement" (one-shot; ``index`` is its line)
+    kind: str  # "for", "while", "function", "statement" (one-shot; ``index`` is its line) or "workers"
     index: int
     line: int  # line of the loop or ``def`` header
     name: str = ""  # the function's name for "function" scopes
@@ -199,6 +201,8 @@ def instrument(source: str, scope: IterationScope) -> str:
     """``source`` with ``scope`` capped by the replay controller; same number of lines, and
     every line other than the scope's header (or first statement) unchanged."""
     module = _parse(source)
+    if scope.kind == "workers":  # nothing to cap: the replay watches the workers' device memory
+        return source
     if scope.kind == "statement":
         statement = _statement_at(module, scope.line)
         if statement is None:

@@ -65,6 +65,9 @@ def write_table(results: Sequence[VerifyResult], stream: IO[str]) -> None:
         stream.write(line(row))
         stream.write(textwrap.fill(result.explanation, width=_WIDTH, initial_indent="    ",
                                    subsequent_indent="    ") + "\n")
+        if result.twin_path:
+            origin = "shipped" if result.twin_origin == "shipped" else "--twin"
+            stream.write(f"    twin: {result.twin_path} ({origin})\n")
     meters = sorted({f"{r.meter} meter on {r.device}" for r in results if r.device})
     counts = [f"{n} {verdict}" for verdict in VERDICTS if (n := sum(r.verdict == verdict for r in results))]
     stream.write(f"\n{len(results)} finding(s): {', '.join(counts) or 'none'}"

@@ -83,6 +83,8 @@ class RunRequest:
     warmup: int = 2
     explain: bool = False
     gradients: bool = False  # also measure the gradient norm at every boundary
+    phase: str = "train"  # the framework phase the flagged function runs in (``drive.PHASES``)
+    workers: bool = False  # a one-shot watch of the DataLoader workers' device memory (``workers``)
 
 
 @dataclass
@@ -262,6 +264,7 @@ def replay_spec(request: RunRequest, limits: Limits, paths: dict, workdir: str, 
     return {
         "source": paths["script.py"], "filename": filename or request.filename, "argv": list(request.argv),
         "cap": request.cap, "warmup": request.warmup, "explain": request.explain, "gradients": request.gradients,
+        "phase": request.phase, "workers": request.workers,
         "results": paths["results.jsonl"], "stdout": paths["stdout"], "stderr": paths["stderr"],
         "workdir": workdir, "memory_limit": limits.memory_limit, "device": limits.device, "seed": limits.seed,
         "cgroup": cgroup,

@@ -14,8 +14,10 @@ meter is exact, so on the CPU they are exact byte counts.
   tensors in every measured iteration than with the fix (a loss kept after ``backward()``). Its
   bytes are host memory, from the native heap; the storages need not grow at all.
 - ``confirmed-one-time``: a one-shot scope (``torch.load`` without ``map_location``) leaves more
-  device memory allocated right after it than the twin.
-- ``confirmed-error``: the original raises at the flagged line, and the twin runs.
+  device memory allocated right after it than the twin; or (TML010) the DataLoader's worker
+  processes hold device memory of their own (a CUDA context each).
+- ``confirmed-error``: the original raises at the flagged line, and the twin runs; or (TML010)
+  its DataLoader workers fail with ``Cannot re-initialize CUDA in forked subprocess``.
 - ``no-memory-cost``: a rule whose cost is not memory (TML002: wrong gradients; TML009: time)
   and no growth: what it does cost is measured instead (gradient norm, ms per iteration).
 - ``fix-crashed``: the twin made from the fix (or written by hand) raised or died where the
@@ -64,12 +66,19 @@ INCONCLUSIVE_REASONS = {
     "too-few-iterations": "fewer than warm-up + 2 iterations ran",
     "no-twin": "no fix and no hand-written twin, and the original alone does not grow in every iteration",
     "needs-cuda": "the cost is device memory once, which only a CUDA replay shows",
+    "no-cuda": "the finding is about CUDA in DataLoader worker processes, and this replay has no CUDA",
+    "framework-not-installed": "the script imports a training framework (lightning, transformers ...) that is not "
+                               "installed where verify runs",
 }
 
 # Rules whose cost is not memory, and what is measured instead when no growth shows.
 NON_MEMORY_COSTS = {"TML002": "gradients", "TML009": "time"}
 # Rules whose cost is paid once, at the flagged statement: replayed as a one-shot scope.
 ONE_TIME_RULES = frozenset({"TML011"})
+# Rules whose cost is in the DataLoader's worker processes: the script runs as it is, watched.
+WORKER_RULES = frozenset({"TML010"})
+# What a worker that touches CUDA after its parent initialised it raises (under ``fork``).
+FORKED_CUDA_ERROR = "Cannot re-initialize CUDA in forked subprocess"
 
 # Fewest measured iterations a verdict is drawn from.
 MIN_MEASURED = 2
@@ -170,6 +179,7 @@ class Judgement:
     saved_tensors_per_iteration: Optional[int] = None
     native_bytes_per_iteration: Optional[int] = None  # paired growth of the native heap, CPU storages excluded
     one_time_bytes: Optional[int] = None  # one-shot scopes: device bytes held after the statement, more than the twin
+    workers: Optional[dict] = None  # worker scopes: the watch's figures (``workers.WorkerWatch.figures``)
     ms_per_iteration: Optional[float] = None  # the original's median iteration time (no-memory-cost: time)
     twin_ms_per_iteration: Optional[float] = None
     grad_norm: Optional[float] = None  # the original's gradient norm at the last iteration (TML002)
@@ -441,4 +451,38 @@ def _judge_out_of_memory(original: RunOutcome, twin: Optional[RunOutcome], meter
     judgement.reason = (f"ran out of memory {at} under the memory cap, growing by "
                         f"{judgement.bytes_per_iteration:,} B per iteration"
                         + (" more than the twin, which ran all iterations" if twin else "") + " until then")
+    return judgement
+
+
+def judge_workers(original: RunOutcome, timeout_s: float) -> Judgement:
+    """TML010, from a replay that watched the DataLoader workers (``workers.WorkerWatch``): the
+    device memory each worker process held, or the error of CUDA in a forked worker."""
+    figures = original.end.get("workers") or {}
+    if original.start.get("device") != "cuda" or not figures.get("cuda", True):
+        return inconclusive("no-cuda", "no CUDA in this replay: a DataLoader worker's CUDA context, or the error of "
+                                       "CUDA in a forked worker, exists only on a CUDA device; replay on a GPU")
+    message = original.end.get("error", {}).get("message", "")
+    if original.status == "error" and FORKED_CUDA_ERROR in message:
+        return Judgement(CONFIRMED_ERROR, f"the DataLoader workers raise `RuntimeError: {FORKED_CUDA_ERROR}`: the "
+                                          "script initialised CUDA before its workers were forked, and the worker "
+                                          "code uses CUDA (the error the rule predicts)", workers=figures)
+    if original.status not in ("capped", "finished"):
+        failure = _failure(original, "original", timeout_s)
+        return inconclusive(*failure) if failure else inconclusive("original-failed", "the original failed")
+    workers = figures.get("workers", [])
+    held = sum(worker["device_bytes"] for worker in workers)
+    judgement = Judgement(NOT_REPRODUCED, "", one_time_bytes=held, workers=figures, measured=[1])
+    if held > 0:
+        judgement.verdict, judgement.memory, judgement.growth_meter = CONFIRMED_ONE_TIME, "device", "workers"
+        each = ", ".join(f"{worker['device_bytes'] / 2**20:,.0f} MiB (pid {worker['pid']})" for worker in workers)
+        whose = "" if figures.get("attributed", True) else (
+            " (processes new on the GPU during the replay: their ids are not this replay's, another PID namespace)")
+        judgement.reason = (f"{len(workers)} DataLoader worker process(es) hold device memory of their own, "
+                            f"{held:,} B in all{whose}: {each}, read by {figures.get('source')}; a CUDA context per "
+                            "worker, paid again whenever the workers start (every epoch unless they are persistent)")
+    elif figures.get("processes"):
+        judgement.reason = (f"the replay started {figures['processes']} process(es), and none held device memory of "
+                            "its own")
+    else:
+        judgement.reason = "the replay started no worker process (the DataLoader ran without workers)"
     return judgement

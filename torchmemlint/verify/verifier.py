@@ -16,14 +16,16 @@ from torchmemlint.files import read_source
 from torchmemlint.fix import apply_fixes
 from torchmemlint.notebooks import is_notebook, read_notebook
 from torchmemlint.rules import RULES_BY_CODE
+from torchmemlint.verify.drive import phase_of
+from torchmemlint.verify.frameworks import FRAMEWORKS, framework_class, missing_framework
 from torchmemlint.verify.instrument import (
     InstrumentError, IterationScope, find_iteration_scope, instrument, scope_of_span, statement_scope,
 )
 from torchmemlint.verify.runner import Limits, ReplayServer, RunOutcome, RunRequest
 from torchmemlint.verify.verdict import (
     CONFIRMED_GROWTH, CONFIRMED_PEAK_EXCESS, INCONCLUSIVE, NON_MEMORY_COSTS, ONE_TIME_RULES,
-    PROJECTED_STEPS, Judgement, inconclusive, judge, judge_alone, judge_one_time, meter_of, paired_growth,
-    retained_per_iteration, series,
+    PROJECTED_STEPS, WORKER_RULES, Judgement, inconclusive, judge, judge_alone, judge_one_time, judge_workers,
+    meter_of, paired_growth, retained_per_iteration, series,
 )
 
 Progress = Callable[[str], None]
@@ -75,7 +77,9 @@ class VerifyResult:
     created_at: list[dict] = field(default_factory=list)
     live_storage: dict = field(default_factory=dict)  # CUDA runs: the live-storage meter's figures
     retained_bytes_per_iteration: Optional[int] = None  # the original's survivors
-    twin_origin: str = ""  # "fix" (the finding's own), "file" (written by hand), "" (no twin)
+    twin_origin: str = ""  # "fix" (the finding's own), "shipped" (NAME.correct.py), "file" (--twin), "" (no twin)
+    twin_path: Optional[str] = None  # the hand-written twin's file ("shipped", "file")
+    allocation_sites: list[dict] = field(default_factory=list)  # CUDA: where the surviving blocks were allocated
 
     def to_json(self) -> dict:
         d = self.diagnostic
@@ -95,6 +99,7 @@ class VerifyResult:
                       if self.scope else None),
             "fix": ({"description": d.fix.description, "safe": d.fix.safe} if d.fix else None),
             "twin_origin": self.twin_origin or None,
+            "twin_path": self.twin_path,
             "live_excess_bytes": j.live_excess_bytes,
             "original": self.original.to_json() if self.original else None,
             "twin": self.twin.to_json() if self.twin else None,
@@ -105,35 +110,59 @@ class VerifyResult:
             "native_bytes_per_iteration": j.native_bytes_per_iteration, "one_time_bytes": j.one_time_bytes,
             "ms_per_iteration": j.ms_per_iteration, "twin_ms_per_iteration": j.twin_ms_per_iteration,
             "grad_norm": j.grad_norm, "twin_grad_norm": j.twin_grad_norm, "fix_error": j.fix_error,
-            "alone_verdict": j.alone_verdict,
+            "alone_verdict": j.alone_verdict, "workers": j.workers, "allocation_sites": self.allocation_sites,
         }
+
+
+# A script's hand-written twin, shipped next to it (as the runnable fixtures' are): NAME.correct.py.
+SHIPPED_TWIN_SUFFIX = ".correct.py"
 
 
 @dataclass(frozen=True)
 class FileFindings:
     """One file's text (as LibCST decoded it: the text the fixes' positions refer to) and the
-    findings to verify in it. ``twin_text``: a fixed version of the file written by hand, the
-    twin of the findings that have no fix of their own."""
+    findings to verify in it. ``twin_text``: a fixed version of the file written by hand, from
+    ``twin_path``: given with ``--twin`` (the twin of the findings that have no fix of their
+    own), or ``shipped`` next to the file as ``NAME.correct.py`` (the twin of every finding)."""
 
     path: str
     text: str
     diagnostics: Sequence[Diagnostic]
     twin_text: Optional[str] = None
+    twin_path: Optional[str] = None
+    shipped: bool = False
 
     @classmethod
     def from_source(cls, path: str, source: bytes, diagnostics: Sequence[Diagnostic],
-                    twin_source: Optional[bytes] = None) -> "FileFindings":
+                    twin_source: Optional[bytes] = None, twin_path: Optional[str] = None,
+                    shipped: bool = False) -> "FileFindings":
         twin_text = cst.parse_module(twin_source).code if twin_source is not None else None
-        return cls(path, cst.parse_module(source).code, diagnostics, twin_text)
+        return cls(path, cst.parse_module(source).code, diagnostics, twin_text, twin_path, shipped)
 
     def twin_of(self, diagnostic: Diagnostic) -> tuple[Optional[str], str]:
-        """The twin's text and where it comes from ("fix", "file"), or (None, "")."""
+        """The twin's text and where it comes from ("shipped", "fix", "file"), or (None, "")."""
+        if self.shipped and self.twin_text is not None:
+            return self.twin_text, "shipped"
         if diagnostic.fix is not None:
             fixed, _ = apply_fixes(self.text, [diagnostic.fix])
             return fixed, "fix"
         if self.twin_text is not None:
             return self.twin_text, "file"
         return None, ""
+
+    def twin_label(self) -> str:
+        """The hand-written twin as the output names it: ``twin: PATH (shipped)``, or ""."""
+        if self.twin_path is None:
+            return ""
+        return f"twin: {self.twin_path} ({'shipped' if self.shipped else '--twin'})"
+
+
+def shipped_twin(path: str) -> Optional[str]:
+    """``NAME.correct.py`` next to ``NAME.py``, if there is one."""
+    if not path.endswith(".py") or path.endswith(SHIPPED_TWIN_SUFFIX):
+        return None
+    twin = path[:-len(".py")] + SHIPPED_TWIN_SUFFIX
+    return twin if os.path.isfile(twin) else None
 
 
 def verify_paths(paths: Sequence[str], settings: Settings, progress: Optional[Progress] = None,
@@ -151,10 +180,11 @@ def verify_paths(paths: Sequence[str], settings: Settings, progress: Optional[Pr
     if twin is not None:
         if len(tasks) != 1:
             raise UsageError(f"--twin is a fixed copy of one script, but {len(tasks)} files are to be checked")
-        read = read_source(twin, tasks[0].max_file_size)
-        if isinstance(read, FileError):
-            raise UsageError(f"--twin {twin}: {read.message}")
-        twin_source = read
+        twin_source = _read_twin(twin, tasks[0].max_file_size, "--twin ")
+    # A shipped twin whose original is in the run is that original's twin, not a script of its own.
+    planned = {os.path.abspath(task.path) for task in tasks}
+    tasks = [task for task in tasks if not (task.path.endswith(SHIPPED_TWIN_SUFFIX) and os.path.abspath(
+        task.path[:-len(SHIPPED_TWIN_SUFFIX)] + ".py") in planned)]
     for task in tasks:
         source = read_source(task.path, task.max_file_size)
         if isinstance(source, FileError):
@@ -168,14 +198,26 @@ def verify_paths(paths: Sequence[str], settings: Settings, progress: Optional[Pr
             source = notebook.source
         diagnostics, file_errors = engine.check_source(source, task.path, [RULES_BY_CODE[c] for c in task.rule_codes])
         errors.extend(file_errors)
-        if diagnostics:
-            try:
-                files.append(FileFindings.from_source(task.path, source, diagnostics, twin_source))
-            except cst.ParserSyntaxError as error:
-                raise UsageError(f"--twin {twin}: syntax error: {error.message}") from None
+        if not diagnostics:
+            continue
+        file_twin, twin_path, shipped = twin_source, twin, False
+        shipped_path = shipped_twin(task.path) if twin is None else None  # (--twin, given by hand, wins)
+        if shipped_path is not None:
+            file_twin, twin_path, shipped = _read_twin(shipped_path, task.max_file_size, ""), shipped_path, True
+        try:
+            files.append(FileFindings.from_source(task.path, source, diagnostics, file_twin, twin_path, shipped))
+        except cst.ParserSyntaxError as error:
+            raise UsageError(f"{'--twin ' if not shipped else ''}{twin_path}: syntax error: {error.message}") from None
     if files and confirm is not None:
         confirm(files)
     return verify_findings(files, settings, progress, server), errors
+
+
+def _read_twin(path: str, max_file_size: int, option: str) -> bytes:
+    read = read_source(path, max_file_size)
+    if isinstance(read, FileError):
+        raise UsageError(f"{option}{path}: {read.message}")
+    return read
 
 
 def verify_findings(files: Iterable[FileFindings], settings: Settings, progress: Optional[Progress] = None,
@@ -188,9 +230,21 @@ def verify_findings(files: Iterable[FileFindings], settings: Settings, progress:
     own_server = server is None
     # Findings in the same scope of the same file share the original's replay.
     originals: dict[tuple[str, IterationScope], RunOutcome] = {}
+    missing: dict[str, Optional[str]] = {}  # per file: a framework it imports that is not installed
     try:
         for number, (file, diagnostic) in enumerate(planned, 1):
             where = f"[{number}/{len(planned)}] {diagnostic.path}:{diagnostic.line} {diagnostic.code}"
+            if file.path not in missing:
+                missing[file.path] = missing_framework(file.text)
+            if missing[file.path] is not None:
+                package = missing[file.path]
+                judgement = inconclusive("framework-not-installed", f"framework not installed: {package} (the script "
+                                         f"imports it; `pip install {FRAMEWORKS[package]}` where verify runs, to "
+                                         "replay it)")
+                results.append(VerifyResult(diagnostic, INCONCLUSIVE, judgement.reason[:1].upper()
+                                            + judgement.reason[1:] + ".", judgement=judgement))
+                say(f"{where}: not replayed (framework not installed: {package})")
+                continue
             try:
                 scope = scope_of(file.text, diagnostic)
                 original_source = instrument(file.text, scope)
@@ -214,17 +268,19 @@ def verify_findings(files: Iterable[FileFindings], settings: Settings, progress:
             twin: Optional[RunOutcome] = None
             twin_error = ""
             twin_text, twin_origin = file.twin_of(diagnostic)
-            if twin_text is not None and _comparable(originals[key], diagnostic):
+            if twin_text is not None and scope.kind != "workers" and _comparable(originals[key], diagnostic):
                 try:
                     twin_source = instrument(twin_text, scope)
                 except InstrumentError as error:
                     twin_error = f"the fixed code cannot be replayed ({error})"
                 else:
-                    say(f"{where}: replaying the twin (with the {twin_origin})")
+                    which = file.twin_label() if twin_origin != "fix" else "twin (with the fix)"
+                    say(f"{where}: replaying the {which}")
                     twin = server.run(_request(twin_source, filename, settings, scope, explain=False,
                                                gradients=gradients), settings.limits)
             result = build_result(diagnostic, scope, originals[key], twin, twin_error, file.text, settings)
             result.twin_origin = twin_origin
+            result.twin_path = file.twin_path if twin_origin in ("shipped", "file") else None
             say(f"{where}: {result.verdict}")
             results.append(result)
     finally:
@@ -239,6 +295,8 @@ def scope_of(text: str, diagnostic: Diagnostic) -> IterationScope:
     from the line (``find_iteration_scope``)."""
     if diagnostic.code in ONE_TIME_RULES:
         return statement_scope(text, diagnostic.line)
+    if diagnostic.code in WORKER_RULES:
+        return IterationScope("workers", 0, diagnostic.line)
     span = diagnostic.iteration
     if span is not None and span.kind in ("for", "while", "function"):
         try:
@@ -261,7 +319,10 @@ def _request(source: str, filename: str, settings: Settings, scope: IterationSco
              gradients: bool = False) -> RunRequest:
     if scope.kind == "statement":  # one-shot: boundary 0 before the statement, 1 after it
         return RunRequest(source, filename, settings.script_args, 1, 0, explain, gradients)
-    return RunRequest(source, filename, settings.script_args, settings.cap, settings.warmup, explain, gradients)
+    if scope.kind == "workers":  # one-shot: the workers' device memory, watched until it settles
+        return RunRequest(source, filename, settings.script_args, 1, 0, False, workers=True)
+    return RunRequest(source, filename, settings.script_args, settings.cap, settings.warmup, explain, gradients,
+                      phase=phase_of(scope.name))
 
 
 def _summary(outcome: RunOutcome, meter: str) -> RunSummary:
@@ -280,6 +341,8 @@ def build_result(diagnostic: Diagnostic, scope: IterationScope, original: RunOut
     device = original.start.get("device_name", "")
     if scope.kind == "statement":
         judgement = judge_one_time(original, twin, settings.limits.timeout_s)
+    elif scope.kind == "workers":
+        judgement = judge_workers(original, settings.limits.timeout_s)
     elif twin_error and original.status in ("capped", "finished"):
         judgement = judge_alone(original, meter, settings.warmup, why=twin_error)
     else:
@@ -294,9 +357,10 @@ def build_result(diagnostic: Diagnostic, scope: IterationScope, original: RunOut
     if original.end.get("survivors") is not None:
         # on CUDA, in the allocator's 512-byte blocks, comparable with ``memory_allocated``
         result.retained_bytes_per_iteration = retained_per_iteration(original, storage_device, rounded=meter == "cuda")
+    result.allocation_sites = original.end.get("allocation_sites", [])
     if meter == "cuda" and judgement.measured and twin is not None and twin.boundaries:
         result.live_storage = _live_storage_figures(original, twin, judgement.measured)
-    result.explanation = _explain(result, settings)
+    result.explanation = _explain(result, settings, text)
     return result
 
 
@@ -322,7 +386,7 @@ def _created_at(outcome: RunOutcome, device: str, text: str) -> list[dict]:
             for line, (storages, nbytes) in sorted(by_line.items(), key=lambda item: -item[1][1])]
 
 
-def _explain(result: VerifyResult, settings: Settings) -> str:
+def _explain(result: VerifyResult, settings: Settings, text: str) -> str:
     j = result.judgement
     assert j is not None
     parts = [j.reason[:1].upper() + j.reason[1:] + "."]
@@ -343,6 +407,9 @@ def _explain(result: VerifyResult, settings: Settings) -> str:
     if not _reached_scope(result):
         parts.append(f"(The replayed scope: {_describe(result.scope)}; code the script never runs, such as a "
                      "function it does not call, cannot be replayed.)")
+        owner = framework_class(text, result.scope.line) if result.scope is not None else None
+        if owner is not None:
+            parts.append(owner.hint()[:1].upper() + owner.hint()[1:] + ".")
     if j.verdict == CONFIRMED_GROWTH and j.growth_meter == "graph" and j.saved_tensors_per_iteration:
         parts.append(f"The kept graphs also save {j.saved_tensors_per_iteration} tensors per iteration.")
     if result.retained_by and kept:
@@ -353,6 +420,10 @@ def _explain(result: VerifyResult, settings: Settings) -> str:
         where = result.created_at[0]
         parts.append(f"Created at line {where['line']} (`{where['code']}`), {where['bytes_per_iteration']:,} B "
                      "per iteration.")
+    if result.allocation_sites and kept:
+        sites = "; ".join(f"{site['file']}:{site['line']} in `{site['function']}` ({site['bytes_per_iteration']:,} B "
+                          f"per iteration, {site['blocks']} blocks)" for site in result.allocation_sites[:3])
+        parts.append(f"Allocated at (the CUDA allocator's history of the surviving blocks): {sites}.")
     if result.live_storage:
         per = "once" if result.scope is not None and result.scope.kind == "statement" else "per iteration"
         parts.append(f"Live-storage meter: {result.live_storage['bytes_per_iteration']} B {per} "
@@ -375,7 +446,7 @@ def _memory_sentence(j: Judgement) -> str:
 def _reached_scope(result: VerifyResult) -> bool:
     """False when the original ended or timed out without entering the replayed scope."""
     return result.original is None or result.original.status not in ("finished", "timeout") or bool(
-        result.original.live_bytes)
+        result.original.live_bytes) or (result.scope is not None and result.scope.kind == "workers")
 
 
 def _describe(scope: Optional[IterationScope]) -> str:
@@ -385,6 +456,8 @@ def _describe(scope: Optional[IterationScope]) -> str:
         return f"each call of `{scope.name}()` (line {scope.line})"
     if scope.kind == "statement":
         return f"the statement at line {scope.line}, once"
+    if scope.kind == "workers":
+        return "the whole script, its DataLoader workers watched"
     return f"the `{scope.kind}` loop at line {scope.line}"
 
 
