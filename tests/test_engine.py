@@ -133,3 +133,37 @@ def test_a_fix_that_would_not_parse_is_refused():
     assert result.source == source
     assert "would break the file" in result.error
     assert not result.applied
+
+
+# A function longer than ``engine._INNER_POSITIONS_LINES``: positions come from the statements of
+# its blocks that hold findings, not from the whole function; they must be LibCST's own.
+def _long_training_function(filler: str) -> str:
+    chunks = ["import torch\n\n\ndef train(model, loader, optimizer, history):\n"]
+    for index in range(40):
+        chunks.append(
+            f"    # epoch block {index}\n"
+            f"    for batch in loader:\n"
+            f"        optimizer.zero_grad()\n"
+            f"        loss = model(batch).sum()\n"
+            f"        loss.backward()\n{filler}"
+            f"        optimizer.step()\n"
+            f"        if batch is not None:\n"
+            f"            history.append(loss{'' if index % 5 == 0 else '.item()'})\n"
+        )
+    return "".join(chunks)
+
+
+@pytest.mark.parametrize("filler", ["", "        \\\n"], ids=["plain", "whitespace-backslash-line"])
+def test_positions_in_a_long_function_are_those_of_the_whole_function(monkeypatch, filler):
+    from torchmemlint import engine
+
+    source = _long_training_function(filler).encode()
+    inner = check_source(source, "long.py", ALL_RULES)
+    monkeypatch.setattr(engine, "_INNER_POSITIONS_LINES", 10 ** 9)
+    whole = check_source(source, "long.py", ALL_RULES)
+    assert inner == whole
+    assert len([d for d in inner[0] if d.code == "TML001"]) == 8
+    if filler:  # LibCST's lines part from Python's: the whole function is generated, fixes dropped
+        assert all(d.fix is None for d in inner[0] if d.code == "TML001")
+    else:
+        assert all(d.fix is not None and d.fix.edits for d in inner[0] if d.code == "TML001")

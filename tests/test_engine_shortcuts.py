@@ -9,7 +9,8 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from torchmemlint.engine import _positions, _positions_and_code, check_source
+from torchmemlint import engine
+from torchmemlint.engine import _LineCheck, _positions, _positions_and_code, check_source
 from torchmemlint.rules import ALL_RULES
 from torchmemlint.semantics.prescreen import scan
 from torchmemlint.semantics.tree import Tree
@@ -32,19 +33,28 @@ def _assert_same(module: cst.Module, source: bytes) -> None:
     assert positions == reference
     assert code == module.code
     # Generating only the top-level statements that hold the nodes asked for, each from the
-    # line ``ast`` gives it, places every node where the whole module's generation does.
+    # line ``ast`` gives it (or, in long ones, only their inner statements that hold them),
+    # places every node where the whole module's generation does.
     tree = Tree(module)
+    facts = scan(source, "t.py")
     nodes = [node for node in tree.start if node is not module]
-    partial = _positions(module, tree, scan(source, "t.py").statement_lines, nodes)
+    partial = _positions(module, tree, facts.statement_lines, nodes, _LineCheck(tree, facts.tree, {}), source)
     assert {node: partial[node] for node in nodes} == {node: reference[node] for node in nodes}
 
 
+@pytest.fixture(params=["long statements", "every statement"])
+def inner_positions_from(request, monkeypatch) -> None:
+    """Inner statements' positions as configured, and for statements of any length."""
+    if request.param == "every statement":
+        monkeypatch.setattr(engine, "_INNER_POSITIONS_LINES", 0)
+
+
 @pytest.mark.parametrize("text", EDGE_CASES)
-def test_positions_of_edge_cases(text: str) -> None:
+def test_positions_of_edge_cases(text: str, inner_positions_from) -> None:
     _assert_same(cst.parse_module(text.encode()), text.encode())
 
 
-def test_positions_of_every_fixture() -> None:
+def test_positions_of_every_fixture(inner_positions_from) -> None:
     for path in SOURCES:
         source = path.read_bytes()
         _assert_same(cst.parse_module(source), source)
@@ -94,3 +104,11 @@ def test_diagnostics_without_fix_edits_differ_only_in_the_missing_edits() -> Non
                     (with_edits.fix.description, with_edits.fix.safe, ()), path
                 compared += 1
     assert compared > 100
+
+
+def test_nodes_still_equal_only_themselves_with_built_in_hashing() -> None:
+    engine.parse(b"x = 1\n", "t.py")  # LibCST's first use: node classes hash in C from then on
+    a, b = cst.Name("x"), cst.Name("x")
+    assert type(a).__hash__ is object.__hash__ and cst.Module.__hash__ is object.__hash__
+    assert a == a and a != b and not (a == b) and len({a, b, a}) == 2 and {a: 1}.get(b) is None
+    assert a.deep_equals(b)

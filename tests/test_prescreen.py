@@ -16,6 +16,7 @@ from torchmemlint.rules import ALL_RULES
 from torchmemlint.semantics.prescreen import FileFacts, scan
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+BENCH = Path(__file__).resolve().parent.parent / "bench"
 
 
 def _torch_dir() -> Path | None:
@@ -39,6 +40,11 @@ def _assert_same_with_and_without_prescreen(paths: list[Path]) -> int:
 
 def test_fixtures_same_with_and_without_prescreen() -> None:
     assert _assert_same_with_and_without_prescreen(sorted(FIXTURES.rglob("*.py"))) > 0
+
+
+def test_bench_corpora_same_with_and_without_prescreen() -> None:
+    """The benchmark's labelled cases and samples: code written apart from the fixtures."""
+    assert _assert_same_with_and_without_prescreen(sorted(BENCH.rglob("*.py"))) > 0
 
 
 def _turned_away_findings(path: Path) -> list[tuple[str, int, str]]:
@@ -107,6 +113,86 @@ def evaluate_all(net, batches):
     net.train(mode=False)
     return [net(b) for b in batches]
 """
+# Keeping places count only where they may be in a step iteration: each of these reaches one
+# through a function the file hands over or calls, never through the loop the store is in.
+HOOK_LAMBDA = """\
+import torch
+acts = []
+def attach(model):
+    model.fc.register_forward_hook(lambda module, inputs, output: acts.append(output))
+"""
+STEP_CLOSURE = """\
+def fit(model, solver, x, y, history):
+    def closure():
+        loss = model(x).sub(y).pow(2).mean()
+        loss.backward()
+        history.append(loss)
+        return loss
+    solver.step(closure)
+"""
+ALIASED_STEP = """\
+import torch
+class Trainer:
+    def train_step(self, batch):
+        loss = self.model(batch).sum()
+        loss.backward()
+        self.optimizer.step()
+        self.history.append(loss)
+def run(trainer, items):
+    step = trainer.train_step
+    for item in items:
+        step(item)
+"""
+FED_BACK_PARAMETER = """\
+def update(model, x, ema):
+    loss = model(x).sum()
+    loss.backward()
+    ema = 0.9 * ema + 0.1 * loss
+    return ema
+def train(model, loader):
+    ema = 0.0
+    for x in loader:
+        ema = update(model, x, ema)
+"""
+CALLED_FROM_PER_STEP_METHOD = """\
+import torch.nn as nn
+RECORDED = []
+def record(value):
+    RECORDED.append(value)
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+    def forward(self, x):
+        out = self.fc(x)
+        record(out)
+        return out
+"""
+CALLED_FROM_STEP_FUNCTION = """\
+history = []
+def log_loss(loss):
+    history.append(loss)
+def train_step(model, optimizer, x):
+    loss = model(x).sum()
+    loss.backward()
+    optimizer.step()
+    log_loss(loss)
+def train(model, optimizer, loader):
+    for x in loader:
+        train_step(model, optimizer, x)
+"""
+OBJECTIVE_THROUGH_LAMBDA = """\
+import optuna
+scores = []
+def objective(trial, model, loader):
+    for x in loader:
+        loss = model(x).sum()
+        loss.backward()
+    scores.append(loss)
+    return loss.item()
+study = optuna.create_study()
+study.optimize(lambda trial: objective(trial, MODEL, LOADER), n_trials=10)
+"""
 
 
 @pytest.mark.parametrize("source, codes", [
@@ -115,7 +201,16 @@ def evaluate_all(net, batches):
     (ONE_LINE_LOOP, {"TML001"}),
     (STEP_METHOD, {"TML001"}),
     (EVAL_AFTER_TRAIN_FALSE, {"TML003"}),
-], ids=["no-torch-import", "comment-in-iterable", "one-line-loop", "per-step-method", "train-false"])
+    (HOOK_LAMBDA, {"TML001"}),
+    (STEP_CLOSURE, {"TML001"}),
+    (ALIASED_STEP, {"TML001"}),
+    (FED_BACK_PARAMETER, {"TML005"}),
+    (CALLED_FROM_PER_STEP_METHOD, {"TML001"}),
+    (CALLED_FROM_STEP_FUNCTION, {"TML001", "TML002"}),
+    (OBJECTIVE_THROUGH_LAMBDA, {"TML001"}),
+], ids=["no-torch-import", "comment-in-iterable", "one-line-loop", "per-step-method", "train-false", "hook-lambda",
+        "step-closure", "aliased-step", "fed-back-parameter", "called-from-forward", "called-from-step-function",
+        "objective-through-lambda"])
 def test_tricky_sources_found_with_and_without_prescreen(source: str, codes: set[str]) -> None:
     screened = check_source(source.encode(), "train.py", ALL_RULES)
     reference = check_source(source.encode(), "train.py", ALL_RULES, prescreen=False)
@@ -128,6 +223,38 @@ def test_file_nothing_could_match_in_is_not_parsed_by_libcst(monkeypatch) -> Non
 
     monkeypatch.setattr(engine, "parse", lambda *args: pytest.fail("LibCST parse of a file no rule could match"))
     assert check_source(b"import os\n\nprint(os.getcwd())\n", "tool.py", ALL_RULES) == ([], [])
+
+
+# Stores in loops and functions that cannot run once per training step: a loop over layers, a
+# helper whose total is its own, a local list of a method; the epoch loop (a step loop) keeps nothing.
+NO_STEP_ITERATION = b"""\
+import torch.nn as nn
+def build(sizes):
+    layers = []
+    for size in sizes:
+        layers.append(nn.Linear(size, size))
+    return layers
+def collect(values, total=0):
+    for v in values:
+        total += v
+    return total / len(values)
+class Report:
+    def summary(self, rows):
+        lines = []
+        lines.append(str(rows))
+        return lines
+for epoch in range(3):
+    print(epoch, collect(build([2, 3])))
+"""
+
+
+def test_stores_outside_any_step_iteration_are_not_parsed_by_libcst(monkeypatch) -> None:
+    from torchmemlint import engine
+
+    facts = scan(NO_STEP_ITERATION, "layers.py")
+    assert facts.keeps  # stores and accumulations are there, in no iteration that may be a step
+    monkeypatch.setattr(engine, "parse", lambda *args: pytest.fail("LibCST parse of a file no rule could match"))
+    assert check_source(NO_STEP_ITERATION, "layers.py", ALL_RULES) == ([], [])
 
 
 def test_syntax_error_is_reported_from_ast_even_without_trigger_words() -> None:

@@ -22,6 +22,23 @@ NOQA = re.compile(r"# noqa(?::[\s]?(?P<codes>([A-Z]+[0-9]+(?:[,\s]+)?)+))?", re.
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
+@lru_cache(maxsize=None)
+def _hash_nodes_by_identity() -> None:
+    """LibCST nodes are equal only to themselves and hash by identity, but through Python methods
+    (``CSTNode.__eq__``, ``__hash__``) that every dictionary keyed by nodes calls, millions of
+    times per run (the tree index, the semantic model's caches, positions). The built-in
+    ``object`` methods say the same in C. Done once, when LibCST is first needed (``parse``):
+    the command line loads LibCST lazily."""
+    by_identity = {"__hash__": (cst.CSTNode.__hash__, object.__hash__), "__eq__": (cst.CSTNode.__eq__, object.__eq__)}
+    pending = [cst.CSTNode]
+    while pending:
+        node_class = pending.pop()
+        pending.extend(node_class.__subclasses__())
+        for name, (in_python, built_in) in by_identity.items():
+            if node_class.__dict__.get(name) is in_python:
+                setattr(node_class, name, built_in)
+
+
 # Deeper nesting than this (LibCST's levels, ``deepest_line``) is not given to LibCST: its native
 # parser overflows the C stack (a crash, not an exception) some way past it, and its code
 # generation, like the rules' walks, recurses a few Python frames per level.
@@ -48,11 +65,13 @@ def parse(source: bytes, path: str, facts: Optional[FileFacts] = None) -> tuple[
 
     LibCST only sees bytes that Python's ``ast`` parsed and found no deeper than ``MAX_NESTING``:
     ``facts``, the pre-screen of these bytes, says so, and without it the pre-screen runs here."""
+    _hash_nodes_by_identity()
     if facts is None:
         facts = scan(source, path)
         if isinstance(facts, FileError):
             return None, facts
-    line = deepest_line(facts.tree, MAX_NESTING) if facts.tree is not None else None
+    deep = facts.tree is not None and facts.depth > MAX_NESTING  # (the pre-screen's walk measured it)
+    line = deepest_line(facts.tree, MAX_NESTING) if deep else None
     if line is not None:
         return None, FileError(path, f"code nested more than {MAX_NESTING} levels deep: not checked", line)
     try:
@@ -172,8 +191,8 @@ def _positioned(module: cst.Module, tree: Tree, facts: FileFacts, path: str,
     nodes += [finding.iteration for _, finding in findings if finding.iteration is not None]
     if fix_edits:
         nodes += [r.old for _, finding in findings if finding.fix for r in finding.fix.replacements]
-    positions = _positions(module, tree, statement_lines, nodes)
-    lines = _LineCheck(tree, facts.tree, positions)
+    lines = _LineCheck(tree, facts.tree, {})
+    positions = lines.positions = _positions(module, tree, statement_lines, nodes, lines, facts.source)
     diagnostics = []
     for rule, finding in findings:
         where = positions[finding.node]
@@ -267,22 +286,94 @@ def _iteration_span(node: Optional[cst.CSTNode], positions) -> Optional[Iteratio
     return IterationSpan(kind, where.start.line, where.end.line)
 
 
-def _positions(module: cst.Module, tree: Tree, statement_lines: list[int], nodes: list[cst.CSTNode]) -> dict:
+def _positions(module: cst.Module, tree: Tree, statement_lines: list[int], nodes: list[cst.CSTNode],
+               lines: "_LineCheck", source: bytes) -> dict:
     """LibCST's ``PositionProvider`` ranges of (at least) ``nodes``. Positions cost a
     code-generation pass: only the top-level statements holding ``nodes`` are generated, each
-    from the line it starts on (``_statement_starts``)."""
+    from the line it starts on (``_statement_starts``); in a top-level statement of more than
+    ``_INNER_POSITIONS_LINES`` lines, only the statements of its blocks that hold them
+    (``_inner_statements``), so that a finding in a huge function costs its own statement, not
+    the function."""
     provider_class, state_class = _position_classes()
     starts = _statement_starts(module, statement_lines)
-    wanted = {_top_statement(module, tree, node) for node in nodes}
+    wanted: dict[int, list[cst.CSTNode]] = {}
+    for node in nodes:
+        wanted.setdefault(_top_statement(module, tree, node), []).append(node)
     if starts is None or None in wanted:
         return _positions_and_code(module)[0]  # (the module itself, or ast sees other statements)
     provider = provider_class()
+    ends = [*starts[1:], None]
+    inner_safe: Optional[bool] = None
     for index in sorted(wanted):
-        state = state_class(default_indent=module.default_indent, default_newline=module.default_newline,
-                            provider=provider)
-        state.line = starts[index]
-        module.body[index]._codegen(state)
+        statement = module.body[index]
+        inner = None
+        if ends[index] is None or ends[index] - starts[index] > _INNER_POSITIONS_LINES:
+            if inner_safe is None:
+                inner_safe = not _LINES_MAY_DISAGREE.search(source)
+            inner = _inner_statements(module, tree, lines, statement, wanted[index]) if inner_safe else None
+        for part, line, indents in inner or [(statement, starts[index], [])]:
+            state = state_class(default_indent=module.default_indent, default_newline=module.default_newline,
+                                provider=provider)
+            state.line = line
+            state.indent_tokens = indents
+            part._codegen(state)
     return provider._computed
+
+
+# A top-level statement longer than this has positions generated only for its inner statements
+# that hold findings.
+_INNER_POSITIONS_LINES = 200
+# Where LibCST's line count may part from CPython's (a whitespace-only line ending in a backslash,
+# a lone carriage return): positions then come from whole top-level statements, as ever, so that
+# ``_LineCheck`` sees the disagreement.
+_LINES_MAY_DISAGREE = re.compile(rb"(?m)^[ \t\f]*\\\r?$|\r(?!\n)")
+
+
+def _inner_statements(module: cst.Module, tree: Tree, lines: "_LineCheck", top: cst.CSTNode,
+                      nodes: list[cst.CSTNode]) -> Optional[list[tuple[cst.CSTNode, int, list[str]]]]:
+    """For each node, the innermost statement of an indented block that holds it (a line of
+    small statements, or an undecorated compound one), with the line its code starts on (Python's
+    line of its first token, less its leading blank and comment lines) and the indentation of the
+    blocks around it; None where a node has none below ``top`` or lines cannot be matched."""
+    index = lines._statement_index()
+    if index is None:
+        return None
+    parent = tree.parent
+    found: dict[int, tuple[cst.CSTNode, int, list[str]]] = {}
+    for node in nodes:
+        statement = node
+        while statement is not top and not _starts_inner_code(statement, parent.get(statement)):
+            statement = parent.get(statement)
+            if statement is None:
+                return None
+        if statement is top:
+            return None
+        if id(statement) in found:
+            continue
+        first = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else statement
+        number = index.get(first)
+        if number is None:
+            return None
+        indents = []
+        ancestor = parent.get(statement)
+        while ancestor is not None:
+            if isinstance(ancestor, cst.IndentedBlock):
+                indents.append(module.default_indent if ancestor.indent is None else ancestor.indent)
+            ancestor = parent.get(ancestor)
+        indents.reverse()
+        found[id(statement)] = (statement, lines._python_lines[number] - len(statement.leading_lines), indents)
+    return list(found.values())
+
+
+def _starts_inner_code(statement: cst.CSTNode, parent: Optional[cst.CSTNode]) -> bool:
+    """A statement whose code generation starts a line of its own block: a line of small
+    statements or a compound statement in an indented block, without decorators (whose lines
+    come before the one Python gives it)."""
+    if not isinstance(parent, cst.IndentedBlock):
+        return False
+    if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+        return not statement.decorators and not statement.lines_after_decorators
+    return isinstance(statement, (cst.SimpleStatementLine, cst.BaseCompoundStatement))
 
 
 def _statement_starts(module: cst.Module, statement_lines: list[int]) -> Optional[list[int]]:

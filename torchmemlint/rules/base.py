@@ -65,9 +65,10 @@ class Rule:
     default_enabled: ClassVar[bool] = True
     # Words one of which must appear in a file's text for the rule to possibly match there.
     triggers: ClassVar[tuple[str, ...]] = ()
-    # What else the rule cannot match without (the pre-screen's file-level facts): something that
-    # may run once per training step (``FileFacts.steps``), and one of these kinds of places where
-    # values are kept (``FileFacts.keeps``).
+    # What else the rule cannot match without (the pre-screen's facts): something that may run
+    # once per training step (``FileFacts.steps``), and one of these kinds of places where values
+    # are kept (``FileFacts.keeps``); with both, such a place that may itself be in a step
+    # iteration (``FileFacts.kept_per_step``).
     needs_steps: ClassVar[bool] = False
     keeping: ClassVar[frozenset[str]] = frozenset()
 
@@ -87,5 +88,10 @@ class Rule:
         the installed torch package with and without the pre-screen); the default is the text
         test of ``triggers``, ``needs_steps`` and ``keeping``. A rule that narrows it keeps
         ``super().could_match(facts) and``."""
-        return self.triggered(facts.source) and (facts.steps or not self.needs_steps) and \
-            (not self.keeping or not self.keeping.isdisjoint(facts.keeps))
+        if not self.triggered(facts.source):
+            return False
+        if not self.keeping:
+            return facts.steps or not self.needs_steps
+        if self.keeping.isdisjoint(facts.keeps):
+            return False
+        return not self.needs_steps or facts.kept_per_step(self.keeping)

@@ -79,7 +79,7 @@ from torchmemlint.rules.edits import call_method, torch_name_taken, torch_spelli
 from torchmemlint.semantics import SemanticModel
 from torchmemlint.semantics.flow import SEQUENCE, TENSOR, TENSOR_OPERATORS, Value
 from torchmemlint.semantics.loop_carried import STATE, UPDATE, Carry, carried_name
-from torchmemlint.semantics.prescreen import IN_PLACE_WRITE, LOOP_ASSIGNMENT, SELF_ASSIGNMENT, SUBSCRIPT_STORE
+from torchmemlint.semantics.prescreen import CARRY_ASSIGNMENT, IN_PLACE_WRITE, LOOP_ASSIGNMENT, SUBSCRIPT_STORE
 
 
 class LoopCarriedGraph(Rule):
@@ -89,7 +89,7 @@ class LoopCarriedGraph(Rule):
     triggers = ("=",)
 
     needs_steps = True
-    keeping = frozenset({LOOP_ASSIGNMENT, SELF_ASSIGNMENT, SUBSCRIPT_STORE, IN_PLACE_WRITE})
+    keeping = frozenset({LOOP_ASSIGNMENT, CARRY_ASSIGNMENT, SUBSCRIPT_STORE, IN_PLACE_WRITE})
 
     def check(self, model: SemanticModel) -> Iterator[Finding]:
         by_site: dict[cst.CSTNode, list[Carry]] = {}

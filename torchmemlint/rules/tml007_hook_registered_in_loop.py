@@ -71,7 +71,7 @@ from torchmemlint.rules.base import Finding, NodeFix, Replacement, Rule
 from torchmemlint.rules.edits import split_leading_lines
 from torchmemlint.semantics import SemanticModel
 from torchmemlint.semantics.hooks import HookRegistration, Pile
-from torchmemlint.semantics.prescreen import HOOK
+from torchmemlint.semantics.prescreen import HOOK, FileFacts
 
 
 class HookRegisteredInLoop(Rule):
@@ -81,6 +81,10 @@ class HookRegisteredInLoop(Rule):
     triggers = ("register_",)
 
     keeping = frozenset({HOOK})
+
+    def could_match(self, facts: FileFacts) -> bool:
+        # A registration that may run again and again (``Hooks.piles_up``).
+        return super().could_match(facts) and facts.hooks_may_pile_up()
 
     def check(self, model: SemanticModel) -> Iterator[Finding]:
         reported = set()

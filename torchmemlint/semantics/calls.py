@@ -16,6 +16,7 @@ from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.modules import Modules
 from torchmemlint.semantics.scopes import Scopes, terminal_name
 from torchmemlint.semantics.tree import Tree
+from torchmemlint.semantics.vocabulary import FORWARD_HOOK_REGISTRATIONS, SEARCH_DRIVERS
 
 # Methods that return a hook handle, not a tensor.
 # Method names too common across libraries to guess the file's class from (``optimizer.step()``).
@@ -24,10 +25,6 @@ _COMMON_METHOD_NAMES = frozenset({
     "put", "push", "pop", "reset", "run", "log", "save", "load", "close", "to", "cuda", "cpu", "item", "sample",
     "predict", "fit", "evaluate", "__call__", "state_dict", "load_state_dict", "parameters", "clear",
 })
-# Calls that run the function they get once per hyper-parameter trial.
-_SEARCH_DRIVERS = frozenset({"optimize", "fmin", "gp_minimize", "forest_minimize", "Tuner", "maximize",
-                             "minimize"})
-FORWARD_HOOK_REGISTRATIONS = frozenset({"register_forward_hook", "register_forward_pre_hook"})
 HOOK_REGISTRATIONS = frozenset({
     "register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook",
     "register_full_backward_pre_hook", "register_backward_hook", "register_hook",
@@ -306,7 +303,7 @@ class Calls:
         for call in self.tree.nodes(cst.Call):
             name = call.func.attr.value if isinstance(call.func, cst.Attribute) else \
                 call.func.value if isinstance(call.func, cst.Name) else ""
-            if name not in _SEARCH_DRIVERS or not call.args:
+            if name not in SEARCH_DRIVERS or not call.args:
                 continue
             given = next((a.value for a in call.args if a.keyword is not None and a.keyword.value in ("fn", "func")),
                          call.args[0].value)

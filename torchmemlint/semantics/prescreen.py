@@ -4,7 +4,10 @@ model are spent only on files where some selected rule could report something.
 
 The facts are deliberately coarse supersets of what the rules look for: a rule's
 ``could_match(facts)`` may say yes where ``check`` then finds nothing, never the reverse.
-The same parse gives syntax errors with CPython's own message and position.
+Places where values are kept are judged where they are (``FileFacts.kept_per_step``): in a loop
+that may run steps, or in a function that may run once per step (as ``Iterations.step_iteration``
+asks), not merely in the same file as some step. The same parse gives syntax errors with
+CPython's own message and position.
 
 This module must not import LibCST: a run whose files all fail the pre-screen never loads it.
 """
@@ -17,11 +20,14 @@ from typing import Callable, Iterator, Optional, Union
 
 from torchmemlint.diagnostics import FileError
 from torchmemlint.semantics.vocabulary import (
-    IN_PLACE_WRITES, ITERATION_BUILTINS, METER_CLASS, METER_METHODS, PER_STEP_METHODS, STORING_METHODS, is_step_identifier,
-    is_step_target, makes_training_step, steps_environment,
+    FORWARD_HOOK_REGISTRATIONS, IN_PLACE_WRITES, ITERATION_BUILTINS, LOADER_ITERABLE, SEARCH_DRIVERS, METER_CLASS, METER_METHODS, PER_STEP_METHODS, STORING_METHODS,
+    is_step_identifier, is_step_target, makes_training_step, steps_environment,
 )
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# Calls that hand the functions they get to PyTorch or a search, to run once per step or trial
+# (``Calls.forward_hooks``, ``step_closures``, ``trial_objectives``).
+_HANDING_CALLS = FORWARD_HOOK_REGISTRATIONS | SEARCH_DRIVERS | {"step"}
 # PEP 263 (and the BOM): how the file's bytes become text, as CPython and LibCST decode them.
 _CODING_COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
 _BLANK_OR_COMMENT = re.compile(rb"^[ \t\f]*(?:[#\r\n]|$)")
@@ -30,7 +36,7 @@ _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
-@dataclass
+@dataclass(eq=False)
 class LoopFacts:
     """A ``for``/``while`` loop: the identifiers of its header (target and iterable, with
     comments and strings: a superset of what the semantic layer reads there) and whether its body
@@ -40,6 +46,10 @@ class LoopFacts:
     while_true: bool = False
     has_step_call: bool = False  # a backward, an optimizer or environment step, autograd.grad
     iterable_name: Optional[str] = None  # ``for b in pbar``: its identifiers join those of ``pbar = ...``
+    parent: Optional["LoopFacts"] = None  # the loop around it (in any function)
+    calls: set[str] = field(default_factory=set)  # names called in its body outside inner loops
+    assigns: bool = False  # an assignment in its body outside inner loops
+    live: Optional[bool] = None  # ``FileFacts.live_loop``, once asked
 
     @property
     def could_be_step_loop(self) -> bool:
@@ -64,7 +74,7 @@ SUBSCRIPT_STORE = "subscript"  # ``c[k] = v``
 LIST_STORE = "list"  # ``c += [v]``
 ACCUMULATION = "accumulation"  # ``t += v``, ``t = t + v``
 JOIN = "join"  # ``acc = torch.cat([acc, x])``
-SELF_ASSIGNMENT = "self"  # ``self.x = ...`` in a method other than ``__init__``
+CARRY_ASSIGNMENT = "carry"  # ``self.x = ...`` or a parameter rebound: carried to the next call
 LOOP_ASSIGNMENT = "loop"  # an assignment in a loop body
 IN_PLACE_WRITE = "in-place"  # ``buf.add_(v)``, ``t.copy_(v)``
 HOOK = "hook"  # ``m.register_forward_hook(f)``, ``register_module_forward_hook(f)``
@@ -97,6 +107,30 @@ class FileFacts:
     keeps: set[str] = field(default_factory=set)  # the kinds of keeping places (CALL_STORE ...)
     statement_lines: list[int] = field(default_factory=list)  # first line of each top-level statement
     tree: Optional[ast.Module] = None  # the ``ast`` parse, for ``deepest_line``
+    depth: int = 0  # how deep its nodes nest, counted as ``deepest_line`` counts
+    # Where values are kept, by kind (``CALL_STORE`` ...): (loops around, function, in a lambda,
+    # the name the container hangs from or None); loops with assignments (``LOOP_ASSIGNMENT``).
+    sites: dict[str, list[tuple[tuple[LoopFacts, ...], "_Scope", bool, Optional[str]]]] = field(default_factory=dict)
+    assigning_loops: list[LoopFacts] = field(default_factory=list)
+    # Parameters rebound (``CARRY_ASSIGNMENT``): (loops around, function, in a lambda, parameter).
+    parameter_carries: list[tuple[tuple[LoopFacts, ...], "_Scope", bool, str]] = field(default_factory=list)
+    # Calls by the name they are spelled with (``f(...)``, ``x.f(...)``): (loops around, calling
+    # function, in a lambda, with arguments).
+    call_sites: dict[str, list[tuple[tuple[LoopFacts, ...], "_Scope", bool, bool]]] = field(default_factory=dict)
+    loops: list[LoopFacts] = field(default_factory=list)
+    step_functions: set[str] = field(default_factory=set)  # names of functions with a step of their own
+    # Identifiers in what ``_HANDING_CALLS`` get (with ``hands_factories``: one of them is a call,
+    # whose function hands over a nested function it returns), and the names returned anywhere.
+    handed: set[str] = field(default_factory=set)
+    hands_factories: bool = False
+    returned: set[str] = field(default_factory=set)
+    # ``alias = f`` / ``alias = obj.f`` / ``alias = partial(f, ...)``: calling ``alias`` calls ``f``.
+    alias_targets: dict[str, set[str]] = field(default_factory=dict)
+    _aliases_of: Optional[dict[str, set[str]]] = None
+    _live_kinds: dict[str, bool] = field(default_factory=dict)
+    _keeping: Optional[set[str]] = None
+    _per_step: dict[str, bool] = field(default_factory=dict)
+    _trains_through_calls: bool = False  # ``live_loop`` marked the loops that call a step function
 
     def contains(self, text: str) -> bool:
         return text.encode() in self.source
@@ -118,6 +152,184 @@ class FileFacts:
                         seen.add(id(local))
                         pending.append(local)
         return False
+
+    def kept_per_step(self, kinds: frozenset[str]) -> bool:
+        """Whether a keeping place of one of ``kinds`` may be in a step iteration (as
+        ``Iterations.step_iteration`` finds them): in a loop that may run steps, in a lambda where
+        hooks are registered, or in a function that may run once per step whose container is not
+        one of its own locals (``Stores.outlives``: those die with the call)."""
+        for kind in kinds:
+            known = self._live_kinds.get(kind)
+            if known is None:
+                known = self._live_kinds[kind] = self._kind_kept_per_step(kind)
+            if known:
+                return True
+        return False
+
+    def hooks_may_pile_up(self) -> bool:
+        """A superset of where ``Hooks.piles_up`` finds a registration repeated: in a loop, in a
+        function that runs per step, in a method called on an object (``_called_repeatedly``), or
+        in a function called, through callers, from a loop (a class's constructions for an
+        ``__init__``)."""
+        known = self._live_kinds.get(HOOK)
+        if known is None:
+            known = self._live_kinds[HOOK] = any(
+                loops or (scope.name is not None and (scope.cls is not None and scope.name in self.call_sites
+                                                      or self.runs_per_step(scope.name) or self._called_in_loop(scope.name)))
+                for loops, scope, _, _ in self.sites.get(HOOK, ()))
+        return known
+
+    def _called_in_loop(self, name: str) -> bool:
+        visited, pending = {name}, [name]
+        while pending:
+            function = pending.pop()
+            sites = self._sites_of(function)
+            if function == "__init__":  # ``Probe(model)`` runs the ``__init__`` of a class of the file
+                sites = [*sites, *(site for cls in self.classes for site in self.call_sites.get(cls.name, ()))]
+            for loops, scope, _, _ in sites:
+                if loops:
+                    return True
+                if scope.name is not None and scope.name not in visited:
+                    visited.add(scope.name)
+                    pending.append(scope.name)
+        return False
+
+    def _kind_kept_per_step(self, kind: str) -> bool:
+        if kind == LOOP_ASSIGNMENT:  # a loop-carried chain lives in a loop that crosses a step
+            return any(self._in_crossing_loop(loop) for loop in self.assigning_loops)
+        if kind == CARRY_ASSIGNMENT and any(self._fed_back(*site) for site in self.parameter_carries):
+            return True
+        site_live = self._site_live
+        if any(site_live(*site) for site in self.sites.get(kind, ())):
+            return True
+        if kind == CALL_STORE:  # a call of a function of this file that may keep an argument
+            return any(with_arguments and site_live(loops, scope, in_lambda, None)
+                       for name in self._keeping_functions() for loops, scope, in_lambda, with_arguments
+                       in self._sites_of(name))
+        return False
+
+    def _keeping_functions(self) -> set[str]:
+        """A superset of the functions ``Stores.kept_parameters`` finds keeping something: a
+        store or accumulation into a container that is not their own local, or a call of such a
+        function with arguments."""
+        if self._keeping is None:
+            keeping = self._keeping = {
+                scope.name for kind in (CALL_STORE, SUBSCRIPT_STORE, LIST_STORE, ACCUMULATION)
+                for _, scope, _, root in self.sites.get(kind, ())
+                if scope.name is not None and not _local_of(scope, root)}
+            pending = list(keeping)
+            while pending:
+                for _, scope, _, with_arguments in self._sites_of(pending.pop()):
+                    if with_arguments and scope.name is not None and scope.name not in keeping:
+                        keeping.add(scope.name)
+                        pending.append(scope.name)
+        return self._keeping
+
+    def _site_live(self, loops: tuple[LoopFacts, ...], scope: "_Scope", in_lambda: bool, root: Optional[str]) -> bool:
+        if any(self.live_loop(loop) for loop in loops):
+            return True
+        if in_lambda and HOOK in self.keeps:
+            return True  # a lambda registered as a forward hook runs on every forward pass
+        if scope.name is None:
+            return False
+        if _local_of(scope, root) and not (root in scope.params and self._fed_back(loops, scope, in_lambda, root)):
+            return False  # it dies with the call, unless a parameter handed back (``total = body(x, total)``)
+        return self.runs_per_step(scope.name)
+
+    def _in_crossing_loop(self, loop: Optional[LoopFacts]) -> bool:
+        """In a loop whose iterations cross a training step (``LoopCarried._crosses_step``: a
+        step in its body, or an iteration over a loader)."""
+        while loop is not None:
+            if loop.has_step_call or any(LOADER_ITERABLE.search(i) for i in loop.header_identifiers):
+                return True
+            loop = loop.parent
+        return False
+
+    def _fed_back(self, loops: tuple[LoopFacts, ...], scope: "_Scope", in_lambda: bool, parameter: str) -> bool:
+        """``LoopCarried._fed_back``: a parameter the function rebinds and returns, from a call of
+        it that may be in a step loop; or rebound where a loop that may run steps holds it."""
+        if any(self.live_loop(loop) for loop in loops):
+            return True
+        return scope.name is not None and parameter in self.returned and any(
+            any(self.live_loop(loop) for loop in site_loops) for site_loops, _, _, _ in self._sites_of(scope.name))
+
+    def live_loop(self, loop: LoopFacts) -> bool:
+        """The loop may run steps: ``Scopes.is_step_loop``, a loop that calls a function of this
+        file with a step of its own (``Iterations._trains_through_calls``), or one over a loader
+        (``Iterations.iterates_loader``)."""
+        if not self._trains_through_calls:
+            self._mark_loops_calling_steps()
+        if loop.live is None:
+            loop.live = loop.could_be_step_loop or any(LOADER_ITERABLE.search(i) for i in loop.header_identifiers)
+        return loop.live
+
+    def _mark_loops_calling_steps(self) -> None:
+        self._trains_through_calls = True
+        stepping = set(self.step_functions)
+        if "__init__" in stepping:  # ``Trainer(...)`` runs its ``__init__``
+            stepping.update(cls.name for cls in self.classes)
+        stepping.update(alias for name in list(stepping) for alias in self.aliases_of(name))
+        for loop in self.loops:
+            if not loop.calls.isdisjoint(stepping):
+                while loop is not None and not loop.live:
+                    loop.live = True
+                    loop = loop.parent
+
+    def aliases_of(self, name: str) -> set[str]:
+        """The names bound, directly or through other aliases, to the function ``name``."""
+        if self._aliases_of is None:
+            self._aliases_of = {}
+            for alias, targets in self.alias_targets.items():
+                for target in targets:
+                    self._aliases_of.setdefault(target, set()).add(alias)
+        found, pending = set(), [name]
+        while pending:
+            for alias in self._aliases_of.get(pending.pop(), ()):
+                if alias not in found and alias != name:
+                    found.add(alias)
+                    pending.append(alias)
+        return found
+
+    def _sites_of(self, name: str) -> list[tuple[tuple[LoopFacts, ...], "_Scope", bool, bool]]:
+        """The calls that may run the function ``name``: spelled so, or through an alias."""
+        sites = self.call_sites.get(name, [])
+        aliases = self.aliases_of(name) if self.alias_targets else ()
+        return [*sites, *(site for alias in aliases for site in self.call_sites.get(alias, ()))] if aliases else sites
+
+    def runs_per_step(self, name: str) -> bool:
+        """A superset of ``Iterations.runs_per_step`` for the functions of that name: a per-step
+        method, a function handed to a hook registration, an optimizer's ``step`` or a search, one
+        called from a loop that may run steps (any loop when it makes a step itself), or from a
+        function that runs per step. A search backwards through the callers, each function
+        visited once per file."""
+        known = self._per_step.get(name)
+        if known is not None:
+            return known
+        visited, pending = {name}, [name]
+        while pending:
+            function = pending.pop()
+            if self._per_step.get(function) or self._starts_steps(function):
+                self._per_step[name] = True
+                return True
+            for _, scope, _, _ in self._sites_of(function):
+                caller = scope.name
+                if caller is not None and caller != function and caller not in visited and \
+                        self._per_step.get(caller) is not False:
+                    visited.add(caller)
+                    pending.append(caller)
+        for function in visited:  # none of them, nor any of their callers, starts one
+            self._per_step[function] = False
+        return False
+
+    def _starts_steps(self, name: str) -> bool:
+        if name == "forward" or name in PER_STEP_METHODS:
+            return True
+        handed = (name, *self.aliases_of(name)) if self.alias_targets else (name,)
+        if any(h in self.handed or self.hands_factories and h in self.returned for h in handed):
+            return True
+        makes_step = name in self.step_functions
+        return any(loops and (makes_step or any(self.live_loop(loop) for loop in loops))
+                   for loops, _, _, _ in self._sites_of(name))
 
     def qualify(self, dotted: str) -> Optional[str]:
         """As ``ImportTable.qualify``: the dotted name through the imports, or None."""
@@ -234,23 +446,35 @@ class _Walker:
     def walk(self, tree: ast.Module) -> None:
         facts = self.facts
         method_calls, name_calls, attributes, keeps = facts.method_calls, facts.name_calls, facts.attributes, facts.keeps
-        # (node, every loop around it, whether a loop of its own function holds it, its function)
-        stack: list[tuple[ast.AST, tuple[LoopFacts, ...], bool, _Scope]] = [(tree, (), False, _Scope(None))]
+        sites, call_sites = facts.sites, facts.call_sites
+        # (node, every loop around it, whether a loop of its own function holds it, its function,
+        # whether a lambda holds it, its depth as ``deepest_line`` counts it)
+        stack: list[tuple[ast.AST, tuple[LoopFacts, ...], bool, _Scope, bool, int]] = [
+            (tree, (), False, _Scope(None), False, 0)]
+        deepest = 0
         pop, push = stack.pop, stack.append
         children = _children
         class_of: dict[int, ClassFacts] = {}  # id of a function defined directly in a class body
-        loops: list[LoopFacts] = []
+        loops = facts.loops
         called: set[str] = set()
         called_in_loops: set[str] = set()  # names called inside a loop
-        meter_updates = False
+        meter_updates: list[tuple[tuple[LoopFacts, ...], _Scope, bool, Optional[str]]] = []
         scopes = [stack[0][3]]
         while stack:
-            node, enclosing, in_loop, scope = pop()
+            node, enclosing, in_loop, scope, in_lambda, depth = pop()
             kind = type(node)
             if kind not in _HANDLED:
+                if kind is ast.BoolOp:
+                    depth += len(node.values) - 2
+                if depth > deepest:
+                    deepest = depth
+                depth += 1
                 for child in children(node):
-                    push((child, enclosing, in_loop, scope))
+                    push((child, enclosing, in_loop, scope, in_lambda, depth))
                 continue
+            if depth > deepest:
+                deepest = depth
+            depth += 1
             if kind is ast.Attribute:
                 attributes.add(node.attr)
             elif kind is ast.Call:
@@ -266,10 +490,13 @@ class _Walker:
                     method_calls.add(name)
                     if name in STORING_METHODS and node.args:
                         keeps.add(CALL_STORE)
+                        sites.setdefault(CALL_STORE, []).append((enclosing, scope, in_lambda, _root(func.value)))
                     elif name in METER_METHODS and node.args:
-                        meter_updates = True  # a store only if a meter class is made here (below)
+                        # a store only if a meter class is made here (below)
+                        meter_updates.append((enclosing, scope, in_lambda, _root(func.value)))
                     elif name in IN_PLACE_WRITES and node.args:
                         keeps.add(IN_PLACE_WRITE)
+                        sites.setdefault(IN_PLACE_WRITE, []).append((enclosing, scope, in_lambda, _root(func.value)))
                     elif name == "eval" or name == "train" and any(
                         isinstance(a, ast.Constant) and a.value is False
                         for a in (*node.args, *(k.value for k in node.keywords))
@@ -284,18 +511,33 @@ class _Walker:
                     name = func.id
                     name_calls.add(name)
                     if name in _AUTOGRAD_FUNCTIONS:  # may be an aliased ``torch.autograd.grad``
+                        scope.makes_step = True
                         for loop in enclosing:
                             loop.has_step_call = True
                 else:
                     name = ""
-                if node.args or node.keywords:
+                with_arguments = bool(node.args or node.keywords)
+                if with_arguments:
                     called.add(name)
+                if name:
+                    call_sites.setdefault(name, []).append((enclosing, scope, in_lambda, with_arguments))
+                    if enclosing:
+                        enclosing[-1].calls.add(name)
                 if in_loop:
                     called_in_loops.add(name)
                 if name.startswith("register_") and "hook" in name:
                     keeps.add(HOOK)
+                    sites.setdefault(HOOK, []).append((enclosing, scope, in_lambda, None))
+                if name in _HANDING_CALLS:
+                    for given in (*node.args, *(k.value for k in node.keywords)):
+                        facts.hands_factories = facts.hands_factories or type(given) is ast.Call
+                        for part in ast.walk(given):
+                            if type(part) is ast.Name:
+                                facts.handed.add(part.id)
+                            elif type(part) is ast.Attribute:
+                                facts.handed.add(part.attr)
             elif kind is ast.Assign or kind is ast.AugAssign or kind is ast.AnnAssign:
-                self._assignment(node, in_loop, scope)
+                self._assignment(node, enclosing, in_loop, scope, in_lambda)
             elif kind is ast.Expr:
                 value = node.value
                 spelled = _dotted(value.func if type(value) is ast.Call else value)
@@ -317,24 +559,37 @@ class _Walker:
                 for alias in node.names:
                     if not node.level and node.module and alias.name != "*":
                         facts.aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+            elif kind is ast.Return:
+                value = node.value
+                for returned in (value.elts if type(value) is ast.Tuple else (value,)):
+                    if type(returned) is ast.Name:
+                        facts.returned.add(returned.id)
+            elif kind is ast.Global or kind is ast.Nonlocal:
+                scope.declared.update(node.names)
             elif kind in _LOOPS:
                 header = self._header(node)
+                header.parent = enclosing[-1] if enclosing else None
                 loops.append(header)
                 if kind is not ast.While:
                     facts.for_iterable_identifiers.update(self._iterable_identifiers(node))
+                    _bind(node.target, scope.bound)
+                inner_loops = (*enclosing, header)
                 for child in node.body:
-                    push((child, (*enclosing, header), True, scope))
+                    push((child, inner_loops, True, scope, in_lambda, depth))
                 for child in (*node.orelse, *((node.test,) if kind is ast.While else (node.target, node.iter))):
-                    push((child, enclosing, in_loop, scope))
+                    push((child, enclosing, in_loop, scope, in_lambda, depth))
                 continue
             elif kind in _FUNCTIONS:
                 facts.function_names.add(node.name)
                 cls = class_of.get(id(node))
                 if cls is not None and (node.name in PER_STEP_METHODS or node.name == "forward"):
                     facts.steps = True
-                arguments = (*node.args.posonlyargs, *node.args.args)
+                signature = node.args
+                arguments = (*signature.posonlyargs, *signature.args)
                 ctx = arguments[0].arg if cls is not None and arguments and node.name in _CTX_METHODS else None
-                inner = _Scope(node.name, ctx, cls, is_init=cls is not None and node.name == "__init__")
+                params = frozenset(a.arg for a in (*arguments, *signature.kwonlyargs,
+                                                   *filter(None, (signature.vararg, signature.kwarg))))
+                inner = _Scope(node.name, ctx, cls, is_init=cls is not None and node.name == "__init__", params=params)
                 scopes.append(inner)
                 # LibCST counts the calls of decorators and defaults in the function, ast in the
                 # enclosing scope: count them in both.
@@ -344,13 +599,14 @@ class _Walker:
                         inner.sets_eval_mode = inner.sets_eval_mode or (
                             type(call.func) is ast.Attribute and call.func.attr in ("eval", "train"))
                 for child in node.body:
-                    push((child, enclosing, False, inner))
+                    push((child, enclosing, False, inner, False, depth))
                 for decorator in node.decorator_list:
                     spelled = _dotted(decorator.func if type(decorator) is ast.Call else decorator)
                     if spelled is not None:
                         facts.decorators.add(spelled)
-                for child in (*node.decorator_list, node.args, *([node.returns] if node.returns else ())):
-                    push((child, enclosing, in_loop, scope))
+                for child in (*node.decorator_list, node.args, *([node.returns] if node.returns else ()),
+                              *getattr(node, "type_params", ())):
+                    push((child, enclosing, in_loop, scope, in_lambda, depth))
                 continue
             elif kind is ast.ClassDef:
                 cls = ClassFacts(node.name, tuple(filter(None, map(_dotted, node.bases))))
@@ -360,40 +616,55 @@ class _Walker:
                         class_of[id(child)] = cls
                         cls.methods.add(child.name)
                 for child in children(node):
-                    push((child, enclosing, False, scope))
+                    push((child, enclosing, False, scope, in_lambda, depth))
                 continue
             elif kind is ast.Lambda:
                 for child in children(node):
-                    push((child, enclosing, False, scope))
+                    push((child, enclosing, False, scope, True, depth))
                 continue
             for child in children(node):
-                push((child, enclosing, in_loop, scope))
+                push((child, enclosing, in_loop, scope, in_lambda, depth))
         if called & facts.function_names:
             keeps.add(CALL_STORE)  # the called function of this file may keep an argument
         if meter_updates and any(METER_CLASS.search(name) for name in (*name_calls, *method_calls)):
             keeps.add(CALL_STORE)  # ``meter = AverageMeter(); meter.update(loss)``
+            sites.setdefault(CALL_STORE, []).extend(meter_updates)
         for loop in loops:
             if loop.iterable_name in self.made_by_calls:  # ``pbar = tqdm(train_loader)``
                 loop.header_identifiers |= self.made_by_calls[loop.iterable_name]
+        facts.depth = deepest
+        facts.step_functions = {scope.name for scope in scopes if scope.makes_step and scope.name is not None}
+        facts.assigning_loops = [loop for loop in loops if loop.assigns]
         # (a step of its own in a function called from a loop: ``loss = train_step(batch)``)
         facts.steps = facts.steps or HOOK in keeps or any(loop.could_be_step_loop for loop in loops) or any(
             scope.makes_step and scope.name in called_in_loops for scope in scopes)
         # ``_after_eval_call`` needs the eval-mode call and a forward after it in one scope.
         facts.eval_mode_then_call = any(scope.sets_eval_mode and scope.calls >= 2 for scope in scopes)
 
-    def _assignment(self, node: Union[ast.Assign, ast.AugAssign, ast.AnnAssign], in_loop: bool,
-                    scope: "_Scope") -> None:
+    def _assignment(self, node: Union[ast.Assign, ast.AugAssign, ast.AnnAssign], enclosing: tuple[LoopFacts, ...],
+                    in_loop: bool, scope: "_Scope", in_lambda: bool) -> None:
         facts = self.facts
-        keeps = facts.keeps
+        keeps, sites = facts.keeps, facts.sites
         kind = type(node)
         if in_loop:
             keeps.add(LOOP_ASSIGNMENT)
+            enclosing[-1].assigns = True
         targets = node.targets if kind is ast.Assign else [node.target]
-        if scope.cls is not None and not scope.is_init and (kind is not ast.AnnAssign or node.value is not None) and \
-                any(_assigns_self_attribute(target) for target in targets):
-            keeps.add(SELF_ASSIGNMENT)
+        for target in targets:
+            _bind(target, scope.bound)
+        context = (enclosing, scope, in_lambda)
+        if kind is not ast.AnnAssign or node.value is not None:
+            carried = [name for target in targets for name in _carried_names(target, scope.params)]
+            if carried:
+                keeps.add(CARRY_ASSIGNMENT)
+            if "self" in carried:
+                sites.setdefault(CARRY_ASSIGNMENT, []).append((*context, "self"))
+            facts.parameter_carries.extend((*context, name) for name in carried if name != "self")
         if kind is ast.Assign:
+            aliased = _callable_spelled(node.value)
             for target in targets:
+                if aliased is not None and type(target) is ast.Name:
+                    facts.alias_targets.setdefault(target.id, set()).add(aliased)
                 if type(target) is ast.Attribute:
                     owner = target.value
                     if target.attr == "requires_grad" and _dotted(owner) != "self":
@@ -402,6 +673,7 @@ class _Walker:
                         scope.cls.stores_on_ctx = True
                 elif type(target) is ast.Subscript:
                     keeps.add(SUBSCRIPT_STORE)
+                    sites.setdefault(SUBSCRIPT_STORE, []).append((*context, _root(target.value)))
             if len(targets) == 1:
                 target, value = targets[0], node.value
                 if type(target) is ast.Name and type(value) is ast.Call:
@@ -410,15 +682,19 @@ class _Walker:
                 spelled = _dotted(target)
                 if type(value) is ast.BinOp and spelled is not None and spelled in (_dotted(value.left), _dotted(value.right)):
                     keeps.add(ACCUMULATION)
+                    sites.setdefault(ACCUMULATION, []).append((*context, _root(target)))
                 carried = _carried_name(target)
                 if carried is not None and any(_joins(call, carried) for call in _join_candidates(value)):
                     keeps.add(JOIN)
+                    sites.setdefault(JOIN, []).append((*context, _root(target)))
         elif kind is ast.AugAssign:
             if type(node.value) is ast.List:
                 if type(node.op) is ast.Add and node.value.elts:
                     keeps.add(LIST_STORE)
+                    sites.setdefault(LIST_STORE, []).append((*context, _root(node.target)))
             elif type(node.op) in (ast.Add, ast.Sub, ast.Mult):
                 keeps.add(ACCUMULATION)
+                sites.setdefault(ACCUMULATION, []).append((*context, _root(node.target)))
 
 
 def _identifiers_of(expr: ast.AST) -> Iterator[str]:
@@ -439,7 +715,7 @@ _AUTOGRAD_FUNCTIONS = frozenset({"grad", "backward"})
 _CTX_METHODS = frozenset({"forward", "setup_context"})
 
 
-@dataclass
+@dataclass(eq=False)
 class _Scope:
     """The function a node is in (None: the module), as the semantic layer sees it
     (``Scopes.function_of``: classes and lambdas do not start one)."""
@@ -448,18 +724,63 @@ class _Scope:
     ctx: Optional[str] = None  # the ``ctx`` parameter of an autograd Function's method
     cls: Optional[ClassFacts] = None  # the class it is a method of
     is_init: bool = False
+    params: frozenset[str] = frozenset()
     calls: int = 0
     sets_eval_mode: bool = False
     makes_step: bool = False  # a backward, an optimizer or environment step in it
+    # Names its body binds by assignment or as a loop target (a subset of ``Scopes.bindings``),
+    # and those it declares ``global``/``nonlocal``.
+    bound: set[str] = field(default_factory=set)
+    declared: set[str] = field(default_factory=set)
 
 
-def _assigns_self_attribute(target: ast.AST) -> bool:
-    """``self.x`` among an assignment's targets (unpacked tuples included)."""
+def _carried_names(target: ast.AST, params: frozenset[str]) -> list[str]:
+    """``self`` (for ``self.x``) and the parameters among an assignment's targets (unpacked tuples
+    included): what a function run once per step can carry to its next call
+    (``LoopCarried.chains``)."""
     if type(target) in (ast.Tuple, ast.List):
-        return any(_assigns_self_attribute(element) for element in target.elts)
+        return [name for element in target.elts for name in _carried_names(element, params)]
     if type(target) is ast.Starred:
-        return _assigns_self_attribute(target.value)
-    return _carried_name(target) is not None and _carried_name(target).startswith("self.")
+        return _carried_names(target.value, params)
+    if type(target) is ast.Name:
+        return [target.id] if target.id in params else []
+    carried = _carried_name(target)
+    return ["self"] if carried is not None and carried.startswith("self.") else []
+
+
+def _bind(target: ast.AST, bound: set[str]) -> None:
+    """The names an assignment or loop target binds (unpacked tuples included)."""
+    if type(target) is ast.Name:
+        bound.add(target.id)
+    elif type(target) in (ast.Tuple, ast.List):
+        for element in target.elts:
+            _bind(element, bound)
+    elif type(target) is ast.Starred:
+        _bind(target.value, bound)
+
+
+def _local_of(scope: "_Scope", root: Optional[str]) -> bool:
+    """A container hanging from ``root`` is a local of the function (bound in it, a parameter
+    rebound too: ``Stores.outlives``, ``_persistent_root``), which dies with each call."""
+    return root is not None and root != "self" and root in scope.bound and root not in scope.declared
+
+
+def _callable_spelled(value: ast.AST) -> Optional[str]:
+    """The function an alias may be bound to, as ``Calls._resolve_name`` follows it: ``f``,
+    ``obj.f`` or ``partial(f, ...)``."""
+    if type(value) is ast.Call:  # (any call: ``partial`` may be imported under another name)
+        if not value.args:
+            return None
+        value = value.args[0]
+    return _terminal_name(value)
+
+
+def _root(node: ast.AST) -> Optional[str]:
+    """As ``stores.root_name``, or None where it may differ: the name a container hangs from
+    (``self`` for ``self.history[k]``)."""
+    while type(node) is ast.Attribute or type(node) is ast.Subscript:
+        node = node.value
+    return node.id if type(node) is ast.Name else None
 
 
 def _outside_body(function: Union[ast.FunctionDef, ast.AsyncFunctionDef]) -> list[ast.AST]:
@@ -504,7 +825,7 @@ def _joins(call: ast.AST, name: str) -> bool:
 _HANDLED = frozenset({
     ast.Attribute, ast.Call, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.withitem, ast.Import,
     ast.ImportFrom, ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
-    ast.Lambda,
+    ast.Lambda, ast.Global, ast.Nonlocal, ast.Return,
 })
 # Children that nothing here looks at or below: leaves, and the context/operator markers.
 _LEAVES = frozenset({ast.Name, ast.Constant, ast.Load, ast.Store, ast.Del, ast.Pass, ast.Break, ast.Continue,

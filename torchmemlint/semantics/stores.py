@@ -122,6 +122,14 @@ class Stores:
                 found.extend(Store(aug, aug.target, element.value) for element in aug.value.elements)
         return found
 
+    @cached_property
+    def _visible_by_function(self) -> dict[Optional[cst.FunctionDef], list[Store]]:
+        """The visible stores by the function they are in (one pass, not one per function asked)."""
+        by_function: dict[Optional[cst.FunctionDef], list[Store]] = {}
+        for store in self.visible:
+            by_function.setdefault(self.scopes.function_of(store.node), []).append(store)
+        return by_function
+
     def _is_meter_of_another_file(self, receiver: cst.BaseExpression, at: cst.CSTNode) -> bool:
         return any(METER_CLASS.search(name.rsplit(".", 1)[-1]) and name not in self.scopes.classes_by_name
                    for name in self.scopes.classes_built_into(receiver, at))
@@ -179,7 +187,7 @@ class Stores:
         if cls is not None:
             params.discard(first_param(function))
         found: list[Kept] = []
-        candidates = [s for s in self.visible if self.scopes.function_of(s.node) is function]
+        candidates = list(self._visible_by_function.get(function, ()))
         candidates += [s for call in self.scopes.scope_nodes(function, cst.Call) for s in self.stores_through(call)]
         for store in candidates:
             if store.overwrites_fixed_slot:

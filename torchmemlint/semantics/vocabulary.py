@@ -13,6 +13,10 @@ PER_STEP_METHODS = frozenset({
     "on_predict_batch_end", "on_train_batch_start", "on_validation_batch_start",
     "on_before_backward", "on_after_backward",
 })
+# Calls that run the function they get once per hyper-parameter trial.
+SEARCH_DRIVERS = frozenset({"optimize", "fmin", "gp_minimize", "forest_minimize", "Tuner", "maximize", "minimize"})
+# Registrations of a function PyTorch calls on every forward pass of a module.
+FORWARD_HOOK_REGISTRATIONS = frozenset({"register_forward_hook", "register_forward_pre_hook"})
 # Container methods that keep their argument (not ``put``: queues are drained by their consumer).
 STORING_METHODS = frozenset({"append", "extend", "insert", "add", "appendleft", "push"})
 # Methods of a meter or metric object (``AverageMeter.update(loss, n)``) that may keep what they get,
