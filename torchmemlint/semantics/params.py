@@ -80,6 +80,8 @@ class Parameters:
             if isinstance(binding.node, cst.For):
                 if iterates_parameters(binding.node, name):
                     return PARAMETER
+            elif isinstance(binding.value, cst.Name) and depth < 3:  # ``weight = w``: an alias
+                kind = kind or self._name_leaf_kind(binding.value.value, binding.node, depth + 1)
             elif binding.value is not None:
                 kind = kind or self.created_leaf(binding.value)
             elif isinstance(binding.node, cst.Param) and depth < 3:
