@@ -423,7 +423,7 @@ class _Walker:
     def __init__(self, facts: FileFacts, text: str) -> None:
         self.facts = facts
         self.lines = text.splitlines()
-        self.made_by_calls: dict[str, frozenset[str]] = {}  # ``name = call(...)``: the call's identifiers
+        self.made_by_calls: dict[str, list[ast.Call]] = {}  # ``name = call(...)``: the calls, by name
 
     def _header(self, loop: Union[ast.For, ast.AsyncFor, ast.While]) -> LoopFacts:
         # From the ``for``/``while`` line to the line before the body (a body on the header's
@@ -631,7 +631,8 @@ class _Walker:
             sites.setdefault(CALL_STORE, []).extend(meter_updates)
         for loop in loops:
             if loop.iterable_name in self.made_by_calls:  # ``pbar = tqdm(train_loader)``
-                loop.header_identifiers |= self.made_by_calls[loop.iterable_name]
+                loop.header_identifiers |= frozenset(
+                    name for call in self.made_by_calls[loop.iterable_name] for name in _identifiers_of(call))
         facts.depth = deepest
         facts.step_functions = {scope.name for scope in scopes if scope.makes_step and scope.name is not None}
         facts.assigning_loops = [loop for loop in loops if loop.assigns]
@@ -677,8 +678,7 @@ class _Walker:
             if len(targets) == 1:
                 target, value = targets[0], node.value
                 if type(target) is ast.Name and type(value) is ast.Call:
-                    self.made_by_calls[target.id] = self.made_by_calls.get(target.id, frozenset()) | \
-                        frozenset(_identifiers_of(value))
+                    self.made_by_calls.setdefault(target.id, []).append(value)
                 spelled = _dotted(target)
                 if type(value) is ast.BinOp and spelled is not None and spelled in (_dotted(value.left), _dotted(value.right)):
                     keeps.add(ACCUMULATION)
