@@ -15,21 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from support import module_env
+from support import LEAKING_SCRIPT, module_env
 from torchmemlint.report.progress import DELAY_S, FileProgress
 
 # A file slow enough to check that 32 of them take well over DELAY_S (about 0.08 s each).
-SLOW_FILE = "import torch\n" + "".join(f"""
-def train_{i}(model, loader, optimizer, criterion):
-    losses = []
-    for x, y in loader:
-        optimizer.zero_grad()
-        loss = criterion(model(x), y)
-        loss.backward()
-        optimizer.step()
-        losses.append(loss)
-    return losses
-""" for i in range(40))
+SLOW_FILE = "import torch\n" + "".join(
+    LEAKING_SCRIPT.replace("import torch\n", "").replace("def train(", f"def train_{i}(") for i in range(40))
 FILES = 32
 SUMMARY = (f"Found {FILES * 40} errors in {FILES} files checked.\n"
            f"[*] {FILES * 40} fixable with `torchmemlint fix --unsafe-fixes`.\n")
