@@ -228,6 +228,19 @@ class Calls:
                 result.setdefault(target, []).append((arg.value, call))
         return result
 
+    def passed_to(self, param: "cst.Param") -> list[tuple[cst.BaseExpression, cst.CSTNode]]:
+        """What the callers of ``param``'s function hand to it (with the node to evaluate each
+        at); for ``__init__``, what the constructions of its class hand over (``LoopState(w)``)."""
+        function = self.scopes.function_of(param)
+        if function is None:
+            return []
+        sites = list(self.call_sites(function))
+        cls = self.scopes.class_of(function)
+        if function.name.value == "__init__" and cls is not None:
+            sites += self.calls_spelled(cls.name.value, method=False)
+        return [(expr, where) for site in sites if (callee := self.callee(site)) is not None
+                for expr, where in self.arguments(site, callee).get(param.name.value, [])]
+
     # -- where a function is called ----------------------------------------------------------
     @cached_property
     def _sites(self) -> dict[Function, list[cst.Call]]:

@@ -94,20 +94,8 @@ class Parameters:
     def _passed_leaf_kind(self, param: cst.Param, depth: int) -> Optional[str]:
         """The leaf a helper's parameter receives at its call sites (``loop_body(X, w, b)`` with
         ``w = torch.randn(3, requires_grad=True)``): the kind of the first leaf passed."""
-        function = self.scopes.function_of(param)
-        if function is None:
-            return None
-        sites = self.calls.call_sites(function)
-        cls = self.scopes.class_of(function)
-        if function.name.value == "__init__" and cls is not None:  # ``LoopState(X, w, b)``
-            sites = [*sites, *self.calls.calls_spelled(cls.name.value, method=False)]
-        for site in sites:
-            callee = self.calls.callee(site)
-            for expr, where in self.calls.arguments(site, callee).get(param.name.value, []) if callee else ():
-                kind = self.leaf_kind(expr, where, depth + 1)
-                if kind is not None:
-                    return kind
-        return None
+        return next((kind for expr, where in self.calls.passed_to(param)
+                     if (kind := self.leaf_kind(expr, where, depth + 1)) is not None), None)
 
     def created_leaf(self, value: cst.BaseExpression) -> Optional[str]:
         """What leaf ``value`` creates: ``nn.Parameter(w)`` / ``torch.randn(3, requires_grad=True)``

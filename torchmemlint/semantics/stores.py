@@ -426,15 +426,7 @@ class Stores:
 
     def _passed_bounded(self, param: cst.Param, depth: int) -> bool:
         """Every call of the parameter's function (or class, for ``__init__``) passes a bounded container."""
-        function = self.scopes.function_of(param)
-        if function is None:
-            return False
-        sites = list(self.calls.call_sites(function))
-        cls = self.scopes.class_of(function)
-        if function.name.value == "__init__" and cls is not None:
-            sites += self.calls.calls_spelled(cls.name.value, method=False)
-        passed = [(expr, where) for site in sites if (callee := self.calls.callee(site)) is not None
-                  for expr, where in self.calls.arguments(site, callee).get(param.name.value, [])]
+        passed = self.calls.passed_to(param)
         return bool(passed) and all(self._is_bounded(expr, where, depth + 1) for expr, where in passed)
 
     def _bounded_factory(self, value: Optional[cst.BaseExpression]) -> bool:
