@@ -14,7 +14,7 @@ from torchmemlint.diagnostics import Diagnostic, Edit, Fix, IterationSpan
 from torchmemlint.verify.instrument import instrument, statement_scope
 from torchmemlint.verify.runner import Limits
 from torchmemlint.verify.verdict import (
-    CONFIRMED_GROWTH, FIX_CRASHED, INCONCLUSIVE, NOT_REPRODUCED,
+    CONFIRMED_GROWTH, FIX_CRASHED, INCONCLUSIVE, NOT_REPRODUCED, heap_disturbed,
 )
 from torchmemlint.verify.verifier import FileFindings, Settings, VerifyResult, verify_findings
 
@@ -59,7 +59,9 @@ def test_a_loss_kept_after_backward_grows_the_graph(replay_server, tmp_path: Pat
     assert (judgement.original_bytes_per_iteration, judgement.twin_bytes_per_iteration) == (4, 4)
     assert judgement.nodes_per_iteration == 3
     assert judgement.saved_tensors_per_iteration == 0  # backward freed what they saved
-    assert 0 < judgement.bytes_per_iteration == judgement.native_bytes_per_iteration < 3 * 4096
+    assert 0 < judgement.bytes_per_iteration < 3 * 4096
+    # from the native heap, unless it read as not growing in this replay and the next (the calibration then)
+    assert judgement.bytes_per_iteration == judgement.native_bytes_per_iteration or heap_disturbed(judgement)
     assert "Host memory: a graph's nodes are C++ objects on the host heap" in result.explanation
 
 

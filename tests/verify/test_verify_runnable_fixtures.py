@@ -19,7 +19,8 @@ from torchmemlint.engine import check_source
 from torchmemlint.rules import ALL_RULES
 from torchmemlint.verify.runner import Limits
 from torchmemlint.verify.verdict import (
-    CONFIRMED_ERROR, CONFIRMED_GROWTH, CONFIRMED_PEAK_EXCESS, INCONCLUSIVE, INCONCLUSIVE_REASONS, NO_MEMORY_COST,
+    CALIBRATED_BYTES_PER_NODE, CONFIRMED_ERROR, CONFIRMED_GROWTH, CONFIRMED_PEAK_EXCESS, INCONCLUSIVE,
+    INCONCLUSIVE_REASONS, NO_MEMORY_COST, heap_disturbed,
 )
 from torchmemlint.verify.verifier import FileFindings, Settings, VerifyResult, verify_findings
 
@@ -207,7 +208,9 @@ def test_runnable_fixture(verified, key: tuple[str, str]) -> None:
     assert result.twin is None if not expected.twin_origin else result.twin.status == "capped"
     assert judgement.measured == list(range(3, 11))
     if expected.bytes_per_iteration is None:
-        assert judgement.bytes_per_iteration == judgement.native_bytes_per_iteration > 0
+        # from the native heap; from the calibration only where the heap read as not growing twice
+        assert judgement.bytes_per_iteration == (judgement.native_bytes_per_iteration if not heap_disturbed(judgement)
+                                                 else judgement.nodes_per_iteration * CALIBRATED_BYTES_PER_NODE) > 0
     else:
         assert judgement.bytes_per_iteration == expected.bytes_per_iteration
     for name in ("original_bytes_per_iteration", "twin_bytes_per_iteration", "peak_excess_bytes", "live_excess_bytes",
@@ -223,12 +226,19 @@ def test_a_graph_kept_after_backward_costs_host_memory(verified) -> None:
     """The graph's nodes are host memory: in the CPU replay, native-heap bytes per node for both
     losses of the order the docs calibrate (glibc's allocator: 700 to 900 B per node on a quiet
     run). The upper bound allows one page per node: glibc may take a new page or arena in the
-    middle of a run on a loaded machine, which once read 2,755 B per node in CI here."""
+    middle of a run on a loaded machine, which once read 2,755 B per node in CI here. It may also
+    return memory in those iterations (-9,584 B per iteration once in CI): verify then replays the
+    pair again, and prices from the calibration only if the heap is disturbed again; both losses
+    so disturbed would be a meter that does not work."""
+    priced = 0
     for name, nodes in (("tml001_train_keeps_loss.py", 7), ("tml001_train_keeps_mse_loss.py", 6)):
         judgement = verified[(name, "TML001")].judgement
         assert judgement.memory == "host"
-        assert 500 * nodes <= judgement.native_bytes_per_iteration <= 4096 * nodes
         assert "autograd graph grows by" in verified[(name, "TML001")].explanation
+        if not heap_disturbed(judgement):
+            assert 500 * nodes <= judgement.native_bytes_per_iteration <= 4096 * nodes
+            priced += 1
+    assert priced >= 1
 
 
 def test_a_missing_zero_grad_costs_wrong_updates(verified) -> None:

@@ -7,7 +7,7 @@ import pytest
 
 from torchmemlint.verify.runner import RunOutcome
 from torchmemlint.verify.verdict import (
-    CONFIRMED_ERROR, CONFIRMED_GROWTH, CONFIRMED_ONE_TIME, CONFIRMED_PEAK_EXCESS, FIX_CRASHED, INCONCLUSIVE,
+    CALIBRATED_BYTES_PER_NODE, CONFIRMED_ERROR, CONFIRMED_GROWTH, CONFIRMED_ONE_TIME, CONFIRMED_PEAK_EXCESS, FIX_CRASHED, INCONCLUSIVE,
     INCONCLUSIVE_REASONS, NO_MEMORY_COST, NOT_REPRODUCED, judge, judge_one_time, judge_workers,
 )
 
@@ -122,13 +122,26 @@ def test_a_graph_that_grows_is_confirmed_growth_in_host_memory() -> None:
     assert judgement.native_bytes_per_iteration == 5600
 
 
+def test_a_graph_whose_heap_reading_was_disturbed_is_priced_at_the_calibrated_cost_per_node() -> None:
+    """The nodes are counted exactly; a native heap that reads as shrinking while they accumulate
+    (glibc returned memory in those iterations) gives no price, and the calibration says so."""
+    original = replay([0, 4, 8, 12, 16, 20], nodes=[0, 7, 14, 21, 28, 35],
+                      native=[10**6 - 9000 * k for k in range(6)])
+    twin = replay([0, 4, 8, 12, 16, 20], nodes=[0, 7, 7, 7, 7, 7], native=[10**6 + 4 * k for k in range(6)])
+    judgement = judge(original, twin, WARMUP, 60)
+    assert (judgement.verdict, judgement.growth_meter, judgement.nodes_per_iteration) == (CONFIRMED_GROWTH, "graph", 7)
+    assert judgement.native_bytes_per_iteration == -9004
+    assert judgement.bytes_per_iteration == 7 * CALIBRATED_BYTES_PER_NODE
+    assert "at the calibrated 800 B per node (the native heap, -9,004 B per iteration in this run" in judgement.reason
+
+
 def test_growing_storages_and_graph_are_both_said() -> None:
     original = replay([0, 8, 16, 24, 32, 40], nodes=[0, 3, 6, 9, 12, 15], native=[10**6 + 2408 * k for k in range(6)])
     judgement = judge(original, replay([0] * 6), WARMUP, 60)
     assert (judgement.verdict, judgement.growth_meter, judgement.bytes_per_iteration) == (
         CONFIRMED_GROWTH, "live-storage", 8)
     assert judgement.reason == ("live memory grows by 8 B per iteration more than with the fix, and the autograd graph "
-                                "by 3 nodes per iteration (about 2,400 B of host memory)")
+                                "by 3 nodes per iteration, about 2,400 B of host memory (native heap) per iteration")
 
 
 def test_a_graph_that_grows_in_some_iterations_only_is_not_growth() -> None:
