@@ -37,7 +37,6 @@ CHECK_MISSES = {
 }
 # What `check --select ALL` reports in the near-misses (the fixed versions of the reports).
 NEAR_MISS_FINDINGS = {
-    "replay_buffer/near_experience_lstm_state_stored.py": {(30, "TML004"), (31, "TML004")},
     "trials/near_crossval_fold_results.py": {(16, "TML004")},
 }
 

@@ -103,8 +103,10 @@ _NON_TENSOR_TORCH = frozenset({
     "set_printoptions", "cpu", "mps", "xpu", "npu", "accelerator", "overrides", "random", "futures",
 })
 _TENSOR_NAMESPACES = frozenset({"", "nn.functional", "linalg", "fft", "special", "sparse", "nested"})
-# Libraries whose functions return Python numbers or arrays, never a torch graph.
-_NUMERIC_LIBRARIES = ("math.", "numpy.", "statistics.", "random.", "time.", "sklearn.", "scipy.")
+# Libraries whose functions return Python numbers or arrays, never a torch graph; the model
+# profilers among them (``thop.profile(model, inputs=(x,))``) run the model but return counts.
+_NUMERIC_LIBRARIES = ("math.", "numpy.", "statistics.", "random.", "time.", "sklearn.", "scipy.", "thop.",
+                      "ptflops.", "torchinfo.", "torchsummary.")
 # Reductions that return a 0-dim tensor when called without a dimension.
 _FULL_REDUCTIONS = frozenset({"mean", "sum", "norm", "max", "min", "std", "var", "prod", "amax", "amin"})
 # Methods that keep a loss a loss: elementwise maths, dtype/device moves, and broadcasting one

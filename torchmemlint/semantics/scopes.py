@@ -203,6 +203,8 @@ class Scopes:
             # A model's own ``forward``/``generate``/``sample`` loops over time steps, tokens or
             # layers of one input; only a loop over data makes steps there (``predict(loader)``).
             return isinstance(loop, cst.For) and any(LOADER_ITERABLE.search(i) for i in identifiers)
+        if isinstance(loop, cst.For) and self._iterates_outer_results(loop):
+            return False
         if any(is_step_identifier(identifier) for identifier in identifiers):
             return True
         if isinstance(loop, cst.For):  # ``for epoch in range(100)``, ``for i, batch in enumerate(...)``
@@ -213,6 +215,19 @@ class Scopes:
             return True  # ``while True:`` training loops run until a break (inside a loop over
             # data it is a per-sample search, e.g. beam search, unless it has step calls)
         return False
+
+    def _iterates_outer_results(self, loop: cst.For) -> bool:
+        """``for data_i in data:`` where ``data`` is made in the body of the loop around it from
+        that iteration's results (a batch's model outputs, filtered): the items of one step, not
+        steps. A loader made anew there (``loader = make_loader(epoch)``) still makes steps."""
+        if not isinstance(loop.iter, cst.Name):
+            return False
+        outer = [o for o in self.loops_around(loop) if o is not loop]
+        bindings = self.reaching_bindings(loop.iter.value, loop)
+        return bool(outer) and bool(bindings) and all(
+            b.value is not None and self.tree.contains(outer[0].body, b.node) and not any(
+                LOADER_ITERABLE.search(n.value) for n in self.tree.descendants(b.value, cst.Name))
+            for b in bindings)
 
     def _bound_iterable_identifiers(self, loop: cst.For) -> list[str]:
         """What a named iterable was made from (``pbar = tqdm(train_loader)``; ``for b in pbar``)."""
@@ -378,11 +393,15 @@ class Scopes:
             spelled = dotted_name(receiver)
             if spelled is None or not spelled.startswith("self."):
                 return []
-            values = self._values_assigned_to(spelled)
+            values = self.values_assigned_to(spelled)
         return [dotted_name(v.func) or "" for v in values if isinstance(v, cst.Call)]
 
-    def _values_assigned_to(self, spelled: str) -> list[cst.BaseExpression]:
+    def values_assigned_to(self, spelled: str) -> list[cst.BaseExpression]:
         """What ``<spelled> = value`` statements of the file assign (indexed once per file)."""
+        return [assign.value for assign in self.assignments_to(spelled)]
+
+    def assignments_to(self, spelled: str) -> list[cst.Assign]:
+        """The ``<spelled> = value`` statements of the file, in order (indexed once per file)."""
         if self._assigned is None:
             self._assigned = {}
             for assign in self.tree.nodes(cst.Assign):
@@ -390,7 +409,7 @@ class Scopes:
                     name = dotted_name(target.target)
                     if name is not None:
                         self._assigned.setdefault(name, []).append(assign)
-        return [assign.value for assign in dict.fromkeys(self._assigned.get(spelled, ()))]
+        return list(dict.fromkeys(self._assigned.get(spelled, ())))
 
 
 def is_step_call(call: cst.Call) -> bool:

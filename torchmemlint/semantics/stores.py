@@ -373,20 +373,20 @@ class Stores:
         for delete in self.tree.nodes(cst.Del):
             if isinstance(delete.target, cst.Subscript) and dotted_name(delete.target.value) == spelled:
                 return True
-        made = [a for a in self.tree.nodes(cst.Assign) if any(dotted_name(t.target) == spelled for t in a.targets)]
-        return len(made) > 1
+        return len(self.scopes.assignments_to(spelled)) > 1
 
     def _reset_in(self, container: cst.BaseExpression, region: cst.CSTNode) -> bool:
-        """Rebound (``c = []``) or emptied (``c.clear()``, ``del c[:]``) inside ``region``; an
-        update that reads the old value (``self.total = self.total + loss``) is no reset."""
+        """Rebound (``c = []``), emptied (``c.clear()``, ``del c[:]``) or trimmed to a slice of
+        itself (``c = c[batch_size:]`` after yielding a batch) inside ``region``; any other update
+        that reads the old value (``self.total = self.total + loss``) is no reset."""
         spelled = dotted_name(container) if not isinstance(container, cst.Subscript) else None
         if spelled is None:
             spelled = dotted_name(container.value) if isinstance(container, cst.Subscript) else None
             if spelled is None:
                 return False
         for assign in self.tree.descendants(region, cst.Assign):
-            if any(spelled in _assigned_spellings(t.target) for t in assign.targets) and \
-                    not self._reads(assign.value, spelled):
+            if any(spelled in _assigned_spellings(t.target) for t in assign.targets) and (
+                    not self._reads(assign.value, spelled) or _slice_of(assign.value, spelled)):
                 return True
         for call in self.tree.descendants(region, cst.Call):
             func = call.func
@@ -453,14 +453,50 @@ class Stores:
             return False
         if self._closure_constant(store.key, store.node) or self._bounded_key(store.key, store.node):
             return True
-        spelled = dotted_name(store.container)
-        if spelled is None:
+        if dotted_name(store.container) is None:
             return False
-        if isinstance(store.container, cst.Name):
-            values = [b.value for b in self.scopes.reaching_bindings(store.container.value, store.node)]
-        else:
-            values = [a.value for a in self.tree.nodes(cst.Assign) if any(dotted_name(t.target) == spelled for t in a.targets)]
+        values = self._container_values(store)
         return bool(values) and all(_is_list(v) for v in values)
+
+    def _container_values(self, store: Store) -> list[Optional[cst.BaseExpression]]:
+        """What the file binds the store's container to (a name's reaching bindings; an attribute's
+        assignments anywhere, spelled the same)."""
+        if isinstance(store.container, cst.Name):
+            return [b.value for b in self.scopes.reaching_bindings(store.container.value, store.node)]
+        spelled = dotted_name(store.container)
+        return self.scopes.values_assigned_to(spelled)
+
+    def writes_position(self, store: Store) -> bool:
+        """``rollouts.rewards[step] = r`` for ``step in range(n)``: a slot of a preallocated buffer
+        (a list or a tensor never grows by item assignment; only a dict made in this file would).
+        The buffer does not grow, though it keeps up to ``n`` values: whether those hold graphs is
+        TML001's question, not this one's."""
+        if store.key is None or not self._range_index(store.key, store.node):
+            return False
+        return not any(_is_mapping(v) for v in self._container_values(store))
+
+    def _range_index(self, key: cst.BaseExpression, at: cst.CSTNode) -> bool:
+        """The key is the target of a ``for`` over ``range(...)``: an integer position."""
+        if isinstance(key, cst.SubscriptElement):
+            key = key.slice
+        if isinstance(key, cst.Index):
+            key = key.value
+        if not isinstance(key, cst.Name):
+            return False
+        bindings = self.scopes.reaching_bindings(key.value, at)
+        return bool(bindings) and all(
+            _is_range(b.node.iter) if isinstance(b.node, cst.For) and isinstance(b.node.target, cst.Name)
+            else self._next_of_range(b.value, b.node) for b in bindings)
+
+    def _next_of_range(self, value: Optional[cst.BaseExpression], at: cst.CSTNode) -> bool:
+        """``next(positions)`` where ``positions = iter(range(n))``."""
+        if not (isinstance(value, cst.Call) and dotted_name(value.func) == "next" and value.args
+                and isinstance(value.args[0].value, cst.Name)):
+            return False
+        made = self.scopes.reaching_bindings(value.args[0].value.value, at)
+        return bool(made) and all(
+            isinstance(b.value, cst.Call) and dotted_name(b.value.func) == "iter" and len(b.value.args) == 1
+            and _is_range(b.value.args[0].value) for b in made)
 
     def keyed_by_example(self, store: Store, iteration: Iteration) -> bool:
         """``results[i] = out`` where the key comes from the data of the step (the step loop's
@@ -473,9 +509,12 @@ class Stores:
             params = {p.name.value for p in (*iteration.params.posonly_params, *iteration.params.params)}
             return bool(self._names_in(store.key) & params) and \
                 bool(_PER_CALL_KEY.search(cst.Module([]).code_for_node(store.key)))
-        if not isinstance(iteration, cst.For):
+        if isinstance(iteration, cst.For):
+            per_step = self._names_in(iteration.target)
+        elif isinstance(iteration, cst.While):
+            per_step = self._advanced_in(iteration)
+        else:
             return False
-        per_step = self._names_in(iteration.target)
         keys = self._names_in(store.key)
         if not keys:
             return False
@@ -488,7 +527,17 @@ class Stores:
                     per_step = per_step | self._names_in(loop.target)
         return bool(keys & per_step)
 
-    def _bound_from(self, name: str, per_step: set[str], iteration: cst.For) -> bool:
+    def _advanced_in(self, loop: cst.While) -> set[str]:
+        """The names a ``while`` loop moves on each iteration: ``batch = next(it)``, ``i += 1``."""
+        advanced = set()
+        for name, bindings in self.scopes.bindings(self.scopes.scope_of(loop)).items():
+            if any(self.tree.contains(loop.body, b.node) and (b.augmented or isinstance(b.value, cst.Call) and
+                                                               dotted_name(b.value.func) == "next")
+                   for b in bindings):
+                advanced.add(name)
+        return advanced
+
+    def _bound_from(self, name: str, per_step: set[str], iteration: Loop) -> bool:
         """``name`` is assigned in the step loop from the step's data (``out = model(x)``)."""
         return any(
             self.tree.contains(iteration.body, b.node) and b.value is not None and
@@ -606,6 +655,25 @@ def _is_literal(node: cst.CSTNode) -> bool:
     if isinstance(node, cst.Tuple):
         return all(_is_literal(e.value) for e in node.elements)
     return isinstance(node, (cst.BaseString, cst.Integer, cst.Float))
+
+
+def _is_range(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Call) and dotted_name(expr.func) == "range"
+
+
+def _slice_of(expr: cst.BaseExpression, spelled: str) -> bool:
+    """``c[a:]``, ``c[-n:]``: a slice of the container spelled ``spelled``."""
+    return isinstance(expr, cst.Subscript) and dotted_name(expr.value) == spelled and \
+        all(isinstance(element.slice, cst.Slice) for element in expr.slice)
+
+
+def _is_mapping(expr) -> bool:
+    """``{...}``, a dict comprehension, ``dict(...)``, ``defaultdict(...)``, ``OrderedDict(...)``:
+    a container that item assignment grows."""
+    if isinstance(expr, (cst.Dict, cst.DictComp)):
+        return True
+    return isinstance(expr, cst.Call) and (dotted_name(expr.func) or "").split(".")[-1] in (
+        "dict", "defaultdict", "OrderedDict", "Counter")
 
 
 def _is_list(expr) -> bool:
