@@ -16,7 +16,7 @@ from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.modules import Modules
 from torchmemlint.semantics.scopes import Scopes, terminal_name
 from torchmemlint.semantics.tree import Tree
-from torchmemlint.semantics.vocabulary import FORWARD_HOOK_REGISTRATIONS, SEARCH_DRIVERS
+from torchmemlint.semantics.vocabulary import FORWARD_HOOK_REGISTRATIONS, GRADIENT_EXPLAINER, SEARCH_DRIVERS
 
 # Methods that return a hook handle, not a tensor.
 # Method names too common across libraries to guess the file's class from (``optimizer.step()``).
@@ -392,7 +392,20 @@ class Calls:
             return False  # ``Net()`` builds a model, it does not run one
         if isinstance(func, cst.Name) and name in self.scopes.functions_by_name:
             return False  # ``test_model(net, loader)``: a helper of this file, read through its body
+        if self._bound_to_gradient_explainer(func):
+            return False  # ``gb_model(x)`` of ``GuidedBackpropReLUModel(model)`` runs a backward itself
         return is_model_name(name) or self._bound_to_module(func)
+
+    def _bound_to_gradient_explainer(self, func: cst.BaseExpression) -> bool:
+        """A name bound only to an attribution method made from a model (Grad-CAM, guided
+        backprop, saliency, integrated gradients): calling it differentiates the model."""
+        if not isinstance(func, cst.Name):
+            return False
+        bindings = self.scopes.reaching_bindings(func.value, func)
+        return bool(bindings) and all(
+            isinstance(b.value, cst.Call) and GRADIENT_EXPLAINER.search(
+                (self.imports.qualify(b.value.func) or terminal_name(b.value.func) or "").rsplit(".", 1)[-1])
+            is not None for b in bindings)
 
     def is_loss_function_call(self, call: cst.Call) -> bool:
         """A forward pass of a loss function: ``criterion(out, y)``, ``F.cross_entropy(...)``,

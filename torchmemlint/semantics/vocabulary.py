@@ -39,6 +39,9 @@ _SETTING_WORDS = frozenset({"first", "size", "sizes", "shape", "norm", "dim", "m
 _GENERATION_WORDS = frozenset({"inference", "denoising", "sampling", "diffusion", "ddim", "ddpm", "interp",
                                "interpolation", "generation", "decoding"})
 # An iterable that yields batches of data.
+# Attribution methods (pytorch-grad-cam, Captum) whose call differentiates the model they wrap.
+GRADIENT_EXPLAINER = re.compile(r"GuidedBackprop|Grad[Cc][Aa][Mm]|Saliency|IntegratedGradients|DeepLift|SmoothGrad|"
+                                r"InputXGradient|GradientShap")
 LOADER_ITERABLE = re.compile(r"loader|batches|dataset|\bdl\b|_dl\b", re.IGNORECASE)
 # Identifiers of an iterable that say nothing about what it iterates over.
 ITERATION_BUILTINS = frozenset({"iter", "enumerate", "zip", "range", "reversed", "sorted", "list", "tuple",
