@@ -269,12 +269,20 @@ class Calls:
             return False
         if func.attr.value in _COMMON_METHOD_NAMES:
             callee = self.callee(call)
-            if callee is None or not isinstance(callee.function, cst.FunctionDef) or not any(
-                    self.backward_roots(c) for c in self.scopes.scope_nodes(callee.function, cst.Call)):
+            if callee is None or not isinstance(callee.function, cst.FunctionDef) or \
+                    not self._runs_backward(callee.function):
                 return False
         caller = self.scopes.function_of(call)
         bindings = self.scopes.bindings(caller).get(func.value.value, []) if caller is not None else []
         return bool(bindings) and all(isinstance(b.node, cst.Param) for b in bindings)
+
+    def _runs_backward(self, function: cst.FunctionDef, depth: int = 0) -> bool:
+        """A backward pass in the function's body, or in a function of the file it calls (its
+        step moved into a helper: ``compute_step(self, batch)``)."""
+        calls = self.scopes.scope_nodes(function, cst.Call)
+        return any(self.backward_roots(c) for c in calls) or depth < 2 and any(
+            (callee := self.callee(c)) is not None and isinstance(callee.function, cst.FunctionDef)
+            and callee.function is not function and self._runs_backward(callee.function, depth + 1) for c in calls)
 
     def call_sites(self, function: Function) -> list[cst.Call]:
         return self._sites.get(function, [])

@@ -582,8 +582,12 @@ class Flow:
         value = self.value(binding.value, node)
         if binding.index is not None:
             if value.kind == TENSOR and isinstance(binding.value, cst.Call) and \
-                    self.calls.is_loss_function_call(binding.value) and self.calls.callee(binding.value) is None \
-                    and not self._defines_loss_class:
+                    self.calls.is_loss_function_call(binding.value) and self.calls.callee(binding.value) is None:
+                if self._defines_loss_class:
+                    # ``self.criterion(model, sample)``, unresolved, in a file whose own loss
+                    # classes return as many values: what those return at that position
+                    returned = self._loss_classes_return(_unpacked_length(node, name))
+                    return returned.item(binding.index) if returned is not None else value.item(binding.index)
                 # ``loss, loss_items = compute_loss(pred, y)`` of another module: by convention the
                 # loss comes first and what follows is for logging; what that holds is not known here.
                 return value if binding.index == 0 else UNKNOWN
@@ -598,6 +602,22 @@ class Flow:
         """The file has a loss class of its own (``MaskedLmCriterion``), which an unresolved
         ``self.criterion(...)`` may well be: then its tuple is not guessed by convention."""
         return any(_LOSS_NAME.search(name) or "Criterion" in name for name in self.scopes.classes_by_name)
+
+    def _loss_classes_return(self, length: Optional[int]) -> Optional[Value]:
+        """What the ``forward`` of every loss class of the file returns, joined, when each returns
+        a tuple of ``length`` values (their parameters' contributions left open); else None."""
+        if length is None:
+            return None
+        returned = []
+        for name, cls in self.scopes.classes_by_name.items():
+            if not (_LOSS_NAME.search(name) or "Criterion" in name):
+                continue
+            forward = self.calls.method_of(cls, "forward")
+            value = self.summary(forward).returns if forward is not None else None
+            if value is None or value.elements is None or len(value.elements) != length:
+                return None
+            returned.append(_substitute(value, {}))
+        return join(returned) if returned else None
 
     def _differentiated(self, name: str, at: cst.CSTNode, bindings) -> bool:
         """A name some backward pass differentiates holds a graph, when what reaches here is
@@ -1419,3 +1439,14 @@ def _spelled(call: cst.Call) -> str:
     if isinstance(func, cst.Call):
         func = func.func
     return dotted_name(func) or terminal_name(func) or "..."
+
+
+def _unpacked_length(node: cst.CSTNode, name: str) -> Optional[int]:
+    """How many names ``a, b, c = ...`` at ``node`` unpacks into (None if ``name`` is not one of
+    them directly, or the target is starred)."""
+    if not isinstance(node, cst.Assign) or len(node.targets) != 1:
+        return None
+    target = node.targets[0].target
+    if not isinstance(target, (cst.Tuple, cst.List)) or any(isinstance(e, cst.StarredElement) for e in target.elements):
+        return None
+    return len(target.elements)
