@@ -138,10 +138,15 @@ class Iterations:
         return any(isinstance(c.func, cst.Attribute) and c.func.attr.value == "step" for c in self.step_calls(loop))
 
     def differentiates_through_steps(self, region: Iteration) -> bool:
-        """A backward that builds a graph of its own (``create_graph=True``): unrolled,
-        differentiable optimization (meta-learning) where a graph spanning iterations is the
-        point."""
-        return any(keyword_is_true(c, "create_graph") for c in self.step_calls(region))
+        """Unrolled, differentiable optimization (meta-learning), where a graph spanning the
+        iterations is the point: a backward that builds a graph of its own (``create_graph=True``),
+        or an unroll whose only gradients are ``torch.autograd.grad`` inner steps, differentiated
+        as a whole by the backward or optimizer step that follows the loop (truncated unrolls)."""
+        calls = self.step_calls(region)
+        if any(keyword_is_true(c, "create_graph") for c in calls):
+            return True
+        return isinstance(region, (cst.For, cst.While)) and bool(calls) and \
+            all(self.imports.qualify(c.func) == "torch.autograd.grad" for c in calls) and self.scopes.step_follows(region)
 
     def iterates_loader(self, loop: Loop) -> bool:
         """``for x, y in loader``, also through a name (``pbar = tqdm(loader)``; ``for b in pbar``)."""

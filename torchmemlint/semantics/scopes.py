@@ -191,7 +191,7 @@ class Scopes:
         calls = self.loop_body_nodes(loop, cst.Call)
         if any(is_step_call(call) or steps_an_environment(call) for call in calls):
             return True
-        if self._step_follows(loop):
+        if self.step_follows(loop):
             return False  # micro-batches, domains or heads of ONE step, differentiated after the loop
         header = loop.iter if isinstance(loop, cst.For) else loop.test
         if isinstance(header, cst.Call) and terminal_name(header.func) in ("linspace", "logspace"):
@@ -242,7 +242,7 @@ class Scopes:
         return func is not None and func.name.value not in PER_STEP_METHODS and \
             self.is_torch_module_class(self.class_of(func)) and not self.is_lightning_module(self.class_of(func))
 
-    def _step_follows(self, loop: Loop) -> bool:
+    def step_follows(self, loop: Loop) -> bool:
         """A backward or optimizer step after ``loop`` in its function, at the same loop depth
         (not inside a later loop of its own)."""
         outer = self.loops_around(loop)
