@@ -168,7 +168,7 @@ class LoopCarried:
                         continue  # ``vae = vae.to(device)``: a module moved, not a value computed
                     reads = self._previous_reads(site, name, region)
                     if reads and self._attached(site, requires_grad):
-                        found.append(Carry(name, site, region, reads, self._kind(site), requires_grad,
+                        found.append(Carry(name, site, region, reads, self._kind(site, name, region), requires_grad,
                                            self._carried_inside_callee(site, name)))
         return found
 
@@ -513,16 +513,31 @@ class LoopCarried:
     def _accumulations(self) -> dict[cst.CSTNode, cst.BaseExpression]:
         return {a.node: a.value for a in self.stores.accumulations()}
 
-    def _kind(self, site: Assignment) -> str:
-        if isinstance(site, cst.AugAssign):
-            return ACCUMULATION
+    def _kind(self, site: Assignment, name: str, region: Iteration) -> str:
         if any(j.site is site for j in self.join_accumulations):
             return JOIN
+        if isinstance(site, cst.AugAssign):
+            return ACCUMULATION  # (in place on a tensor: TML015's when it is a leaf that requires grad)
+        if self._differentiated_with_respect_to(name, region):
+            return UPDATE  # ``x = x + step`` of the variable ``torch.autograd.grad(loss, x)`` optimizes
         added = self._accumulations.get(site)
         if added is not None and self.flow.value(added, site).graph:
             return ACCUMULATION
         value = site.value
         return UPDATE if isinstance(value, (cst.BinaryOperation, cst.UnaryOperation)) else STATE
+
+    def _differentiated_with_respect_to(self, name: str, region: Iteration) -> bool:
+        """``name`` is among the inputs of a ``torch.autograd.grad`` in the iteration: a variable
+        being optimized (an optimizee, an adversarial input), not a running total."""
+        for call in self.iterations.step_calls(region):
+            if self.imports.qualify(call.func) != "torch.autograd.grad":
+                continue
+            inputs = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "inputs"),
+                          call.args[1].value if len(call.args) > 1 and call.args[1].keyword is None else None)
+            if inputs is not None and name in {n.value for n in self.tree.descendants(inputs, cst.Name)} | (
+                    {inputs.value} if isinstance(inputs, cst.Name) else set()):
+                return True
+        return False
 
 
 def _is_true(expr: cst.BaseExpression) -> bool:
