@@ -831,7 +831,16 @@ _HANDLED = frozenset({
 _LEAVES = frozenset({ast.Name, ast.Constant, ast.Load, ast.Store, ast.Del, ast.Pass, ast.Break, ast.Continue,
                      *ast.operator.__subclasses__(), *ast.unaryop.__subclasses__(), *ast.cmpop.__subclasses__(),
                      *ast.boolop.__subclasses__()})
+# Fields that never hold a node to walk: markers, and identifiers, numbers and flags.
+_SCALAR_FIELDS = frozenset({"ctx", "op", "ops", "id", "attr", "arg", "name", "module", "level", "type_comment",
+                            "conversion", "simple", "is_async", "kind"})
 _child_fields_by_type: dict[type, tuple[str, ...]] = {}
+_walked_type: dict[type, bool] = {}  # a node type that is walked (not a leaf, not a non-node value)
+
+
+def _is_walked(kind: type) -> bool:
+    walked = _walked_type[kind] = kind not in _LEAVES and issubclass(kind, ast.AST)
+    return walked
 
 
 def _children(node: ast.AST) -> list[ast.AST]:
@@ -839,14 +848,21 @@ def _children(node: ast.AST) -> list[ast.AST]:
     kind = type(node)
     fields = _child_fields_by_type.get(kind)
     if fields is None:
-        fields = _child_fields_by_type[kind] = tuple(f for f in kind._fields if f not in ("ctx", "op", "ops"))
-    found = []
+        fields = _child_fields_by_type[kind] = tuple(f for f in kind._fields if f not in _SCALAR_FIELDS)
+    found: list[ast.AST] = []
+    append, walked_type = found.append, _walked_type
     for name in fields:
         value = getattr(node, name, None)
-        if type(value) is list:
-            found.extend(item for item in value if type(item) not in _LEAVES and isinstance(item, ast.AST))
-        elif value is not None and type(value) not in _LEAVES and isinstance(value, ast.AST):
-            found.append(value)
+        value_type = type(value)
+        if value_type is list:
+            for item in value:
+                walked = walked_type.get(type(item))
+                if walked or (walked is None and _is_walked(type(item))):
+                    append(item)
+        elif value is not None:
+            walked = walked_type.get(value_type)
+            if walked or (walked is None and _is_walked(value_type)):
+                append(value)
     return found
 
 
