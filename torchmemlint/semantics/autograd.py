@@ -53,6 +53,9 @@ NON_TENSOR_TORCH = frozenset({
     "torch.is_complex", "torch.result_type", "torch.promote_types", "torch.is_autocast_enabled",
     "torch.get_autocast_gpu_dtype", "torch.is_inference_mode_enabled",
 })
+# A generator's state: a tensor, but no part of the computation (``ctx.fwd_cpu_state`` in
+# torch.utils.checkpoint replays the forward's randomness); kept on ``ctx`` it is no activation.
+RNG_STATES = frozenset({"torch.get_rng_state", "torch.random.get_rng_state"})
 # torch namespaces whose public functions compute tensors (not ``torch.cuda`` streams,
 # ``torch.nn.modules.utils._pair`` tuples, ``torch.distributed`` handles).
 TENSOR_APIS = frozenset({"torch", "torch.nn.functional", "torch.linalg", "torch.fft", "torch.special",
@@ -160,7 +163,7 @@ class AutogradFunctions:
         func = call.func
         qualified = self.imports.qualify(func)
         if qualified is not None:
-            return is_tensor_function(qualified)
+            return is_tensor_function(qualified) and qualified not in RNG_STATES
         if isinstance(func, cst.Attribute):
             if func.attr.value in NON_TENSOR_METHODS:
                 return False
