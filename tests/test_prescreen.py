@@ -257,6 +257,36 @@ def test_stores_outside_any_step_iteration_are_not_parsed_by_libcst(monkeypatch)
     assert check_source(NO_STEP_ITERATION, "layers.py", ALL_RULES) == ([], [])
 
 
+# Caches of functions that say they return no tensor (``-> bool``, ``-> tuple[int, int]``); the
+# cached tensor function and the method are TML012's.
+CACHED_PLAIN_VALUES = b"""\
+import functools
+@functools.cache
+def has_triton() -> bool:
+    return False
+@functools.lru_cache(None)
+def version(fallback: tuple[int, int] = (0, 0)) -> tuple[int, int]:
+    return fallback
+"""
+CACHED_TENSORS = b"""\
+import functools
+import torch
+@functools.cache
+def grid(n: int) -> torch.Tensor:
+    return torch.arange(n)
+"""
+
+
+def test_caches_of_plain_values_are_not_parsed_by_libcst(monkeypatch) -> None:
+    from torchmemlint import engine
+    from torchmemlint.rules.tml012_cached_tensor_function import CachedTensorFunction
+
+    assert not CachedTensorFunction().could_match(scan(CACHED_PLAIN_VALUES, "versions.py"))
+    assert CachedTensorFunction().could_match(scan(CACHED_TENSORS, "grids.py"))
+    monkeypatch.setattr(engine, "parse", lambda *args: pytest.fail("LibCST parse of a file no rule could match"))
+    assert check_source(CACHED_PLAIN_VALUES, "versions.py", ALL_RULES) == ([], [])
+
+
 def test_syntax_error_is_reported_from_ast_even_without_trigger_words() -> None:
     diagnostics, errors = check_source(b"x = (1,\ny = 2\n", "broken.py", ALL_RULES)
     assert diagnostics == []

@@ -68,8 +68,9 @@ class CachedTensorFunction(Rule):
     triggers = ("cache",)
 
     def could_match(self, facts: FileFacts) -> bool:
-        # A function decorated with an imported caching decorator.
-        return super().could_match(facts) and any(facts.qualify(d) in _CACHING_DECORATORS for d in facts.decorators)
+        # A function that may take or return tensors, decorated with an imported caching decorator.
+        return super().could_match(facts) and any(
+            facts.qualify(d) in _CACHING_DECORATORS for d in facts.tensor_function_decorators)
 
     def check(self, model: SemanticModel) -> Iterator[Finding]:
         for func in model.tree.nodes(cst.FunctionDef):

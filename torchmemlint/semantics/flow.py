@@ -43,6 +43,7 @@ from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.modules import MODULE_NAME, Modules
 from torchmemlint.semantics.scopes import Scopes, terminal_name
 from torchmemlint.semantics.tree import Tree
+from torchmemlint.semantics.vocabulary import NON_TENSOR_ANNOTATIONS
 
 if TYPE_CHECKING:
     from torchmemlint.semantics.calls import Function
@@ -1357,12 +1358,6 @@ def _facets(value: Value) -> dict:
     return dict(graph=value.graph, device=value.device, params=value.params, why=value.why)
 
 
-# Annotation names that can hold no tensor, however they are combined.
-_NON_TENSOR_ANNOTATIONS = frozenset({
-    "None", "bool", "int", "float", "complex", "str", "bytes", "set", "frozenset", "list", "dict", "tuple",
-    "Optional", "Union", "Set", "FrozenSet", "List", "Dict", "Tuple", "Literal", "type", "Type",
-})
-
 
 def _is_container_annotation(annotation: cst.BaseExpression) -> bool:
     """``dict[str, Tensor]``, ``List[Tensor]``, ``tuple[Tensor, ...]`` (not ``Optional[Tensor]``)."""
@@ -1385,7 +1380,7 @@ def _excludes_tensors(annotation: cst.BaseExpression) -> bool:
             return False  # ``torch.Tensor``, ``"Output"``, anything not spelled out here
         else:
             pending.extend(node.children)
-    return bool(names) and all(n in _NON_TENSOR_ANNOTATIONS for n in names)
+    return bool(names) and all(n in NON_TENSOR_ANNOTATIONS for n in names)
 
 
 def _may_hold_tensor(value: Value) -> bool:

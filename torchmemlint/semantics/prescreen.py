@@ -20,7 +20,7 @@ from typing import Callable, Iterator, Optional, Union
 
 from torchmemlint.diagnostics import FileError
 from torchmemlint.semantics.vocabulary import (
-    FORWARD_HOOK_REGISTRATIONS, IN_PLACE_WRITES, ITERATION_BUILTINS, LOADER_ITERABLE, SEARCH_DRIVERS, METER_CLASS, METER_METHODS, PER_STEP_METHODS, STORING_METHODS,
+    FORWARD_HOOK_REGISTRATIONS, IN_PLACE_WRITES, ITERATION_BUILTINS, LOADER_ITERABLE, NON_TENSOR_ANNOTATIONS, SEARCH_DRIVERS, METER_CLASS, METER_METHODS, PER_STEP_METHODS, STORING_METHODS,
     is_step_identifier, is_step_target, makes_training_step, steps_environment,
 )
 
@@ -97,6 +97,9 @@ class FileFacts:
     functions_calling_in_loops: set[str] = field(default_factory=set)  # a call in a loop of their own
     classes: list[ClassFacts] = field(default_factory=list)
     decorators: set[str] = field(default_factory=set)  # dotted, called or not
+    # The decorators of functions that may take or return tensors (a method, a parameter annotated
+    # as a tensor, a return annotation that does not rule tensors out): what a cache could pin.
+    tensor_function_decorators: set[str] = field(default_factory=set)
     statement_expressions: set[str] = field(default_factory=set)  # ``x.y`` / ``x.y(...)`` as statements
     bare_with_items: set[str] = field(default_factory=set)  # ``with x.y:`` (no call)
     for_iterable_identifiers: set[str] = field(default_factory=set)  # of every ``for`` loop's iterable
@@ -600,10 +603,15 @@ class _Walker:
                             type(call.func) is ast.Attribute and call.func.attr in ("eval", "train"))
                 for child in node.body:
                     push((child, enclosing, False, inner, False, depth))
+                may_hold_tensors = None
                 for decorator in node.decorator_list:
                     spelled = _dotted(decorator.func if type(decorator) is ast.Call else decorator)
                     if spelled is not None:
                         facts.decorators.add(spelled)
+                        if may_hold_tensors is None:
+                            may_hold_tensors = _may_take_or_return_tensors(node, cls is not None)
+                        if may_hold_tensors:
+                            facts.tensor_function_decorators.add(spelled)
                 for child in (*node.decorator_list, node.args, *([node.returns] if node.returns else ()),
                               *getattr(node, "type_params", ())):
                     push((child, enclosing, in_loop, scope, in_lambda, depth))
@@ -781,6 +789,29 @@ def _root(node: ast.AST) -> Optional[str]:
     while type(node) is ast.Attribute or type(node) is ast.Subscript:
         node = node.value
     return node.id if type(node) is ast.Name else None
+
+
+def _may_take_or_return_tensors(function: Union[ast.FunctionDef, ast.AsyncFunctionDef], in_class: bool) -> bool:
+    """Not ruled out by what the code says: a method (of a class that may be a module, unless
+    static), a parameter annotated with anything naming a tensor, or no return annotation made
+    only of ``NON_TENSOR_ANNOTATIONS`` (``-> bool``, ``-> tuple[int, int]``)."""
+    if in_class and not any(_dotted(d) == "staticmethod" for d in function.decorator_list):
+        return True
+    signature = function.args
+    for argument in (*signature.posonlyargs, *signature.args, *signature.kwonlyargs):
+        if argument.annotation is not None and "Tensor" in ast.unparse(argument.annotation):
+            return True
+    returns = function.returns
+    if returns is None:
+        return True
+    names = []
+    for part in ast.walk(returns):
+        if type(part) is ast.Name:
+            names.append(part.id)
+        elif type(part) in (ast.Attribute, ast.Call, ast.Lambda) or type(part) is ast.Constant and \
+                isinstance(part.value, str):
+            return True  # ``torch.Tensor``, ``"Output"``: anything not spelled out as a builtin
+    return not names or not all(name in NON_TENSOR_ANNOTATIONS for name in names)
 
 
 def _outside_body(function: Union[ast.FunctionDef, ast.AsyncFunctionDef]) -> list[ast.AST]:

@@ -39,6 +39,11 @@ _SETTING_WORDS = frozenset({"first", "size", "sizes", "shape", "norm", "dim", "m
 _GENERATION_WORDS = frozenset({"inference", "denoising", "sampling", "diffusion", "ddim", "ddpm", "interp",
                                "interpolation", "generation", "decoding"})
 # An iterable that yields batches of data.
+# Annotation names that can hold no tensor, however they are combined (``Optional[dict[str, int]]``).
+NON_TENSOR_ANNOTATIONS = frozenset({
+    "None", "bool", "int", "float", "complex", "str", "bytes", "set", "frozenset", "list", "dict", "tuple",
+    "Optional", "Union", "Set", "FrozenSet", "List", "Dict", "Tuple", "Literal", "type", "Type",
+})
 # Attribution methods (pytorch-grad-cam, Captum) whose call differentiates the model they wrap.
 GRADIENT_EXPLAINER = re.compile(r"GuidedBackprop|Grad[Cc][Aa][Mm]|Saliency|IntegratedGradients|DeepLift|SmoothGrad|"
                                 r"InputXGradient|GradientShap")
