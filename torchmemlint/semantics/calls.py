@@ -398,6 +398,9 @@ class Calls:
         name = terminal_name(func)
         if name is None or is_class_name(name):
             return False  # ``Net()`` builds a model, it does not run one
+        if isinstance(func, cst.Name) and name[:1].isupper() and name not in EXACT_MODEL_NAMES and (
+                name in self.scopes.classes_by_name or name in self.imports.aliases):
+            return False  # ``MLP(bias=True)``: an acronym class of this file or imported, constructed
         if isinstance(func, cst.Name) and name in self.scopes.functions_by_name:
             return False  # ``test_model(net, loader)``: a helper of this file, read through its body
         if self._bound_to_gradient_explainer(func):

@@ -15,7 +15,7 @@ import libcst as cst
 from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.tree import Tree
 from torchmemlint.semantics.vocabulary import (
-    ITERATION_BUILTINS, LOADER_ITERABLE, PER_STEP_METHODS, is_step_identifier, is_step_target, makes_training_step, steps_environment,
+    GENERATION_FUNCTION, ITERATION_BUILTINS, LOADER_ITERABLE, PER_STEP_METHODS, is_step_identifier, is_step_target, makes_training_step, steps_environment,
 )
 
 # Spelled as strings so that importing this module does not load LibCST (see cli.py).
@@ -199,9 +199,10 @@ class Scopes:
         identifiers = iterable_identifiers(header)
         if isinstance(loop, cst.For):
             identifiers += self._bound_iterable_identifiers(loop)
-        if self._in_model_method(loop):
-            # A model's own ``forward``/``generate``/``sample`` loops over time steps, tokens or
-            # layers of one input; only a loop over data makes steps there (``predict(loader)``).
+        if self._in_model_method(loop) or self._in_generation_function(loop):
+            # A model's own ``forward``/``generate``/``sample`` (or a generator's ``generate``)
+            # loops over time steps, tokens or layers of one input; only a loop over data makes
+            # steps there (``predict(loader)``).
             return isinstance(loop, cst.For) and any(LOADER_ITERABLE.search(i) for i in identifiers)
         if isinstance(loop, cst.For) and self._iterates_outer_results(loop):
             return False
@@ -235,6 +236,10 @@ class Scopes:
             return []
         return [identifier for binding in self.reaching_bindings(loop.iter.value, loop)
                 if isinstance(binding.value, cst.Call) for identifier in iterable_identifiers(binding.value)]
+
+    def _in_generation_function(self, node: cst.CSTNode) -> bool:
+        func = self.function_of(node)
+        return func is not None and GENERATION_FUNCTION.search(func.name.value) is not None
 
     def _in_model_method(self, node: cst.CSTNode) -> bool:
         """In a method of an ``nn.Module`` class other than a framework's per-step hook."""

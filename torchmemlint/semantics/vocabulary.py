@@ -37,8 +37,7 @@ _SETTING_WORDS = frozenset({"first", "size", "sizes", "shape", "norm", "dim", "m
 # Words that make the steps those of producing one output (a sampler's denoising steps, the
 # points of an interpolation), not training or evaluation steps: ``num_inference_steps``.
 _GENERATION_WORDS = frozenset({"inference", "denoising", "sampling", "diffusion", "ddim", "ddpm", "interp",
-                               "interpolation", "generation", "decoding"})
-# An iterable that yields batches of data.
+                               "interpolation", "generation", "decoding", "autoregressive"})
 # Annotation names that can hold no tensor, however they are combined (``Optional[dict[str, int]]``).
 NON_TENSOR_ANNOTATIONS = frozenset({
     "None", "bool", "int", "float", "complex", "str", "bytes", "set", "frozenset", "list", "dict", "tuple",
@@ -47,7 +46,11 @@ NON_TENSOR_ANNOTATIONS = frozenset({
 # Attribution methods (pytorch-grad-cam, Captum) whose call differentiates the model they wrap.
 GRADIENT_EXPLAINER = re.compile(r"GuidedBackprop|Grad[Cc][Aa][Mm]|Saliency|IntegratedGradients|DeepLift|SmoothGrad|"
                                 r"InputXGradient|GradientShap")
+# An iterable that yields batches of data.
 LOADER_ITERABLE = re.compile(r"loader|batches|dataset|\bdl\b|_dl\b", re.IGNORECASE)
+# A function that produces one output step by step (autoregressive decoding, sampling): its
+# loops run over time steps of one input, not over training steps.
+GENERATION_FUNCTION = re.compile(r"(^|_)(generate|generation|sample|sampling|decode|decoding|beam_search|greedy_search)(_|$)")
 # Identifiers of an iterable that say nothing about what it iterates over.
 ITERATION_BUILTINS = frozenset({"iter", "enumerate", "zip", "range", "reversed", "sorted", "list", "tuple",
                                 "tqdm", "trange", "islice", "itertools", "len", "self"})
