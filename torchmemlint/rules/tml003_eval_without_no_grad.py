@@ -198,10 +198,17 @@ def _is_own_inference_api(model: SemanticModel, scope: Scope, func: cst.Attribut
 
 def _is_other_submodule(model: SemanticModel, scope: Scope, func: cst.Attribute, call: cst.Call) -> bool:
     """``self.<sub>.eval()`` in a method (of a module: a frozen submodule; of a trainer: the
-    teacher), and ``call`` runs something else than that object."""
+    teacher), also through a local name for it (``tm = self.ema.model; tm.eval()``), and
+    ``call`` runs something else than that object."""
     receiver = dotted_name(func.value) or ""
-    if not (isinstance(scope, cst.FunctionDef) and receiver.startswith("self.") and
-            model.scopes.class_of(scope) is not None):
+    if not (isinstance(scope, cst.FunctionDef) and model.scopes.class_of(scope) is not None):
+        return False
+    if isinstance(func.value, cst.Name):
+        bindings = model.scopes.reaching_bindings(func.value.value, func)
+        if bindings and all(b.value is not None and (dotted_name(b.value) or "").startswith("self.") for b in bindings):
+            called = dotted_name(call.func) or ""
+            return called != receiver and not called.startswith(receiver + ".")
+    if not receiver.startswith("self."):
         return False
     called = dotted_name(call.func) or ""
     return called != receiver and not called.startswith(receiver + ".")

@@ -295,7 +295,8 @@ class Stores:
                                for c in self.scopes.scope_nodes(iteration, cst.Call))
             if root == "self" and is_attribute:
                 return not self._reset_in(container, iteration) and \
-                    not self.differentiated_and_emptied(container, iteration)
+                    not self.differentiated_and_emptied(container, iteration) and \
+                    not self.reset_elsewhere_in_class(container, iteration, per_step=True)
             scope_bindings = self.scopes.bindings(iteration).get(root)
             if scope_bindings is None and root != "self" and self._fresh_in_enclosing_step(iteration, root):
                 return False
@@ -607,14 +608,18 @@ class Stores:
         return [f for f in self.tree.nodes(cst.FunctionDef)
                 if any(self.calls.backward_roots(c) for c in self.tree.descendants(f, cst.Call))]
 
-    def reset_elsewhere_in_class(self, container: cst.BaseExpression, method: cst.FunctionDef) -> bool:
+    def reset_elsewhere_in_class(self, container: cst.BaseExpression, method: cst.FunctionDef,
+                                 per_step: bool = False) -> bool:
         """A ``self`` container that another method (not ``__init__``) empties or rebinds, e.g.
-        Lightning's ``self.validation_step_outputs.clear()`` in ``on_validation_epoch_end``."""
+        Lightning's ``self.validation_step_outputs.clear()`` in ``on_validation_epoch_end``; with
+        ``per_step``, only a method itself run once per step (a decoder's
+        ``initialize_decoder_states`` at the start of each ``forward``, before ``decode`` adds to
+        the attribute per time step): then it lives for one step."""
         cls = self.scopes.class_of(method)
         if cls is None:
             return False
         return any(
-            self._reset_in(container, other)
+            self._reset_in(container, other) and (not per_step or self.iterations.runs_per_step(other))
             for other in self.tree.descendants(cls, cst.FunctionDef)
             if other is not method and other.name.value != "__init__"
         )
