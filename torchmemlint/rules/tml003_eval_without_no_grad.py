@@ -6,7 +6,11 @@ later `.train()`, in a loop over a validation/test loader, or in a function name
 `evaluate`/`validate`/`test`/`predict`/`infer` that loops over data, or in a helper of the file
 that only such code calls (`score_batch(model, batch)` in the validation loop) — with no
 `.backward()` and no grad-disabled context (`torch.no_grad()`, `torch.inference_mode()`, a
-decorated function, or callers that already disable grad).
+decorated function, or callers that already disable grad). Calling an attribution method made
+from the model (guided backprop, Grad-CAM, saliency, integrated gradients) is not a plain
+forward pass: it differentiates the model. A teacher or frozen submodule switched to eval mode
+(`self.teacher.eval()`, or through a local name for it) says nothing of the other calls of the
+method.
 
 ## Why is this bad?
 `model.eval()` only switches dropout and batch-norm behaviour; it does **not** stop autograd.

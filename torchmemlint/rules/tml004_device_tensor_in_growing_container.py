@@ -8,7 +8,9 @@ case is TML001) and not moved off the device with `.cpu()`, `.item()` or `.tolis
 the append happens inside a method of a helper object of the same file (`collector.update(preds)`
 where `update` does `self.preds.append(preds)`). An item assignment grows a dict when its key comes from the step's data
 (`results[sample_id] = score` over `zip(ids, scores)`), not when it comes from a fixed set of
-names (`latest[name] = value` over `metrics.items()`). A model moved to the device and kept in such a
+names (`latest[name] = value` over `metrics.items()`), nor when it writes a position of a
+preallocated buffer (`rollout.rewards[step] = r` for `step` in `range(n)`: a tensor or a list
+never grows by item assignment). A model moved to the device and kept in such a
 container (one per hyper-parameter trial or cross-validation fold) is flagged with its own message.
 
 ## Why is this bad?

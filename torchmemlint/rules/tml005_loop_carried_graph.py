@@ -11,7 +11,10 @@ updates of tensors that require grad (`W = W - lr * W.grad`); also graph-attache
 *in place* into a tensor that outlives the step (a registered buffer updated in `forward` with
 `self.running_mean.mul_(m).add_((1 - m) * x.mean(0))`, a memory bank `bank[idx] = emb`, class
 centers `self.centers[y] = ...`) — in a loop that runs a backward
-pass or an optimizer step (or iterates a loader), or across calls of a per-step method.
+pass or an optimizer step (or iterates a loader), or across calls of a per-step method. An
+unroll whose only gradients are `torch.autograd.grad` inner steps, with the backward or
+optimizer step right after the loop (a truncated meta-learning unroll), carries its graph on
+purpose and is not flagged; the carry must then be cut in the loop around it.
 
 ## Why is this bad?
 The new value's graph links to the previous value's graph, so each iteration's graph hangs off

@@ -4,7 +4,9 @@
 Flags tensors stored as attributes of `ctx` (`ctx.out = out`, `ctx.weight = weight`,
 `ctx.mask = x > 0`) in `forward` (or `setup_context`) of a custom `torch.autograd.Function`,
 instead of being saved with `ctx.save_for_backward(...)`. Plain Python values on `ctx` — ints,
-floats, flags, shapes (`ctx.shape = x.shape`), dtypes, `x.size(0)` — are fine and not flagged.
+floats, flags, shapes (`ctx.shape = x.shape`), dtypes, `x.size(0)` — are fine and not flagged,
+and so is a generator's state (`ctx.rng_state = torch.get_rng_state()`, kept to replay the
+forward's randomness in backward), which is no activation.
 
 ## Why is this bad?
 `ctx` is the backward node of the Function's outputs. A forward *output* stored on it is a
