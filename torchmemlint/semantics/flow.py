@@ -602,7 +602,7 @@ class Flow:
     def _defines_loss_class(self) -> bool:
         """The file has a loss class of its own (``MaskedLmCriterion``), which an unresolved
         ``self.criterion(...)`` may well be: then its tuple is not guessed by convention."""
-        return any(_LOSS_NAME.search(name) or "Criterion" in name for name in self.scopes.classes_by_name)
+        return any(_is_loss_class_name(name) for name in self.scopes.classes_by_name)
 
     def _loss_classes_return(self, length: Optional[int]) -> Optional[Value]:
         """What the ``forward`` of every loss class of the file returns, joined, when each returns
@@ -611,7 +611,7 @@ class Flow:
             return None
         returned = []
         for name, cls in self.scopes.classes_by_name.items():
-            if not (_LOSS_NAME.search(name) or "Criterion" in name):
+            if not _is_loss_class_name(name):
                 continue
             forward = self.calls.method_of(cls, "forward")
             value = self.summary(forward).returns if forward is not None else None
@@ -1434,6 +1434,11 @@ def _spelled(call: cst.Call) -> str:
     if isinstance(func, cst.Call):
         func = func.func
     return dotted_name(func) or terminal_name(func) or "..."
+
+
+def _is_loss_class_name(name: str) -> bool:
+    """``FocalLoss``, ``MaskedLmCriterion``: a class of the file that computes a loss."""
+    return bool(_LOSS_NAME.search(name)) or "Criterion" in name
 
 
 def _unpacked_length(node: cst.CSTNode, name: str) -> Optional[int]:

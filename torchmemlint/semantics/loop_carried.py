@@ -401,8 +401,7 @@ class LoopCarried:
             if isinstance(func, cst.Attribute) and func.attr.value == "requires_grad_" and \
                     carried_name(func.value) == name:
                 return True
-            if self.imports.qualify(func) == "torch.autograd.grad" and len(call.args) > 1 and any(
-                    carried_name(n) == name for n in _names_and_attributes(call.args[1].value)):
+            if name in self._differentiated_inputs(call):
                 return True
         for attribute in self.scopes.scope_nodes(scope, cst.Attribute):
             if carried_name(attribute.value) != name:
@@ -529,15 +528,16 @@ class LoopCarried:
     def _differentiated_with_respect_to(self, name: str, region: Iteration) -> bool:
         """``name`` is among the inputs of a ``torch.autograd.grad`` in the iteration: a variable
         being optimized (an optimizee, an adversarial input), not a running total."""
-        for call in self.iterations.step_calls(region):
-            if self.imports.qualify(call.func) != "torch.autograd.grad":
-                continue
-            inputs = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "inputs"),
-                          call.args[1].value if len(call.args) > 1 and call.args[1].keyword is None else None)
-            if inputs is not None and name in {n.value for n in self.tree.descendants(inputs, cst.Name)} | (
-                    {inputs.value} if isinstance(inputs, cst.Name) else set()):
-                return True
-        return False
+        return any(name in self._differentiated_inputs(call) for call in self.iterations.step_calls(region))
+
+    def _differentiated_inputs(self, call: cst.Call) -> set[str]:
+        """The carried names ``torch.autograd.grad(outputs, inputs)`` differentiates with respect
+        to (``inputs`` by position or keyword); none for any other call."""
+        if self.imports.qualify(call.func) != "torch.autograd.grad":
+            return set()
+        inputs = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "inputs"),
+                      call.args[1].value if len(call.args) > 1 and call.args[1].keyword is None else None)
+        return set() if inputs is None else {carried_name(n) for n in _names_and_attributes(inputs)} - {None}
 
 
 def _is_true(expr: cst.BaseExpression) -> bool:

@@ -336,8 +336,7 @@ class Stores:
     def _fresh_per_outer_step(self, container: cst.BaseExpression, loop: Loop) -> bool:
         """``stats = []`` in the body of an outer step loop, then ``for _ in range(ppo_epochs):
         stats.append(step(...))``: a fixed number of entries per outer step, made anew each time."""
-        if not (isinstance(container, cst.Name) and isinstance(loop, cst.For) and isinstance(loop.iter, cst.Call)
-                and dotted_name(loop.iter.func) == "range"):
+        if not (isinstance(container, cst.Name) and isinstance(loop, cst.For) and _is_range(loop.iter)):
             return False
         outer = [o for o in self.scopes.loops_around(loop) if o is not loop]
         bindings = self.scopes.bindings(self.scopes.scope_of(loop)).get(container.value, [])
@@ -478,10 +477,7 @@ class Stores:
 
     def _range_index(self, key: cst.BaseExpression, at: cst.CSTNode) -> bool:
         """The key is the target of a ``for`` over ``range(...)``: an integer position."""
-        if isinstance(key, cst.SubscriptElement):
-            key = key.slice
-        if isinstance(key, cst.Index):
-            key = key.value
+        key = _key_expression(key)
         if not isinstance(key, cst.Name):
             return False
         bindings = self.scopes.reaching_bindings(key.value, at)
@@ -573,10 +569,7 @@ class Stores:
         """A key from a small fixed set: made from a device (``cache[str(x.device)] = bias``: one
         entry per device the process uses), or taken modulo (``buffer[step % n] = inputs``: a ring
         of ``n`` slots)."""
-        if isinstance(key, cst.SubscriptElement):
-            key = key.slice
-        if isinstance(key, cst.Index):
-            key = key.value
+        key = _key_expression(key)
         if isinstance(key, cst.Name):
             bindings = self.scopes.reaching_bindings(key.value, at)
             return depth < 4 and bool(bindings) and all(
@@ -652,11 +645,17 @@ def _assigned_spellings(target: cst.BaseExpression) -> set[str]:
     return {spelled} if spelled is not None else set()
 
 
+def _key_expression(key: cst.CSTNode) -> cst.CSTNode:
+    """The expression of a subscript key (``k`` of ``d[k]``), unwrapped from its element."""
+    if isinstance(key, cst.SubscriptElement):
+        key = key.slice
+    if isinstance(key, cst.Index):
+        key = key.value
+    return key
+
+
 def _is_literal(node: cst.CSTNode) -> bool:
-    if isinstance(node, cst.SubscriptElement):
-        node = node.slice
-    if isinstance(node, cst.Index):
-        node = node.value
+    node = _key_expression(node)
     if isinstance(node, cst.Tuple):
         return all(_is_literal(e.value) for e in node.elements)
     return isinstance(node, (cst.BaseString, cst.Integer, cst.Float))

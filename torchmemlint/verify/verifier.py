@@ -261,10 +261,10 @@ def verify_findings(files: Iterable[FileFindings], settings: Settings, progress:
             # the gradient norm costs a scan of every object per boundary: only in files that need it
             gradients = any(NON_MEMORY_COSTS.get(d.code) == "gradients" for d in file.diagnostics)
             key = (filename, scope, gradients)
+            original_request = _request(original_source, filename, settings, scope, gradients=gradients)
             if key not in originals:
                 say(f"{where}: replaying the original")
-                originals[key] = server.run(_request(original_source, filename, settings, scope, gradients=gradients),
-                                            settings.limits)
+                originals[key] = server.run(original_request, settings.limits)
             twin: Optional[RunOutcome] = None
             twin_error = ""
             twin_text, twin_origin = file.twin_of(diagnostic)
@@ -282,8 +282,7 @@ def verify_findings(files: Iterable[FileFindings], settings: Settings, progress:
             if twin is not None and result.judgement.growth_meter == "graph" and heap_disturbed(result.judgement):
                 # one more pair, to price the graph's nodes from the heap rather than the calibration
                 say(f"{where}: the native heap moved with other allocations; replaying both again")
-                original = server.run(_request(original_source, filename, settings, scope, gradients=gradients),
-                                      settings.limits)
+                original = server.run(original_request, settings.limits)
                 twin = server.run(twin_request, settings.limits)
                 result = build_result(diagnostic, scope, original, twin, twin_error, file.text, settings)
             result.twin_origin = twin_origin
