@@ -9,7 +9,7 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from torchmemlint import engine
+from torchmemlint import engine, split_parse
 from torchmemlint.engine import _LineCheck, _positions, _positions_and_code, check_source
 from torchmemlint.rules import ALL_RULES
 from torchmemlint.semantics.prescreen import scan
@@ -112,3 +112,70 @@ def test_nodes_still_equal_only_themselves_with_built_in_hashing() -> None:
     assert type(a).__hash__ is object.__hash__ and cst.Module.__hash__ is object.__hash__
     assert a == a and a != b and not (a == b) and len({a, b, a}) == 2 and {a: 1}.get(b) is None
     assert a.deep_equals(b)
+
+
+# Files that the parts must join exactly: comments between and after blocks (deeper, at the
+# block's level, at column 0), decorators, a long last statement with lines after it, no newline
+# at the end, two-space indentation that the first part (imports only) does not show, CRLF.
+SPLIT_CASES = [
+    "import os\nimport sys\n\n\nclass Trainer:\n  # first\n  def a(self):\n    x = 1\n    # deeper\n"
+    "  # level\n# column 0\n  @d\n  def b(self):\n    return 2\n\n  def c(self): return 3\n\n\n"
+    "def f():\n  for i in range(3):\n    pass\n  return 1\n  # after\n\n# trailing\n",
+    "x = 1\r\ndef f():\r\n    a = 1\r\n    b = 2\r\n    c = 3\r\n\r\n\r\ny = 2\r\n",
+    "def f():\n\ta = 1\n\tif a:\n\t\tb = 2\n\treturn b",
+    "# header comment\n\n# attached\nclass C:\n    'doc'\n    x = 1; y = 2\n    def m(self):\n        pass\n",
+]
+
+
+@pytest.fixture
+def tiny_parts(monkeypatch) -> None:
+    """Every file parsed in parts of (about) one statement."""
+    monkeypatch.setattr(split_parse, "MIN_LINES", 0)
+    monkeypatch.setattr(split_parse, "PART_LINES", 1)
+
+
+def _statements_and_expressions(module: cst.Module) -> list[tuple[str, object]]:
+    """Each statement and expression, in order, with its position (comment lines, which the
+    parts may attach to the next statement instead of the block before, are left out)."""
+    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    kinds = (cst.BaseStatement, cst.BaseSmallStatement, cst.BaseExpression)
+    return [(type(node).__name__, positions[node]) for node in Tree(module).start if isinstance(node, kinds)]
+
+
+@pytest.mark.parametrize("text", SPLIT_CASES + EDGE_CASES[:2] + EDGE_CASES[3:5])
+def test_parsing_in_parts_gives_one_parse_s_code_and_positions(text: str, tiny_parts) -> None:
+    source = text.encode()
+    parts = split_parse.parse_in_parts(source, scan(source, "t.py").tree, cst.parse_module)
+    whole = cst.parse_module(source)
+    assert parts is not None
+    assert parts.code == whole.code == text
+    assert _statements_and_expressions(parts) == _statements_and_expressions(whole)
+    _assert_same(parts, source)
+
+
+@pytest.mark.parametrize("text", [
+    "# -*- coding: latin-1 -*-\nx = 'caf\xe9'\ny = 1\n",  # later parts would not know the cookie
+    "\ufeffx = 1\ny = 2\n",
+    "x = 1\ry = 2\r",  # lone carriage returns
+    "x = 1\ny = 2\r\nz = 3\r\n",  # parts that see different line ends
+    "def f():\n    return 1\n\n\ndef g():\n  return 2\n",  # parts that see different indentation
+])
+def test_what_parts_cannot_join_is_parsed_whole(text: str, tiny_parts) -> None:
+    source = text.encode("latin-1" if "latin-1" in text else "utf-8")
+    assert split_parse.parse_in_parts(source, scan(source, "t.py").tree, cst.parse_module) is None
+    module, error = engine.parse(source, "t.py")
+    assert error is None and module.bytes == cst.parse_module(source).bytes
+
+
+def test_every_fixture_parsed_in_parts_has_one_parse_s_code_and_diagnostics(monkeypatch) -> None:
+    sources = [(str(path), path.read_bytes()) for path in SOURCES]
+    whole = [check_source(source, path, ALL_RULES) for path, source in sources]
+    for part_lines in (1, 4):
+        monkeypatch.setattr(split_parse, "MIN_LINES", 0)
+        monkeypatch.setattr(split_parse, "PART_LINES", part_lines)
+        for (path, source), (reference, reference_errors) in zip(sources, whole):
+            parts = split_parse.parse_in_parts(source, scan(source, path).tree, cst.parse_module)
+            assert parts is not None and parts.bytes == source, path
+            diagnostics, errors = check_source(source, path, ALL_RULES)
+            assert [(d, d.fix, d.message) for d in diagnostics] == \
+                [(d, d.fix, d.message) for d in reference] and errors == reference_errors, path

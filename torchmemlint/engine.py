@@ -2,6 +2,7 @@
 their findings into positioned diagnostics (with fixes as text edits), apply ``# noqa``."""
 from __future__ import annotations
 
+import ast
 import re
 import sys
 from contextlib import contextmanager
@@ -15,6 +16,7 @@ from torchmemlint.rules.base import Finding, NodeFix, Rule
 from torchmemlint.semantics import SemanticModel
 from torchmemlint.semantics.prescreen import FileFacts, deepest_line, scan
 from torchmemlint.semantics.tree import Tree
+from torchmemlint.split_parse import parse_in_parts
 
 # flake8's own pattern, so that ``# noqa`` means the same here and under flake8.
 # (flake8.defaults.NOQA_INLINE_REGEXP: "#noqa" without the space is not a noqa comment there.)
@@ -76,7 +78,7 @@ def parse(source: bytes, path: str, facts: Optional[FileFacts] = None) -> tuple[
         return None, FileError(path, f"code nested more than {MAX_NESTING} levels deep: not checked", line)
     try:
         with recursion_headroom():
-            return _parse_unvalidated(source), None
+            return _parse_unvalidated(source, facts.tree), None
     except cst.ParserSyntaxError as error:
         return None, FileError(path, f"syntax error: {error.message}", error.raw_line, error.raw_column)
     except (UnicodeDecodeError, LookupError, SyntaxError) as error:
@@ -85,16 +87,18 @@ def parse(source: bytes, path: str, facts: Optional[FileFacts] = None) -> tuple[
         return None, FileError(path, "file is nested too deeply to parse")
 
 
-def _parse_unvalidated(source: bytes) -> cst.Module:
+def _parse_unvalidated(source: bytes, tree: Optional[ast.Module] = None) -> cst.Module:
     """``cst.parse_module`` without the per-node validation its constructors run (a tenth of
     the parse): the parser builds only valid trees, and LibCST's own comment on
     ``CSTNode.__post_init__`` plans to skip it when parsing. Nodes built elsewhere (the
-    rules' fixes) are still validated."""
+    rules' fixes) are still validated. A long file whose ``ast`` is given is parsed in parts
+    (``split_parse``), which LibCST does in time proportional to its length."""
     node_class = cst.CSTNode
     validating = _validating_post_init(node_class)
     node_class.__post_init__ = _skip_validation
     try:
-        return cst.parse_module(source)
+        module = parse_in_parts(source, tree, cst.parse_module) if tree is not None else None
+        return module if module is not None else cst.parse_module(source)
     finally:
         node_class.__post_init__ = validating
 

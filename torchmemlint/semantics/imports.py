@@ -54,13 +54,16 @@ class ImportTable:
     def qualify(self, node: cst.BaseExpression) -> Optional[str]:
         """The dotted name ``node`` refers to through the imports, or None when its root is not
         an imported name (``model.eval`` -> None, ``T.no_grad`` -> ``torch.no_grad``)."""
+        root = node
+        while type(root) is cst.Attribute:  # (most roots are not imported: no name is built for them)
+            root = root.value
+        if type(root) is not cst.Name or root.value not in self.aliases:
+            return None
         dotted = dotted_name(node)
         if dotted is None:
             return None
-        root, _, rest = dotted.partition(".")
-        target = self.aliases.get(root)
-        if target is None:
-            return None
+        root_name, _, rest = dotted.partition(".")
+        target = self.aliases[root_name]
         return f"{target}.{rest}" if rest else target
 
     def local_name_for(self, qualified: str) -> Optional[str]:

@@ -27,6 +27,7 @@ class Iterations:
         self.calls = calls
         self._per_step: dict[cst.FunctionDef, bool] = {}
         self._training_loops: dict[Loop, bool] = {}
+        self._step_calls: dict[Iteration, list[cst.Call]] = {}
 
     def step_iteration(self, node: cst.CSTNode) -> Optional[Iteration]:
         """The innermost *step* loop around ``node`` in its function, else its function when that
@@ -124,10 +125,14 @@ class Iterations:
 
     def step_calls(self, region: Iteration) -> list[cst.Call]:
         """Backward passes and optimizer steps in a loop body (or a method), outside nested
-        functions."""
-        calls = self.scopes.loop_body_nodes(region, cst.Call) if isinstance(region, (cst.For, cst.While)) \
-            else self.scopes.scope_nodes(region, cst.Call)
-        return [c for c in calls if self.calls.backward_roots(c) or is_step_call(c)]
+        functions. (Asked for every loop around each kept value: nested loops would rescan their
+        bodies.)"""
+        found = self._step_calls.get(region)
+        if found is None:
+            calls = self.scopes.loop_body_nodes(region, cst.Call) if isinstance(region, (cst.For, cst.While)) \
+                else self.scopes.scope_nodes(region, cst.Call)
+            found = self._step_calls[region] = [c for c in calls if self.calls.backward_roots(c) or is_step_call(c)]
+        return found
 
     def runs_step(self, loop: Loop) -> bool:
         return bool(self.step_calls(loop))
