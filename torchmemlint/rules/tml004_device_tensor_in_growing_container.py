@@ -66,6 +66,7 @@ from torchmemlint.semantics.imports import dotted_name
 from torchmemlint.semantics.prescreen import CALL_STORE, LIST_STORE, SUBSCRIPT_STORE
 from torchmemlint.semantics.scopes import steps_an_environment
 from torchmemlint.semantics.stores import root_name
+from torchmemlint.semantics.vocabulary import names_a_cache
 
 MODULE_MESSAGE = ("{what} on the device kept in a container that grows every iteration (one per trial or "
                   "fold): every one's parameters, and whatever its optimizer state and closures hold, stay on "
@@ -100,7 +101,7 @@ class DeviceTensorInGrowingContainer(Rule):
                 continue
             if _rollout_returned(model, store, iteration):
                 continue
-            if "cache" in (dotted_name(store.container) or "").lower():
+            if names_a_cache(dotted_name(store.container)):
                 continue  # ``latents_cache.append(...)`` behind ``--cache_latents``: kept on the device on purpose
             value = model.flow.value(store.value, store.node)
             if not value.device or value.graph:

@@ -18,6 +18,7 @@ from torchmemlint.semantics.modules import TENSOR_METHODS
 from torchmemlint.semantics.params import SHAPE_FACTORIES
 from torchmemlint.semantics.scopes import Scopes
 from torchmemlint.semantics.tree import Tree
+from torchmemlint.semantics.vocabulary import torch_gives_no_tensor
 
 FUNCTION_BASES = frozenset({
     "torch.autograd.Function", "torch.autograd.function.Function", "torch.autograd.function.InplaceFunction",
@@ -46,16 +47,6 @@ _TENSOR_ARGUMENTS = {
     "take_along_dim": (0,), "masked_fill": (0,), "masked_fill_": (0,), "masked_scatter": (0, 1),
     "masked_scatter_": (0, 1), "masked_select": (0,),
 }
-# torch functions that do not return tensors.
-NON_TENSOR_TORCH = frozenset({
-    "torch.is_tensor", "torch.is_grad_enabled", "torch.get_default_dtype", "torch.Size", "torch.device",
-    "torch.dtype", "torch.finfo", "torch.iinfo", "torch.numel", "torch.is_floating_point", "torch.typename",
-    "torch.is_complex", "torch.result_type", "torch.promote_types", "torch.is_autocast_enabled",
-    "torch.get_autocast_gpu_dtype", "torch.is_inference_mode_enabled",
-})
-# A generator's state: a tensor, but no part of the computation (``ctx.fwd_cpu_state`` in
-# torch.utils.checkpoint replays the forward's randomness); kept on ``ctx`` it is no activation.
-RNG_STATES = frozenset({"torch.get_rng_state", "torch.random.get_rng_state"})
 # torch namespaces whose public functions compute tensors (not ``torch.cuda`` streams,
 # ``torch.nn.modules.utils._pair`` tuples, ``torch.distributed`` handles).
 TENSOR_APIS = frozenset({"torch", "torch.nn.functional", "torch.linalg", "torch.fft", "torch.special",
@@ -163,7 +154,7 @@ class AutogradFunctions:
         func = call.func
         qualified = self.imports.qualify(func)
         if qualified is not None:
-            return is_tensor_function(qualified) and qualified not in RNG_STATES
+            return is_tensor_function(qualified)
         if isinstance(func, cst.Attribute):
             if func.attr.value in NON_TENSOR_METHODS:
                 return False
@@ -226,4 +217,4 @@ class AutogradFunctions:
 def is_tensor_function(qualified: str) -> bool:
     """A public torch function that returns tensors: ``torch.mm``, ``F.relu``, ``torch.linalg.qr``."""
     namespace, _, name = qualified.rpartition(".")
-    return namespace in TENSOR_APIS and not name.startswith("_") and qualified not in NON_TENSOR_TORCH
+    return namespace in TENSOR_APIS and not name.startswith("_") and not torch_gives_no_tensor(name)

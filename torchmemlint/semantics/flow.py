@@ -43,7 +43,7 @@ from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.modules import MODULE_NAME, Modules
 from torchmemlint.semantics.scopes import Scopes, terminal_name
 from torchmemlint.semantics.tree import Tree
-from torchmemlint.semantics.vocabulary import NON_TENSOR_ANNOTATIONS
+from torchmemlint.semantics.vocabulary import NON_TENSOR_ANNOTATIONS, torch_gives_no_tensor
 
 if TYPE_CHECKING:
     from torchmemlint.semantics.calls import Function
@@ -93,16 +93,6 @@ _FACTORIES = frozenset({
 })
 _JOINS = frozenset({"cat", "concat", "concatenate", "stack", "vstack", "hstack", "dstack", "row_stack",
                     "column_stack"})
-# ``torch.<x>`` names whose result is no tensor (namespaces, metadata, settings).
-_NON_TENSOR_TORCH = frozenset({
-    "cuda", "backends", "distributed", "jit", "utils", "hub", "onnx", "package", "profiler", "testing",
-    "version", "compile", "device", "dtype", "finfo", "iinfo", "Size", "Generator", "get_default_dtype",
-    "is_tensor", "is_floating_point", "is_complex", "is_grad_enabled", "manual_seed", "seed",
-    "set_default_dtype", "set_grad_enabled", "no_grad", "enable_grad", "inference_mode", "save",
-    "nn", "optim", "autograd", "distributions", "multiprocessing", "amp", "fx", "export", "library",
-    "get_num_threads", "set_num_threads", "numel", "typename", "use_deterministic_algorithms",
-    "set_printoptions", "cpu", "mps", "xpu", "npu", "accelerator", "overrides", "random", "futures",
-})
 _TENSOR_NAMESPACES = frozenset({"", "nn.functional", "linalg", "fft", "special", "sparse", "nested"})
 # Libraries whose functions return Python numbers or arrays, never a torch graph; the model
 # profilers among them (``thop.profile(model, inputs=(x,))``) run the model but return counts.
@@ -569,7 +559,7 @@ class Flow:
             function = qualified.rsplit(".", 1)[-1]
             return qualified.startswith(("torch.nn.functional.", "torch.linalg.")) or (
                 qualified.startswith("torch.") and qualified.count(".") == 1 and function not in _JOINS
-                and function not in _NON_TENSOR_TORCH and function not in _FACTORIES)
+                and not torch_gives_no_tensor(function) and function not in _FACTORIES)
         return self.calls.is_forward_pass(call) and self.calls.is_loss_function_call(call)
 
     def _binding_value(self, binding, name: str) -> Value:
@@ -950,8 +940,8 @@ class Flow:
         if function in _JOINS and args:
             pieces = args[0].any_element() if args[0].kind == SEQUENCE else args[0]
             return _combine([pieces, args[0]], kind=TENSOR)
-        if namespace not in _TENSOR_NAMESPACES or function in _NON_TENSOR_TORCH or \
-                function.startswith(("is_", "has_", "get_", "set_")) or qualified.startswith(("torch.cuda.", "torch.utils.")):
+        if namespace not in _TENSOR_NAMESPACES or torch_gives_no_tensor(function) or \
+                qualified.startswith(("torch.cuda.", "torch.utils.")):
             return Value(detached=True)
         if function == "load":
             return UNKNOWN

@@ -28,7 +28,7 @@ from torchmemlint.semantics.iterations import Iteration, Iterations, keyword_is_
 from torchmemlint.semantics.scopes import Scopes
 from torchmemlint.semantics.stores import Stores
 from torchmemlint.semantics.tree import Tree
-from torchmemlint.semantics.vocabulary import IN_PLACE_WRITES
+from torchmemlint.semantics.vocabulary import IN_PLACE_WRITES, names_a_cache
 from torchmemlint.semantics.flow import (
     BREAKING_BUILTINS, GRAPH_BREAKING_METHODS, MODULE, NON_GRAPH_ATTRIBUTES, OPTIMIZER, TENSOR, Flow,
 )
@@ -503,7 +503,7 @@ class LoopCarried:
             return []
         if self.flow.value(target, site).kind != TENSOR or not self.stores.outlives(target, site, iteration):
             return []
-        if "cache" in (dotted_name(target) or "").lower():
+        if names_a_cache(dotted_name(target)):
             return []  # a key/value cache filled during generation, where no graph is built
         carried = [v for v in values if self.holds_graph(v, site)]
         return [InPlaceWrite(site, target, carried[0], iteration)] if carried else []

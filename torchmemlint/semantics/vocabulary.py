@@ -43,6 +43,30 @@ NON_TENSOR_ANNOTATIONS = frozenset({
     "None", "bool", "int", "float", "complex", "str", "bytes", "set", "frozenset", "list", "dict", "tuple",
     "Optional", "Union", "Set", "FrozenSet", "List", "Dict", "Tuple", "Literal", "type", "Type",
 })
+# ``torch.<name>`` that gives no tensor: namespaces, metadata, settings, predicates.
+_TORCH_NON_TENSOR_NAMES = frozenset({
+    "cuda", "backends", "distributed", "jit", "utils", "hub", "onnx", "package", "profiler", "testing",
+    "version", "compile", "device", "dtype", "finfo", "iinfo", "Size", "Generator", "manual_seed", "seed",
+    "no_grad", "enable_grad", "inference_mode", "save", "nn", "optim", "autograd", "distributions",
+    "multiprocessing", "amp", "fx", "export", "library", "numel", "typename", "use_deterministic_algorithms",
+    "cpu", "mps", "xpu", "npu", "accelerator", "overrides", "random", "futures", "result_type", "promote_types",
+})
+
+
+def torch_gives_no_tensor(name: str) -> bool:
+    """``torch.<name>`` (or ``F.<name>``, ``torch.linalg.<name>``) gives no tensor: a namespace,
+    metadata (``torch.finfo``), a setting or a predicate (``is_``/``has_``/``get_``/``set_``:
+    ``torch.is_grad_enabled()``; ``torch.get_rng_state()`` is a tensor, but a generator's state,
+    no part of any computation)."""
+    return name in _TORCH_NON_TENSOR_NAMES or name.startswith(("is_", "has_", "get_", "set_"))
+
+
+def names_a_cache(spelled: Optional[str]) -> bool:
+    """A container or tensor named for a cache (``latents_cache`` behind ``--cache_latents``,
+    ``self.kv_cache`` filled during generation) keeps what it holds on purpose."""
+    return "cache" in (spelled or "").lower()
+
+
 # Attribution methods (pytorch-grad-cam, Captum) whose call differentiates the model they wrap.
 GRADIENT_EXPLAINER = re.compile(r"GuidedBackprop|Grad[Cc][Aa][Mm]|Saliency|IntegratedGradients|DeepLift|SmoothGrad|"
                                 r"InputXGradient|GradientShap")
