@@ -11,6 +11,22 @@ from torchmemlint.semantics import SemanticModel
 from torchmemlint.semantics.flow import MAPPING, TENSOR, Value
 
 
+def replace_nodes(node: cst.CSTNode, new_by_old: dict[cst.CSTNode, cst.CSTNode]) -> cst.CSTNode:
+    """``node`` with each of its descendants in ``new_by_old`` replaced, in one pass (one
+    ``deep_replace`` per node would rebuild the tree each time, and the next original node
+    would no longer be found in it)."""
+    return node.visit(_NodeReplacer(new_by_old)) if new_by_old else node
+
+
+class _NodeReplacer(cst.CSTTransformer):
+    def __init__(self, new_by_old: dict[cst.CSTNode, cst.CSTNode]) -> None:
+        super().__init__()
+        self.new_by_old = new_by_old
+
+    def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode) -> cst.CSTNode:
+        return self.new_by_old.get(original_node, updated_node)
+
+
 def call_method(value: cst.BaseExpression, *methods: str) -> cst.BaseExpression:
     """``value.m1().m2()``, parenthesising ``value`` where precedence needs it; a method the
     value already ends with is not repeated (``x.detach()`` + detach, cpu -> ``x.detach().cpu()``)."""

@@ -28,8 +28,11 @@ Silent when the chain is cut in the iteration: `h = h.detach()`,
 (`h = model.init_hidden()`), `h.detach_()`, an update under `torch.no_grad()`, or a reset method
 of the class (`init_hidden`, `reset_states`). Also silent: state carried only inside one step
 (`for t in range(seq_len): h = cell(x[t], h)` is backpropagation through time), unrolled
-differentiable optimization (`create_graph=True`), sums (`total = total + loss` is TML001's) and
-concatenation accumulators (TML008's).
+differentiable optimization (`create_graph=True`), sums (`total = total + loss` is TML001's),
+concatenation accumulators (TML008's), caches (`self.kv_cache`) and Transformer-XL memories
+(`self.mems = outputs[1]`: the model returns them detached). `forward` of a class whose base
+comes from a model library (`class Decoder(FairseqIncrementalDecoder)`) is a module's forward
+like one of an `nn.Module` subclass.
 
 ## Example
 ```python

@@ -6,7 +6,10 @@ Flags tensors stored as attributes of `ctx` (`ctx.out = out`, `ctx.weight = weig
 instead of being saved with `ctx.save_for_backward(...)`. Plain Python values on `ctx` — ints,
 floats, flags, shapes (`ctx.shape = x.shape`), dtypes, `x.size(0)` — are fine and not flagged,
 and so is a generator's state (`ctx.rng_state = torch.get_rng_state()`, kept to replay the
-forward's randomness in backward), which is no activation.
+forward's randomness in backward), which is no activation. A helper of the same file is
+followed both ways: what it returns (alone, in a tuple or a dict: `parts = split(x)`;
+`ctx.keep = parts["keep"]`), and the arguments it uses as tensors (`ctx.rows = rows` after
+`gather_rows(source, rows)` that calls `source.gather(dim, rows)`).
 
 ## Why is this bad?
 `ctx` is the backward node of the Function's outputs. A forward *output* stored on it is a
@@ -67,6 +70,7 @@ from typing import Iterator, Optional
 import libcst as cst
 
 from torchmemlint.rules.base import Finding, NodeFix, Replacement, Rule
+from torchmemlint.rules.edits import replace_nodes
 from torchmemlint.semantics import SemanticModel
 from torchmemlint.semantics.prescreen import FileFacts
 from torchmemlint.semantics.autograd import FUNCTION_BASES, CtxStore
@@ -139,12 +143,9 @@ def _save_for_backward_fix(model: SemanticModel, cls: cst.ClassDef, stores: list
     if first is None:
         return None
     # A replaced node is rebuilt from the original, so reads inside ``first`` are replaced in it.
-    first_rewritten: cst.CSTNode = first
-    for read in reads:
-        if model.tree.contains(first, read):
-            first_rewritten = first_rewritten.deep_replace(read, cst.Name(read.attr.value))
-        else:
-            replacements.append(Replacement(read, cst.Name(read.attr.value)))
+    inside_first = {read: cst.Name(read.attr.value) for read in reads if model.tree.contains(first, read)}
+    first_rewritten = replace_nodes(first, inside_first)
+    replacements += [Replacement(read, cst.Name(read.attr.value)) for read in reads if read not in inside_first]
     replacements.append(Replacement(first, cst.FlattenSentinel([unpack.with_changes(
         leading_lines=first.leading_lines), first_rewritten.with_changes(leading_lines=[])])))
     return NodeFix("save the tensors with ctx.save_for_backward", safe=False, replacements=replacements)

@@ -5,7 +5,11 @@ Flags a graph-attached value — the output of a submodule, a loss, arithmetic o
 on `self` inside `forward` of an `nn.Module` (`self.features = self.backbone(x)`,
 `self.attn = attn`, `out, (self.h, self.c) = self.lstm(x, (self.h, self.c))`), or into a
 container kept on `self` (`self.cache[i] = y`, `self.maps["stage1"] = x`). Detached values,
-Python numbers, shapes and anything computed under `torch.no_grad()` are not flagged.
+Python numbers, shapes and anything computed under `torch.no_grad()` are not flagged, nor
+Transformer-XL memories (`self.mems = outputs[1]`), which the model returns detached. A class
+whose base comes from a model library (`class Decoder(FairseqIncrementalDecoder)`: a base named
+`*Model`, `*Module`, `*Encoder`, `*Decoder`, ...) and that defines `forward` counts as an
+`nn.Module`.
 
 Off by default: stashing an activation is sometimes the point (feature-matching losses, an
 auxiliary loss read by the training loop), so select it with `--select TML019`.
@@ -51,6 +55,7 @@ import libcst as cst
 from torchmemlint.rules.base import Finding, Rule
 from torchmemlint.semantics import SemanticModel
 from torchmemlint.semantics.imports import dotted_name
+from torchmemlint.semantics.vocabulary import names_segment_memories
 
 
 class ModuleStoresActivation(Rule):
@@ -66,6 +71,8 @@ class ModuleStoresActivation(Rule):
                 continue
             for assign in model.scopes.scope_nodes(forward, cst.Assign):
                 for target, value in _self_targets(assign):
+                    if names_segment_memories(dotted_name(target)):
+                        continue  # (returned detached by the model)
                     if model.flow.value(value, assign).graph:
                         yield Finding(target)
 

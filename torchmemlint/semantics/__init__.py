@@ -89,7 +89,7 @@ class SemanticModel:
 
     @cached_property
     def autograd(self) -> AutogradFunctions:
-        return AutogradFunctions(self.tree, self.imports, self.scopes)
+        return AutogradFunctions(self.tree, self.imports, self.scopes, self.calls)
 
     @cached_property
     def hf(self) -> HFTrainers:

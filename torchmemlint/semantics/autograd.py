@@ -13,6 +13,7 @@ from typing import Iterator, Optional
 
 import libcst as cst
 
+from torchmemlint.semantics.calls import Calls, Callee
 from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.modules import TENSOR_METHODS
 from torchmemlint.semantics.params import SHAPE_FACTORIES
@@ -66,10 +67,11 @@ class CtxStore:
 
 
 class AutogradFunctions:
-    def __init__(self, tree: Tree, imports: ImportTable, scopes: Scopes) -> None:
+    def __init__(self, tree: Tree, imports: ImportTable, scopes: Scopes, calls: Calls) -> None:
         self.tree = tree
         self.imports = imports
         self.scopes = scopes
+        self.calls = calls
         self._tensor_names: dict[cst.FunctionDef, set[str]] = {}
 
     def classes(self) -> list[cst.ClassDef]:
@@ -146,6 +148,8 @@ class AutogradFunctions:
                 and self.is_tensor(expr.left, method, depth)
         if isinstance(expr, (cst.Tuple, cst.List)):
             return any(self.is_tensor(e.value, method, depth) for e in expr.elements)
+        if isinstance(expr, cst.Dict):
+            return any(self.is_tensor(e.value, method, depth) for e in expr.elements if isinstance(e, cst.DictElement))
         if isinstance(expr, cst.IfExp):
             return self.is_tensor(expr.body, method, depth) or self.is_tensor(expr.orelse, method, depth)
         return False
@@ -155,6 +159,10 @@ class AutogradFunctions:
         qualified = self.imports.qualify(func)
         if qualified is not None:
             return is_tensor_function(qualified)
+        callee = self._helper(call)
+        if callee is not None:  # a helper of this file: what it returns (alone, in a tuple or a dict)
+            return any(self.is_tensor(r.value, callee.function, depth)
+                       for r in self.scopes.scope_nodes(callee.function, cst.Return))
         if isinstance(func, cst.Attribute):
             if func.attr.value in NON_TENSOR_METHODS:
                 return False
@@ -164,10 +172,42 @@ class AutogradFunctions:
         return False
 
     def _name_is_tensor(self, name: str, method: cst.FunctionDef, depth: int) -> bool:
-        if name in self.used_as_tensor(method) or name in self.output_names(method):
+        own = method.name.value in CTX_METHODS  # (else a helper they call)
+        if name in self.used_as_tensor(method) or own and name in self.output_names(method):
             return True
         bindings = self.scopes.bindings(method).get(name, [])
-        return any(b.value is not None and self.is_tensor(b.value, method, depth) for b in bindings)
+        if not own and any(isinstance(b.node, cst.Param) for b in bindings):
+            return self._given_tensor(method, name, depth)
+        return any(self._bound_tensor(b.value, b.index, method, depth) for b in bindings if b.value is not None)
+
+    def _bound_tensor(self, value: cst.BaseExpression, index: Optional[int], method: cst.FunctionDef,
+                      depth: int) -> bool:
+        """Whether a name bound to ``value`` (at position ``index`` of it: ``out, spec = f(x)``)
+        holds a tensor; a helper's returned tuples are read at that position."""
+        callee = self._helper(value) if index is not None and isinstance(value, cst.Call) else None
+        if callee is None:
+            return self.is_tensor(value, method, depth)
+        for returned in self.scopes.scope_nodes(callee.function, cst.Return):
+            elements = returned.value.elements if isinstance(returned.value, (cst.Tuple, cst.List)) else None
+            if elements is None and self.is_tensor(returned.value, callee.function, depth + 1) or \
+                    elements is not None and index < len(elements) and \
+                    self.is_tensor(elements[index].value, callee.function, depth + 1):
+                return True
+        return False
+
+    def _given_tensor(self, helper: cst.FunctionDef, param: str, depth: int) -> bool:
+        """A helper's parameter is a tensor where a call of this file passes it one."""
+        for call in self.calls.call_sites(helper):
+            callee = self._helper(call)
+            for argument, at in self.calls.arguments(call, callee).get(param, []) if callee else ():
+                caller = self.scopes.function_of(at)
+                if isinstance(caller, cst.FunctionDef) and self.is_tensor(argument, caller, depth):
+                    return True
+        return False
+
+    def _helper(self, call: cst.Call) -> Optional[Callee]:
+        callee = self.calls.callee(call)
+        return callee if callee is not None and isinstance(callee.function, cst.FunctionDef) else None
 
     def used_as_tensor(self, method: cst.FunctionDef) -> set[str]:
         """Names ``method`` uses as tensors: annotated ``Tensor``, receivers of tensor methods or
@@ -177,6 +217,7 @@ class AutogradFunctions:
         if cached is not None:
             return cached
         names: set[str] = set()
+        self._tensor_names[method] = names  # (filled below; a helper calling back sees it so far)
         params = method.params
         for param in (*params.posonly_params, *params.params, *params.kwonly_params):
             annotation = param.annotation
@@ -202,15 +243,19 @@ class AutogradFunctions:
                 positional = [a.value for a in call.args if a.keyword is None and not a.star]
                 names.update(positional[i].value for i in _TENSOR_ARGUMENTS[func.attr.value]
                              if i < len(positional) and isinstance(positional[i], cst.Name))
-            elif call.args and isinstance(call.args[0].value, cst.Name) and call.args[0].keyword is None:
-                qualified = self.imports.qualify(func) or ""
-                if is_tensor_function(qualified) and qualified.split(".")[-1] not in SHAPE_FACTORIES:
-                    names.add(call.args[0].value.value)
+            elif call.args and isinstance(call.args[0].value, cst.Name) and call.args[0].keyword is None and \
+                    is_tensor_function(self.imports.qualify(func) or "") and \
+                    (self.imports.qualify(func) or "").split(".")[-1] not in SHAPE_FACTORIES:
+                names.add(call.args[0].value.value)
+            elif (callee := self._helper(call)) is not None and callee.function is not method:
+                # a name handed to a helper of this file that uses that parameter as a tensor
+                used = self.used_as_tensor(callee.function)
+                names.update(argument.value for param, given in self.calls.arguments(call, callee).items()
+                             if param in used for argument, _ in given if isinstance(argument, cst.Name))
         for operation in self.scopes.scope_nodes(method, cst.BinaryOperation):
             if isinstance(operation.operator, cst.MatrixMultiply):
                 names.update(n.value for n in (operation.left, operation.right) if isinstance(n, cst.Name))
         names.discard(ctx or "")
-        self._tensor_names[method] = names
         return names
 
 

@@ -28,7 +28,7 @@ from torchmemlint.semantics.iterations import Iteration, Iterations, keyword_is_
 from torchmemlint.semantics.scopes import Scopes
 from torchmemlint.semantics.stores import Stores
 from torchmemlint.semantics.tree import Tree
-from torchmemlint.semantics.vocabulary import IN_PLACE_WRITES, names_a_cache
+from torchmemlint.semantics.vocabulary import IN_PLACE_WRITES, names_a_cache, names_segment_memories
 from torchmemlint.semantics.flow import (
     BREAKING_BUILTINS, GRAPH_BREAKING_METHODS, MODULE, NON_GRAPH_ATTRIBUTES, OPTIMIZER, TENSOR, Flow,
 )
@@ -160,8 +160,8 @@ class LoopCarried:
                         continue  # a per-step method's locals die with the call
                     sites_by_name.setdefault(name, []).append(site)
             for name, sites in sites_by_name.items():
-                if self._cut(name, sites, region):
-                    continue
+                if names_a_cache(name) or names_segment_memories(name) or self._cut(name, sites, region):
+                    continue  # (a cache is carried on purpose; the memories come detached)
                 requires_grad = self._requires_grad(name, region)
                 for site in sites:
                     if self.flow.value(site.value, site).kind in (MODULE, OPTIMIZER):

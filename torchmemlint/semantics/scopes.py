@@ -15,7 +15,7 @@ import libcst as cst
 from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.tree import Tree
 from torchmemlint.semantics.vocabulary import (
-    GENERATION_FUNCTION, ITERATION_BUILTINS, LOADER_ITERABLE, PER_STEP_METHODS, is_step_identifier, is_step_target, makes_training_step, steps_environment,
+    GENERATION_FUNCTION, ITERATION_BUILTINS, LOADER_ITERABLE, MODEL_CLASS_SUFFIXES, PER_STEP_METHODS, is_step_identifier, is_step_target, makes_training_step, steps_environment,
 )
 
 # Spelled as strings so that importing this module does not load LibCST (see cli.py).
@@ -35,6 +35,11 @@ _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 _UNKNOWN = object()
+
+
+def _defines_forward(cls: cst.ClassDef) -> bool:
+    body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
+    return any(isinstance(statement, cst.FunctionDef) and statement.name.value == "forward" for statement in body)
 
 
 @dataclass(frozen=True)
@@ -151,12 +156,17 @@ class Scopes:
         return cls is not None and any(b.endswith(LIGHTNING_BASE) for b in self.class_bases(cls))
 
     def is_torch_module_class(self, cls: Optional[cst.ClassDef]) -> bool:
+        """An ``nn.Module`` subclass: by its bases, or, where a base comes from another module
+        (``class IterativeNATransformerModel(NATransformerModel)``), one named as a model class
+        (``MODEL_CLASS_SUFFIXES``) under a class of this file that defines ``forward``."""
         if cls is None:
             return False
-        return any(
-            b in MODULE_BASES or b.endswith(LIGHTNING_BASE) or b in ("nn.Module", "Module")
-            for b in self.class_bases(cls)
-        )
+        bases = self.class_bases(cls)
+        if any(b in MODULE_BASES or b.endswith(LIGHTNING_BASE) or b in ("nn.Module", "Module") for b in bases):
+            return True
+        lineage = [cls, *(self.classes_by_name[b] for b in bases if b in self.classes_by_name)]
+        return any(b.rpartition(".")[2].endswith(MODEL_CLASS_SUFFIXES) for b in bases
+                   if b not in self.classes_by_name) and any(map(_defines_forward, lineage))
 
     def is_per_step_method(self, func: cst.FunctionDef) -> bool:
         cls = self.class_of(func)

@@ -53,6 +53,12 @@ _TORCH_NON_TENSOR_NAMES = frozenset({
 })
 
 
+# How the classes of model libraries are named (``NATransformerModel``, ``FairseqEncoder``,
+# ``PreTrainedModel``): a class of one of them that defines ``forward`` is an ``nn.Module``.
+MODEL_CLASS_SUFFIXES = ("Model", "Module", "Net", "Network", "Encoder", "Decoder", "Transformer", "Layer",
+                        "Block", "Backbone", "Head")
+
+
 def torch_gives_no_tensor(name: str) -> bool:
     """``torch.<name>`` (or ``F.<name>``, ``torch.linalg.<name>``) gives no tensor: a namespace,
     metadata (``torch.finfo``), a setting or a predicate (``is_``/``has_``/``get_``/``set_``:
@@ -65,6 +71,13 @@ def names_a_cache(spelled: Optional[str]) -> bool:
     """A container or tensor named for a cache (``latents_cache`` behind ``--cache_latents``,
     ``self.kv_cache`` filled during generation) keeps what it holds on purpose."""
     return "cache" in (spelled or "").lower()
+
+
+def names_segment_memories(spelled: Optional[str]) -> bool:
+    """Transformer-XL's memories (``self.mems = outputs[1]``, carried from one segment to the
+    next): the model that returns them has detached them (a stop-gradient by design; Hugging
+    Face's ``mems`` too), so they hold no graph whatever the call they come from."""
+    return (spelled or "").rpartition(".")[2].strip("_") == "mems"
 
 
 # Attribution methods (pytorch-grad-cam, Captum) whose call differentiates the model they wrap.
