@@ -140,8 +140,8 @@ def _evaluation_context(model: SemanticModel, call: cst.Call, helpers: dict, dep
     if func is not None and _EVAL_FUNCTION.search(func.name.value):
         # pytest tests loop over cases; a model's own inference method (``_inference_forward``,
         # ``predict_step_logits``) over its layers or time steps, unless it iterates over data.
-        in_model = model.scopes.is_torch_module_class(model.scopes.class_of(func)) and \
-            not model.scopes.is_lightning_module(model.scopes.class_of(func))
+        in_model = model.scopes.is_torch_module_class(model.scopes.self_class(func)) and \
+            not model.scopes.is_lightning_module(model.scopes.self_class(func))
         loops_over_data = not func.name.value.startswith("test_") and any(
             model.scopes.is_step_loop(loop) if in_model else
             not isinstance(loop, cst.For) or model.modules.submodule_loop_target(loop) is None for loop in loops)
@@ -164,7 +164,7 @@ def _only_called_to_evaluate(model: SemanticModel, func: cst.FunctionDef, helper
     """A helper of the file (``loop_body(model, batch)``, ``self._eval_batch(batch)``) that every
     call site runs in evaluation code with grad on and no backward: the caller's evaluation
     reaches the forward passes inside it. A model's own methods are left to their callers' calls."""
-    if depth > 2 or model.scopes.is_torch_module_class(model.scopes.class_of(func)):
+    if depth > 2 or model.scopes.is_torch_module_class(model.scopes.self_class(func)):
         return False
     sites = model.calls.call_sites(func)
     return bool(sites) and all(
@@ -205,7 +205,7 @@ def _is_other_submodule(model: SemanticModel, scope: Scope, func: cst.Attribute,
     teacher), also through a local name for it (``tm = self.ema.model; tm.eval()``), and
     ``call`` runs something else than that object."""
     receiver = dotted_name(func.value) or ""
-    if not (isinstance(scope, cst.FunctionDef) and model.scopes.class_of(scope) is not None):
+    if not (isinstance(scope, cst.FunctionDef) and model.scopes.self_class(scope) is not None):
         return False
     if isinstance(func.value, cst.Name):
         bindings = model.scopes.reaching_bindings(func.value.value, func)

@@ -256,7 +256,7 @@ def _state_kind(model: SemanticModel, carry: Carry) -> Optional[str]:
     tensors), from its initialisation: the fix calls ``.detach()`` on it, which a tuple lacks."""
     if carry.name.startswith("self."):
         func = carry.iteration if isinstance(carry.iteration, cst.FunctionDef) else model.scopes.function_of(carry.iteration)
-        cls = model.scopes.class_of(func) if func is not None else None
+        cls = model.scopes.self_class(func)
         if cls is None:
             return None
         initial = [model.flow.assigned_value(a) for a in model.flow.self_assignments(cls).get(carry.name[5:], ())

@@ -179,7 +179,7 @@ def _forwards_run_in(model: SemanticModel, region: cst.CSTNode) -> set[cst.Funct
             if forward is not None:
                 found.add(forward)
         if func.value == "self":
-            owner = model.scopes.class_of(model.scopes.function_of(call))
+            owner = model.scopes.self_class(model.scopes.function_of(call))
             forward = model.calls.method_of(owner, "forward") if owner is not None else None
             if forward is not None:
                 found.add(forward)

@@ -9,7 +9,8 @@ Python numbers, shapes and anything computed under `torch.no_grad()` are not fla
 Transformer-XL memories (`self.mems = outputs[1]`), which the model returns detached. A class
 whose base comes from a model library (`class Decoder(FairseqIncrementalDecoder)`: a base named
 `*Model`, `*Module`, `*Encoder`, `*Decoder`, ...) and that defines `forward` counts as an
-`nn.Module`.
+`nn.Module`; a function outside the class that `forward` calls with its `self`
+(`_attend(self, x)`) is read as part of `forward`.
 
 Off by default: stashing an activation is sometimes the point (feature-matching losses, an
 auxiliary loss read by the training loop), so select it with `--select TML019`.
@@ -66,15 +67,26 @@ class ModuleStoresActivation(Rule):
     triggers = ("forward",)
 
     def check(self, model: SemanticModel) -> Iterator[Finding]:
-        for forward in model.scopes.functions_by_name.get("forward", []):
-            if not model.scopes.is_torch_module_class(model.scopes.class_of(forward)):
-                continue
+        for forward in _forward_code(model):
             for assign in model.scopes.scope_nodes(forward, cst.Assign):
                 for target, value in _self_targets(assign):
                     if names_segment_memories(dotted_name(target)):
                         continue  # (returned detached by the model)
                     if model.flow.value(value, assign).graph:
                         yield Finding(target)
+
+
+def _forward_code(model: SemanticModel) -> Iterator[cst.FunctionDef]:
+    """The ``forward`` methods of modules, and the functions outside any class that a
+    ``forward`` calls with its ``self`` (``_attend(self, x)``: the method's body moved out)."""
+    forwards = [f for f in model.scopes.functions_by_name.get("forward", [])
+                if model.scopes.is_torch_module_class(model.scopes.class_of(f))]
+    yield from forwards
+    for functions in model.scopes.functions_by_name.values():
+        for function in functions:
+            if model.scopes.class_of(function) is None and model.scopes.self_class(function) is not None and any(
+                    model.scopes.function_of(site) in forwards for site in model.calls.call_sites(function)):
+                yield function
 
 
 def _self_targets(assign: cst.Assign) -> Iterator[tuple[cst.BaseExpression, cst.BaseExpression]]:

@@ -158,7 +158,7 @@ class Calls:
         if isinstance(receiver, cst.Name) and receiver.value == "self" or \
                 isinstance(receiver, cst.Call) and dotted_name(receiver.func) == "super":
             method = self.scopes.function_of(at)
-            cls = self.scopes.class_of(method) if method is not None else None
+            cls = self.scopes.self_class(method)
             if cls is None:
                 return None
             skip_own = isinstance(receiver, cst.Call)
@@ -434,7 +434,7 @@ class Calls:
 
     def _in_module_class(self, node: cst.CSTNode) -> bool:
         func = self.scopes.function_of(node)
-        return func is not None and self.scopes.is_torch_module_class(self.scopes.class_of(func))
+        return func is not None and self.scopes.is_torch_module_class(self.scopes.self_class(func))
 
     def _bound_to_module(self, func: cst.BaseExpression) -> bool:
         """A name bound in this scope to ``nn.Something(...)`` or a Module class of this file."""

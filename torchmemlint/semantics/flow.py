@@ -1157,7 +1157,7 @@ class Flow:
         """``self.x`` in a method: what the method assigned to it earlier, else what any method
         of the class assigns to it; a submodule for a module's attribute made from a module."""
         method = self.scopes.function_of(at)
-        cls = self.scopes.class_of(method) if method is not None else None
+        cls = self.scopes.self_class(method)
         if cls is None:
             return None
         name = expr.attr.value

@@ -377,7 +377,7 @@ class LoopCarried:
             return False
         attribute = name.split(".", 1)[1]
         func = region if isinstance(region, cst.FunctionDef) else self.scopes.function_of(region)
-        cls = self.scopes.class_of(func) if func is not None else None
+        cls = self.scopes.self_class(func)
         if cls is not None and any(
             _RESET_METHOD.search(f.name.value) for f in self.tree.descendants(cls, cst.FunctionDef)
         ):

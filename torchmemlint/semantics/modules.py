@@ -168,7 +168,7 @@ class Modules:
         if not (isinstance(func, cst.Attribute) and dotted_name(func.value) == "self"):
             return False
         method = self.scopes.function_of(func)
-        cls = self.scopes.class_of(method) if method is not None else None
+        cls = self.scopes.self_class(method)
         return cls is not None and self.attribute_kinds(cls).get(func.attr.value) == "module"
 
     def submodule_loop_target(self, loop: cst.For) -> Optional[cst.BaseExpression]:
@@ -191,7 +191,7 @@ class Modules:
         if isinstance(expr, cst.Attribute):
             if dotted_name(expr.value) == "self":
                 method = self.scopes.function_of(at)
-                cls = self.scopes.class_of(method) if method is not None else None
+                cls = self.scopes.self_class(method)
                 kind = self.attribute_kinds(cls).get(expr.attr.value) if cls is not None else None
                 if kind is not None:
                     return kind in ("module", "parameters")
@@ -204,7 +204,7 @@ class Modules:
         """``self.scales`` built as ``nn.ParameterDict(...)``: its elements are tensors."""
         if isinstance(expr, cst.Attribute) and dotted_name(expr.value) == "self":
             method = self.scopes.function_of(at)
-            cls = self.scopes.class_of(method) if method is not None else None
+            cls = self.scopes.self_class(method)
             return cls is not None and self.attribute_kinds(cls).get(expr.attr.value) == "parameters"
         if isinstance(expr, cst.Name):
             return any(b.value is not None and self._kind_of(b.value) == "parameters"

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Optional, Union
 
 import libcst as cst
@@ -100,6 +101,39 @@ class Scopes:
         if isinstance(parent, cst.IndentedBlock):
             parent = self.tree.parent.get(parent)
         return parent if isinstance(parent, cst.ClassDef) else None
+
+    def self_class(self, func: Optional[cst.FunctionDef]) -> Optional[cst.ClassDef]:
+        """The class whose instance ``self`` is in ``func``: the class of a method, or, for a
+        function outside any class whose first parameter is ``self`` (a method's body moved out:
+        ``compute_step(self, x)``), the one class whose methods call it with their ``self``."""
+        if func is None:
+            return None
+        cls = self.class_of(func)
+        if cls is not None:
+            return cls
+        params = func.params.params
+        if not params or params[0].name.value != "self":
+            return None
+        return self._classes_handing_self.get(func.name.value)
+
+    @cached_property
+    def _classes_handing_self(self) -> dict[str, Optional[cst.ClassDef]]:
+        """For each function of the file named in a ``name(self, ...)`` call made from a method,
+        the class of the calling methods (None where methods of several classes call it)."""
+        taking_self = {name for name, functions in self.functions_by_name.items()
+                       if any(f.params.params and f.params.params[0].name.value == "self" for f in functions)}
+        found: dict[str, Optional[cst.ClassDef]] = {}
+        if not taking_self:
+            return found
+        for call in self.tree.nodes(cst.Call):
+            func, args = call.func, call.args
+            if type(func) is cst.Name and func.value in taking_self and args and \
+                    type(args[0].value) is cst.Name and args[0].value.value == "self" and args[0].keyword is None:
+                caller = self.function_of(call)
+                cls = self.class_of(caller) if caller is not None else None
+                if cls is not None:
+                    found[func.value] = cls if found.get(func.value, cls) is cls else None
+        return found
 
     def loops_around(self, node: cst.CSTNode, comprehensions: bool = False) -> list:
         """Loops enclosing ``node`` in its own function, innermost first (a loop's body only,

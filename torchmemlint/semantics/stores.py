@@ -179,7 +179,7 @@ class Stores:
         self._kept[function] = []  # recursion guard
         if not isinstance(function, cst.FunctionDef):
             return []
-        cls = self.scopes.class_of(function)
+        cls = self.scopes.self_class(function)
         params = {p.name.value for p in (*function.params.posonly_params, *function.params.params,
                                          *function.params.kwonly_params)}
         if isinstance(function.params.star_arg, cst.Param):
@@ -417,7 +417,7 @@ class Stores:
                 any(isinstance(b.node, cst.Param) and self._passed_bounded(b.node, depth) for b in bindings)
         if isinstance(container, cst.Attribute) and dotted_name(container.value) == "self":
             method = self.scopes.function_of(at)
-            cls = self.scopes.class_of(method) if method is not None else None
+            cls = self.scopes.self_class(method)
             assigned = self.flow.self_assignments(cls).get(container.attr.value, []) if cls is not None else []
             return bool(assigned) and all(
                 self._bounded_factory(a.value) or isinstance(a.value, cst.Name) and self._is_bounded(a.value, a.node, depth + 1)
@@ -585,7 +585,7 @@ class Stores:
         """A ``self`` container that another method empties after running a backward (a
         REINFORCE agent's ``learn``): graphs kept to be differentiated, not piling up. Emptied
         without a backward (at the end of an epoch) they still pile up until then."""
-        cls = self.scopes.class_of(method)
+        cls = self.scopes.self_class(method)
         spelled = dotted_name(container.value if isinstance(container, cst.Subscript) else container) or ""
         if cls is None and spelled.startswith("self."):
             return False
@@ -608,7 +608,7 @@ class Stores:
         ``per_step``, only a method itself run once per step (a decoder's
         ``initialize_decoder_states`` at the start of each ``forward``, before ``decode`` adds to
         the attribute per time step): then it lives for one step."""
-        cls = self.scopes.class_of(method)
+        cls = self.scopes.self_class(method)
         if cls is None:
             return False
         return any(
