@@ -24,7 +24,7 @@ import libcst as cst
 MIN_LINES = 1_000
 PART_LINES = 500
 
-_Parse = Callable[[bytes], cst.Module]
+_Parse = Callable[[bytes], "cst.Module"]  # (a string: importing this module does not load LibCST)
 
 
 def parse_in_parts(source: bytes, tree: ast.Module, parse: _Parse) -> Optional[cst.Module]:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import lru_cache
 from typing import Optional, Sequence, Union
 
 import libcst as cst
@@ -15,16 +16,23 @@ def replace_nodes(node: cst.CSTNode, new_by_old: dict[cst.CSTNode, cst.CSTNode])
     """``node`` with each of its descendants in ``new_by_old`` replaced, in one pass (one
     ``deep_replace`` per node would rebuild the tree each time, and the next original node
     would no longer be found in it)."""
-    return node.visit(_NodeReplacer(new_by_old)) if new_by_old else node
+    return node.visit(_node_replacer()(new_by_old)) if new_by_old else node
 
 
-class _NodeReplacer(cst.CSTTransformer):
-    def __init__(self, new_by_old: dict[cst.CSTNode, cst.CSTNode]) -> None:
-        super().__init__()
-        self.new_by_old = new_by_old
+@lru_cache(maxsize=None)
+def _node_replacer() -> type:
+    """The transformer class, built on first use (deriving from LibCST's class at import time
+    would load LibCST with the rules, which the command line loads lazily)."""
 
-    def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode) -> cst.CSTNode:
-        return self.new_by_old.get(original_node, updated_node)
+    class NodeReplacer(cst.CSTTransformer):
+        def __init__(self, new_by_old: dict[cst.CSTNode, cst.CSTNode]) -> None:
+            super().__init__()
+            self.new_by_old = new_by_old
+
+        def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode) -> cst.CSTNode:
+            return self.new_by_old.get(original_node, updated_node)
+
+    return NodeReplacer
 
 
 def call_method(value: cst.BaseExpression, *methods: str) -> cst.BaseExpression:

@@ -6,7 +6,9 @@ Flags a `.backward()` whose only consumer is the gradient of an *input* — a te
 (saliency maps, FGSM/PGD attacks, input attributions), while the model's parameters still
 require grad: no optimizer step, no parameter gradient read and no gradient clipping follow in
 the same iteration, and nothing in the file freezes parameters (`requires_grad_(False)`,
-`p.requires_grad = False`). Backward calls that already pass `inputs=` are not flagged.
+`p.requires_grad = False`). Backward calls that already pass `inputs=` are not flagged. The
+input may be made a leaf by a helper of the file and handed back (`batch = prepare(x, y)`;
+`x = batch["images"]`, or unpacked from a returned tuple).
 
 Off by default: the waste is bounded (no growth), and select it with `--select TML020` when
 tuning attack or attribution code.

@@ -41,7 +41,7 @@ from torchmemlint.semantics.calls import Callee, Calls, HOOK_REGISTRATIONS, is_c
 from torchmemlint.semantics.grad import GradContexts
 from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.modules import MODULE_NAME, Modules
-from torchmemlint.semantics.scopes import Scopes, terminal_name
+from torchmemlint.semantics.scopes import Scopes, literal_key, terminal_name
 from torchmemlint.semantics.tree import Tree
 from torchmemlint.semantics.vocabulary import NON_TENSOR_ANNOTATIONS, torch_gives_no_tensor
 
@@ -492,7 +492,7 @@ class Flow:
         fields = dict(value.fields or ())
         changed = False
         for write in self._item_writes(self.scopes.scope_of(at)).get(name, ()):
-            key = _literal_key(write.targets[0].target.slice[0].slice.value)
+            key = literal_key(write.targets[0].target.slice[0].slice.value)
             if isinstance(key, str) and key in fields and self.tree.before(bound_at, write) and \
                     self.tree.before(write, at) and self.tree.parent.get(self.tree.parent.get(write)) is \
                     self.tree.parent.get(self.tree.statement_of(at)):
@@ -998,7 +998,7 @@ class Flow:
             return Value(kind=SEQUENCE, element=entry, graph=entry.graph, device=entry.device, params=entry.params,
                          why=entry.why)
         if method in ("get", "pop", "setdefault") and receiver.kind in (MAPPING, RECORD, SEQUENCE, None):
-            key = _literal_key(call.args[0].value) if call.args else None
+            key = literal_key(call.args[0].value) if call.args else None
             found = receiver.field(key) if isinstance(key, str) else None
             if found is not None:
                 return found
@@ -1094,7 +1094,7 @@ class Flow:
         if name == "next" and args:
             return args[0].any_element()
         if name == "getattr" and len(call.args) >= 2:
-            attribute = _literal_key(call.args[1].value)
+            attribute = literal_key(call.args[1].value)
             if isinstance(attribute, str):
                 found = args[0].field(attribute)
                 if found is not None:
@@ -1135,7 +1135,7 @@ class Flow:
 
     def _subscript(self, expr: cst.Subscript, at: cst.CSTNode) -> Value:
         base = self.value(expr.value, at)
-        key = _literal_key(expr.slice[0].slice.value) if len(expr.slice) == 1 and \
+        key = literal_key(expr.slice[0].slice.value) if len(expr.slice) == 1 and \
             isinstance(expr.slice[0].slice, cst.Index) else None
         if base.kind in (OPTIMIZER, NUMBER, OTHER):
             return Value(detached=True)
@@ -1238,7 +1238,7 @@ class Flow:
                 if spread.element is not None:
                     others.append(spread.element)
                 continue
-            key = _literal_key(element.key)
+            key = literal_key(element.key)
             value = self.value(element.value, at)
             if isinstance(key, str):
                 fields[key] = value
@@ -1379,17 +1379,6 @@ def _may_hold_tensor(value: Value) -> bool:
     if value.kind in (SEQUENCE, MAPPING, RECORD):
         return _may_hold_tensor(value.any_element())
     return False
-
-
-def _literal_key(expr: Optional[cst.BaseExpression]):
-    if isinstance(expr, cst.SimpleString):
-        evaluated = expr.evaluated_value
-        return evaluated if isinstance(evaluated, str) else None
-    if isinstance(expr, cst.Integer):
-        return int(expr.value, 0) if expr.value.isdigit() else None
-    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus) and isinstance(expr.expression, cst.Integer):
-        return -int(expr.expression.value)
-    return None
 
 
 def _keyword(call: cst.Call, name: str) -> Optional[cst.BaseExpression]:

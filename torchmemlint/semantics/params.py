@@ -10,14 +10,14 @@ pass, and an in-place update of either outside a grad-disabled context is an err
 from __future__ import annotations
 
 import re
-from typing import Iterable, Optional
+from typing import Iterable, Optional, Union
 
 import libcst as cst
 
 from torchmemlint.semantics.calls import Calls
 from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.modules import TENSOR_CONSTRUCTORS, Modules
-from torchmemlint.semantics.scopes import Scopes
+from torchmemlint.semantics.scopes import Scopes, literal_key
 from torchmemlint.semantics.tree import Tree
 
 PARAMETER = "parameter"
@@ -83,13 +83,35 @@ class Parameters:
             elif isinstance(binding.value, cst.Name) and depth < 3:  # ``weight = w``: an alias
                 kind = kind or self._name_leaf_kind(binding.value.value, binding.node, depth + 1)
             elif binding.value is not None:
-                kind = kind or self.created_leaf(binding.value)
+                kind = kind or self.created_leaf(binding.value) or (
+                    self._returned_leaf_kind(binding.value, binding.index, binding.node, depth) if depth < 3 else None)
             elif isinstance(binding.node, cst.Param) and depth < 3:
                 kind = kind or self._passed_leaf_kind(binding.node, depth)
         if kind is None and self._marked_before(name, at):
             shaped = any(b.value is not None and self._factory(b.value) == "shape" for b in bindings)
             kind = PARAMETER if shaped else INPUT
         return kind
+
+    def _returned_leaf_kind(self, value: cst.BaseExpression, index: Optional[int], at: cst.CSTNode,
+                            depth: int) -> Optional[str]:
+        """The leaf a helper of the file returns (``data, target, loss = compute_step(...)``,
+        ``data = outputs["data"]`` of ``outputs = compute_step(...)``): what its return
+        statements give at that position or key."""
+        key = None
+        if isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name) and index is None:
+            key = literal_key(value.slice[0].slice.value) \
+                if len(value.slice) == 1 and isinstance(value.slice[0].slice, cst.Index) else None
+            bindings = self.scopes.bindings_of(value.value.value, at) if key is not None else []
+            value = bindings[0].value if len(bindings) == 1 and bindings[0].index is None else None
+        callee = self.calls.callee(value) if isinstance(value, cst.Call) else None
+        if callee is None or not isinstance(callee.function, cst.FunctionDef):
+            return None
+        for returned in self.scopes.scope_nodes(callee.function, cst.Return):
+            part = _part(returned.value, index, key)
+            kind = self.leaf_kind(part, returned, depth + 1) if part is not None else None
+            if kind is not None:
+                return kind
+        return None
 
     def _passed_leaf_kind(self, param: cst.Param, depth: int) -> Optional[str]:
         """The leaf a helper's parameter receives at its call sites (``loop_body(X, w, b)`` with
@@ -305,3 +327,17 @@ def _literal(expr: Optional[cst.BaseExpression], value: str) -> bool:
 
 def _code(node: cst.CSTNode) -> str:
     return cst.Module([]).code_for_node(node)
+
+
+def _part(returned: Optional[cst.BaseExpression], index: Optional[int],
+          key: Union[str, int, None]) -> Optional[cst.BaseExpression]:
+    """What a return statement gives at a tuple position or a dict key (the whole value for
+    neither)."""
+    if returned is None or index is None and key is None:
+        return returned
+    if index is not None and isinstance(returned, (cst.Tuple, cst.List)):
+        return returned.elements[index].value if index < len(returned.elements) else None
+    if key is not None and isinstance(returned, cst.Dict):
+        return next((e.value for e in returned.elements if isinstance(e, cst.DictElement) and
+                     literal_key(e.key) == key), None)
+    return None

@@ -496,3 +496,15 @@ def iterable_identifiers(expr: cst.BaseExpression) -> list[str]:
         name for name in _IDENTIFIER.findall(re.sub(r"(['\"]).*?\1", "", code))
         if name not in ITERATION_BUILTINS
     ]
+
+
+def literal_key(expr: Optional[cst.BaseExpression]) -> Union[str, int, None]:
+    """The value of a literal key: ``"loss"``, ``0``, ``-1``; None for anything else."""
+    if isinstance(expr, cst.SimpleString):
+        evaluated = expr.evaluated_value
+        return evaluated if isinstance(evaluated, str) else None
+    if isinstance(expr, cst.Integer):
+        return int(expr.value, 0) if expr.value.isdigit() else None
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus) and isinstance(expr.expression, cst.Integer):
+        return -int(expr.expression.value)
+    return None
