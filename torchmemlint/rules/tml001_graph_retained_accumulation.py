@@ -13,7 +13,10 @@ hook that appends the activations it sees, a closure handed to `optimizer.step`,
 `setdefault(k, []).append(v)`, or a policy's `dist.log_prob(a)`. A fixed key
 (`last["loss"] = loss`) keeps only the newest value and stays silent, as do containers that the
 code empties right after differentiating them (a REINFORCE agent's `learn`) and hook lists emptied
-(or popped) between forwards.
+(or popped) between forwards. In evaluation code (a function that calls `model.eval()`), a loop
+that hands its element to a model (`for clip in read_clips(path): encoder(clip)`) is a loop over
+data whatever its iterable is called, and a returned list of model outputs is predictions, not
+graphs kept for a caller's backward.
 
 ## Why is this bad?
 A tensor with a `grad_fn` keeps its autograd graph alive. Stored across iterations, every step
@@ -90,7 +93,8 @@ class GraphRetainedAccumulation(Rule):
 
     def check(self, model: SemanticModel) -> Iterator[Finding]:
         for store in model.stores.stores():
-            if model.stores.never_grows(store) or _kept_for_backward(model, store.node, store.container):
+            if model.stores.never_grows(store) or _kept_for_backward(model, store.node, store.container,
+                                                                     stored=store.value):
                 continue
             finding = _finding(model, store.node, store.container, store.value, store.inside)
             if finding is not None:
@@ -129,10 +133,11 @@ def _callee_name(call: cst.CSTNode) -> str:
 
 
 def _kept_for_backward(model: SemanticModel, node: cst.CSTNode, container: cst.BaseExpression,
-                       value: Optional[cst.BaseExpression] = None) -> bool:
+                       value: Optional[cst.BaseExpression] = None, stored: Optional[cst.BaseExpression] = None) -> bool:
     """Values kept to be differentiated later are intended: ``total = total + loss`` then
     ``total.backward()``, log-probabilities stacked into a REINFORCE loss, or a container
-    returned to a caller that does the backward."""
+    returned to a caller that does the backward — unless the container holds a model's outputs
+    (``stored``) in evaluation code: predictions handed back for use, not for a backward."""
     name = dotted_name(container) if not isinstance(container, cst.Subscript) else dotted_name(container.value)
     if name is None:
         return False
@@ -147,7 +152,16 @@ def _kept_for_backward(model: SemanticModel, node: cst.CSTNode, container: cst.B
         name in _returned_names(ret.value) for ret in model.scopes.scope_nodes(scope, cst.Return) if ret.value
     )
     # A loop that already runs its backward every step has no reason to hand graphs back.
-    return returned and not _backward_in_iteration(model, node)
+    return returned and not _backward_in_iteration(model, node) and not (
+        stored is not None and model.scopes.sets_eval_mode(scope) and _model_outputs(model, stored, node))
+
+
+def _model_outputs(model: SemanticModel, value: cst.BaseExpression, at: cst.CSTNode) -> bool:
+    """``value``'s graph was made by running a model (not a loss function, whose result may be
+    a record of numbers)."""
+    origin = next((node for node, _ in model.flow.value(value, at).why), None)
+    return isinstance(origin, cst.Call) and model.calls.is_forward_pass(origin) and \
+        not model.calls.is_loss_function_call(origin)
 
 
 def _backward_in_iteration(model: SemanticModel, node: cst.CSTNode) -> bool:

@@ -16,7 +16,9 @@ from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.modules import Modules
 from torchmemlint.semantics.scopes import Scopes, terminal_name
 from torchmemlint.semantics.tree import Tree
-from torchmemlint.semantics.vocabulary import FORWARD_HOOK_REGISTRATIONS, GRADIENT_EXPLAINER, SEARCH_DRIVERS
+from torchmemlint.semantics.vocabulary import (
+    EXACT_MODEL_NAMES, FORWARD_HOOK_REGISTRATIONS, GRADIENT_EXPLAINER, SEARCH_DRIVERS, is_model_name,
+)
 
 # Methods that return a hook handle, not a tensor.
 # Method names too common across libraries to guess the file's class from (``optimizer.step()``).
@@ -30,25 +32,6 @@ HOOK_REGISTRATIONS = frozenset({
     "register_full_backward_pre_hook", "register_backward_hook", "register_hook",
     "register_post_accumulate_grad_hook",
 })
-# Callee names that are models or loss functions: calling one runs a forward pass. The last
-# word of the name decides (``policy_net``, ``ddp_model``), or the first one followed only by a
-# role suffix (``model_ema``, ``encoder_q``); ``policy_fn`` or ``model_path`` are not models.
-MODEL_WORDS = frozenset({
-    "model", "models", "net", "network", "encoder", "decoder", "backbone", "classifier",
-    "generator", "discriminator", "critic", "actor", "policy", "criterion", "criterium", "lossfn",
-    "teacher", "student", "unet", "vae", "lstm", "rnn", "gru", "mlp", "cnn", "autoencoder",
-    "transformer", "qnet", "module", "loss",
-})
-# First words of names that handle models rather than run them.
-_MODEL_HANDLING_VERBS = frozenset({
-    "load", "save", "build", "make", "create", "init", "setup", "prepare", "freeze", "unfreeze", "reset",
-    "wrap", "copy", "clone", "register", "export", "print", "log", "summarize", "count", "unwrap", "convert",
-    "extract", "get", "move", "compile", "quantize", "fuse", "patch", "replace", "attach", "check", "validate",
-})
-_LOSS_FUNCTION_NAMES = frozenset({"loss_fn", "loss_func", "loss_function", "loss_fct", "lossfn", "loss_module"})
-_ROLE_SUFFIXES = frozenset({"ema", "old", "new", "target", "ddp", "q", "k", "g", "d", "a", "b", "s", "t", "fp16",
-                            "engine", "without_ddp", "wrapped", "eval", "train"})
-EXACT_MODEL_NAMES = frozenset({"G", "D", "E", "netG", "netD", "netE", "Q", "pi", "ddp_model", "vf"})
 # Methods of a model that run (part of) its forward pass.
 FORWARD_METHODS = frozenset({"encode", "decode", "compute_loss", "get_loss", "forward_train"})
 LOSS_SUFFIX = re.compile(r"(?:loss|Loss|criterion)$")
@@ -540,16 +523,3 @@ def is_class_name(name: str) -> bool:
     return name[:1].isupper() and any(c.islower() for c in name) and name not in EXACT_MODEL_NAMES
 
 
-def is_model_name(name: Optional[str]) -> bool:
-    """Whether an identifier names a model or a loss function (see MODEL_WORDS); not one that
-    does something to models (``load_models``, ``build_model``, ``save_model``)."""
-    if not name or name.startswith("__") and name.endswith("__"):  # ``obj.__module__`` is a string
-        return False
-    if name in EXACT_MODEL_NAMES or name.lower() in _LOSS_FUNCTION_NAMES:
-        return True
-    words = name.lower().strip("_").split("_")
-    if len(words) > 1 and words[0] in _MODEL_HANDLING_VERBS:
-        return False
-    if words[-1].rstrip("0123456789") in MODEL_WORDS:
-        return True
-    return words[0].rstrip("0123456789") in MODEL_WORDS and "_".join(words[1:]) in _ROLE_SUFFIXES

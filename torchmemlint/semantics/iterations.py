@@ -10,11 +10,11 @@ from typing import Optional, Union
 
 import libcst as cst
 
-from torchmemlint.semantics.calls import Calls, is_model_name
+from torchmemlint.semantics.calls import Calls
 from torchmemlint.semantics.imports import ImportTable
 from torchmemlint.semantics.scopes import Loop, Scopes, is_step_call, terminal_name
 from torchmemlint.semantics.tree import Tree
-from torchmemlint.semantics.vocabulary import LOADER_ITERABLE
+from torchmemlint.semantics.vocabulary import LOADER_ITERABLE, is_model_name
 
 Iteration = Union[Loop, "cst.FunctionDef", "cst.Lambda"]  # a string: see scopes.Loop
 

@@ -21,7 +21,7 @@ from typing import Callable, Iterator, Optional, Union
 from torchmemlint.diagnostics import FileError
 from torchmemlint.semantics.vocabulary import (
     FORWARD_HOOK_REGISTRATIONS, IN_PLACE_WRITES, ITERATION_BUILTINS, LOADER_ITERABLE, NON_TENSOR_ANNOTATIONS, SEARCH_DRIVERS, METER_CLASS, METER_METHODS, PER_STEP_METHODS, STORING_METHODS,
-    is_step_identifier, is_step_target, makes_training_step, steps_environment,
+    is_model_name, is_step_identifier, is_step_target, makes_training_step, steps_environment,
 )
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -50,14 +50,18 @@ class LoopFacts:
     calls: set[str] = field(default_factory=set)  # names called in its body outside inner loops
     assigns: bool = False  # an assignment in its body outside inner loops
     live: Optional[bool] = None  # ``FileFacts.live_loop``, once asked
+    targets: frozenset[str] = frozenset()  # the names a ``for`` loop binds
+    feeds_model: bool = False  # a call named for a model in its body is given one of ``targets``
+    scope: Optional["_Scope"] = None  # the function holding it
 
     @property
     def could_be_step_loop(self) -> bool:
-        """``Scopes.is_step_loop`` may hold for this loop."""
+        """``Scopes.is_step_loop`` may hold for this loop (``_evaluates_each_element``: a loop
+        handing its element to a model in a function that sets eval mode)."""
         return self.while_true or self.has_step_call or any(
             (is_step_identifier(name) and name not in ITERATION_BUILTINS) or is_step_target(name)
             for name in self.header_identifiers
-        )
+        ) or self.feeds_model and self.scope is not None and self.scope.sets_eval_mode
 
 
 @dataclass
@@ -531,6 +535,10 @@ class _Walker:
                 if name.startswith("register_") and "hook" in name:
                     keeps.add(HOOK)
                     sites.setdefault(HOOK, []).append((enclosing, scope, in_lambda, None))
+                if enclosing and node.args and is_model_name(name):
+                    given = {part.id for arg in node.args for part in ast.walk(arg) if type(part) is ast.Name}
+                    for loop in enclosing:
+                        loop.feeds_model = loop.feeds_model or not loop.targets.isdisjoint(given)
                 if name in _HANDING_CALLS:
                     for given in (*node.args, *(k.value for k in node.keywords)):
                         facts.hands_factories = facts.hands_factories or type(given) is ast.Call
@@ -572,10 +580,12 @@ class _Walker:
             elif kind in _LOOPS:
                 header = self._header(node)
                 header.parent = enclosing[-1] if enclosing else None
+                header.scope = scope
                 loops.append(header)
                 if kind is not ast.While:
                     facts.for_iterable_identifiers.update(self._iterable_identifiers(node))
                     _bind(node.target, scope.bound)
+                    header.targets = frozenset(part.id for part in ast.walk(node.target) if type(part) is ast.Name)
                 inner_loops = (*enclosing, header)
                 for child in node.body:
                     push((child, inner_loops, True, scope, in_lambda, depth))

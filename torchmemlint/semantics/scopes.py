@@ -16,7 +16,8 @@ import libcst as cst
 from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.tree import Tree
 from torchmemlint.semantics.vocabulary import (
-    GENERATION_FUNCTION, ITERATION_BUILTINS, LOADER_ITERABLE, MODEL_CLASS_SUFFIXES, PER_STEP_METHODS, is_step_identifier, is_step_target, makes_training_step, steps_environment,
+    GENERATION_FUNCTION, ITERATION_BUILTINS, LOADER_ITERABLE, MODEL_CLASS_SUFFIXES, PER_STEP_METHODS, is_model_name,
+    is_step_identifier, is_step_target, makes_training_step, steps_environment,
 )
 
 # Spelled as strings so that importing this module does not load LibCST (see cli.py).
@@ -259,7 +260,26 @@ class Scopes:
                 not any(self.is_step_loop(outer) for outer in self.loops_around(loop)):
             return True  # ``while True:`` training loops run until a break (inside a loop over
             # data it is a per-sample search, e.g. beam search, unless it has step calls)
-        return False
+        return isinstance(loop, cst.For) and self._evaluates_each_element(loop)
+
+    def sets_eval_mode(self, scope: Scope) -> bool:
+        """Whether ``scope`` puts something in evaluation mode (``model.eval()``): evaluation code."""
+        return any(isinstance(c.func, cst.Attribute) and c.func.attr.value == "eval" and not c.args
+                   for c in self.scope_nodes(scope, cst.Call))
+
+    def _evaluates_each_element(self, loop: cst.For) -> bool:
+        """``for chunk in load_chunks(path): scores = model(chunk)`` in evaluation code (a function
+        that puts a model in eval mode): each iteration runs a model on its element, one evaluation
+        step, whatever the iterable is called. (A loop over layers calls its element, it does not
+        hand it to a model.)"""
+        func = self.function_of(loop)
+        if func is None or not self.sets_eval_mode(func) or any(
+                self.is_step_loop(outer) for outer in self.loops_around(loop) if outer is not loop):
+            return False  # (inside a loop over data: the items of one step, crops of one image)
+        elements = {name.value for name in self.tree.descendants(loop.target, cst.Name)}
+        return any(
+            is_model_name(terminal_name(call.func)) and any(_root_name(arg.value) in elements for arg in call.args)
+            for call in self.loop_body_nodes(loop, cst.Call))
 
     def _iterates_outer_results(self, loop: cst.For) -> bool:
         """``for data_i in data:`` where ``data`` is made in the body of the loop around it from
@@ -508,3 +528,15 @@ def literal_key(expr: Optional[cst.BaseExpression]) -> Union[str, int, None]:
     if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus) and isinstance(expr.expression, cst.Integer):
         return -int(expr.expression.value)
     return None
+
+
+def _root_name(expr: cst.BaseExpression) -> Optional[str]:
+    """The name a value is read from through attributes and method calls (``chunk`` of
+    ``chunk.unsqueeze(0).to(device)``), not through indexing (``img[..., top:]`` is ``img``'s)."""
+    while True:
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+            expr = expr.func.value
+        elif isinstance(expr, cst.Attribute):
+            expr = expr.value
+        else:
+            return expr.value if isinstance(expr, cst.Name) else None
