@@ -65,6 +65,7 @@ class Scopes:
         self._function_of: dict[cst.CSTNode, Optional[cst.FunctionDef]] = {}
         self._class_bases_cache: dict[cst.ClassDef, tuple[str, ...]] = {}
         self._step_loops: dict[cst.CSTNode, bool] = {}
+        self._eval_mode: dict[Scope, bool] = {}
         self._assigned: Optional[dict[str, list[cst.Assign]]] = None
         self.classes_by_name = {c.name.value: c for c in tree.nodes(cst.ClassDef)}
         self.functions_by_name: dict[str, list[cst.FunctionDef]] = {}
@@ -263,9 +264,14 @@ class Scopes:
         return isinstance(loop, cst.For) and self._evaluates_each_element(loop)
 
     def sets_eval_mode(self, scope: Scope) -> bool:
-        """Whether ``scope`` puts something in evaluation mode (``model.eval()``): evaluation code."""
-        return any(isinstance(c.func, cst.Attribute) and c.func.attr.value == "eval" and not c.args
-                   for c in self.scope_nodes(scope, cst.Call))
+        """Whether ``scope`` puts something in evaluation mode (``model.eval()``): evaluation code.
+        (Asked for each loop of a function: answered once per function.)"""
+        known = self._eval_mode.get(scope)
+        if known is None:
+            known = self._eval_mode[scope] = any(
+                isinstance(c.func, cst.Attribute) and c.func.attr.value == "eval" and not c.args
+                for c in self.scope_nodes(scope, cst.Call))
+        return known
 
     def _evaluates_each_element(self, loop: cst.For) -> bool:
         """``for chunk in load_chunks(path): scores = model(chunk)`` in evaluation code (a function
