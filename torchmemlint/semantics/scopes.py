@@ -537,12 +537,13 @@ def literal_key(expr: Optional[cst.BaseExpression]) -> Union[str, int, None]:
 
 
 def _root_name(expr: cst.BaseExpression) -> Optional[str]:
-    """The name a value is read from through attributes and method calls (``chunk`` of
-    ``chunk.unsqueeze(0).to(device)``), not through indexing (``img[..., top:]`` is ``img``'s)."""
+    """The name a value is read from through attributes, items and method calls (``chunk`` of
+    ``chunk.unsqueeze(0).to(device)``, ``record`` of ``record["frames"]``); an index is not read
+    from (``img[..., top:]`` is ``img``'s, not ``top``'s)."""
     while True:
         if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
             expr = expr.func.value
-        elif isinstance(expr, cst.Attribute):
+        elif isinstance(expr, (cst.Attribute, cst.Subscript)):
             expr = expr.value
         else:
             return expr.value if isinstance(expr, cst.Name) else None
