@@ -145,7 +145,7 @@ def _statements_and_expressions(module: cst.Module) -> list[tuple[str, object]]:
 @pytest.mark.parametrize("text", SPLIT_CASES + EDGE_CASES[:2] + EDGE_CASES[3:5])
 def test_parsing_in_parts_gives_one_parse_s_code_and_positions(text: str, tiny_parts) -> None:
     source = text.encode()
-    parts = split_parse.parse_in_parts(source, scan(source, "t.py").tree, cst.parse_module)
+    parts = split_parse.parse_in_parts(source, scan(source, "t.py").tree)
     whole = cst.parse_module(source)
     assert parts is not None
     assert parts.code == whole.code == text
@@ -162,7 +162,7 @@ def test_parsing_in_parts_gives_one_parse_s_code_and_positions(text: str, tiny_p
 ])
 def test_what_parts_cannot_join_is_parsed_whole(text: str, tiny_parts) -> None:
     source = text.encode("latin-1" if "latin-1" in text else "utf-8")
-    assert split_parse.parse_in_parts(source, scan(source, "t.py").tree, cst.parse_module) is None
+    assert split_parse.parse_in_parts(source, scan(source, "t.py").tree) is None
     module, error = engine.parse(source, "t.py")
     assert error is None and module.bytes == cst.parse_module(source).bytes
 
@@ -174,7 +174,7 @@ def test_every_fixture_parsed_in_parts_has_one_parse_s_code_and_diagnostics(monk
         monkeypatch.setattr(split_parse, "MIN_LINES", 0)
         monkeypatch.setattr(split_parse, "PART_LINES", part_lines)
         for (path, source), (reference, reference_errors) in zip(sources, whole):
-            parts = split_parse.parse_in_parts(source, scan(source, path).tree, cst.parse_module)
+            parts = split_parse.parse_in_parts(source, scan(source, path).tree)
             assert parts is not None and parts.bytes == source, path
             diagnostics, errors = check_source(source, path, ALL_RULES)
             assert [(d, d.fix, d.message) for d in diagnostics] == \

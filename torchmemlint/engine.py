@@ -97,7 +97,7 @@ def _parse_unvalidated(source: bytes, tree: Optional[ast.Module] = None) -> cst.
     validating = _validating_post_init(node_class)
     node_class.__post_init__ = _skip_validation
     try:
-        module = parse_in_parts(source, tree, cst.parse_module) if tree is not None else None
+        module = parse_in_parts(source, tree) if tree is not None else None
         return module if module is not None else cst.parse_module(source)
     finally:
         node_class.__post_init__ = validating

@@ -16,18 +16,17 @@ from __future__ import annotations
 
 import ast
 import codecs
-from typing import Callable, Optional, Sequence
+from typing import Optional, Sequence
 
 import libcst as cst
+
+from torchmemlint.semantics.prescreen import first_line
 
 # Files shorter than this are parsed whole: the parser's growth is not yet measurable there.
 MIN_LINES = 1_000
 PART_LINES = 500
 
-_Parse = Callable[[bytes], "cst.Module"]  # (a string: importing this module does not load LibCST)
-
-
-def parse_in_parts(source: bytes, tree: ast.Module, parse: _Parse) -> Optional[cst.Module]:
+def parse_in_parts(source: bytes, tree: ast.Module) -> Optional[cst.Module]:
     """The module parsed in parts, or None where one parse of the whole must do."""
     if source.count(b"\n") < MIN_LINES or source.startswith(codecs.BOM_UTF8):
         return None
@@ -35,7 +34,7 @@ def parse_in_parts(source: bytes, tree: ast.Module, parse: _Parse) -> Optional[c
     if len(lines) != source.count(b"\n") + (not source.endswith(b"\n")):
         return None  # a lone carriage return: Python and bytes.splitlines may count lines apart
     try:
-        return _Joiner(lines, parse, PART_LINES).module(tree.body)
+        return _Joiner(lines, PART_LINES).module(tree.body)
     except (cst.ParserSyntaxError, _CannotJoin, UnicodeDecodeError, SyntaxError, LookupError):
         return None
 
@@ -45,9 +44,8 @@ class _CannotJoin(Exception):
 
 
 class _Joiner:
-    def __init__(self, lines: list[bytes], parse: _Parse, part_lines: int) -> None:
+    def __init__(self, lines: list[bytes], part_lines: int) -> None:
         self.lines = lines
-        self.parse = parse
         self.part_lines = part_lines
         self.first: Optional[cst.Module] = None  # the part the file starts with: encoding, indent, newline
         self.latest: Optional[cst.Module] = None  # the part parsed last: whether the file ends a line
@@ -90,7 +88,7 @@ class _Joiner:
         parts: list[tuple[int, int, list[ast.stmt]]] = []
         begin, members, previous_end = start, [], start
         for statement in statements:
-            first, end = _first_line(statement), statement.end_lineno or statement.lineno
+            first, end = first_line(statement), statement.end_lineno or statement.lineno
             if members and first > previous_end and end - previous_end > self.part_lines:
                 # (a long statement gets a range of its own: it may be split in turn)
                 parts.append((begin, previous_end, members))
@@ -107,7 +105,7 @@ class _Joiner:
         """One part parsed. The parts must agree on the module-wide defaults their nodes leave
         out: the line end, and the indentation (LibCST's default one where a part has no
         indented block: that part's default then says nothing)."""
-        module = self.parse(b"".join(lines))
+        module = cst.parse_module(b"".join(lines))
         if self.first is None:
             if module.encoding.lower().replace("_", "-") not in ("utf-8", "utf8"):
                 raise _CannotJoin  # (later parts would be read as UTF-8: they lack the cookie)
@@ -158,11 +156,6 @@ class _Joiner:
         if head.header and first_start:  # (a later part: its leading lines, as in ``_with_header``)
             compound = compound.with_changes(leading_lines=[*head.header, *compound.leading_lines])
         return compound
-
-
-def _first_line(statement: ast.stmt) -> int:
-    decorators = getattr(statement, "decorator_list", ())
-    return min([statement.lineno, *(decorator.lineno for decorator in decorators)])
 
 
 def _opens_block(statement: ast.stmt) -> bool:

@@ -64,8 +64,7 @@ from torchmemlint.semantics import SemanticModel
 from torchmemlint.semantics.flow import MODULE, RECORD, Value
 from torchmemlint.semantics.imports import dotted_name
 from torchmemlint.semantics.prescreen import CALL_STORE, LIST_STORE, SUBSCRIPT_STORE
-from torchmemlint.semantics.scopes import steps_an_environment
-from torchmemlint.semantics.stores import root_name
+from torchmemlint.semantics.scopes import root_name, steps_an_environment
 from torchmemlint.semantics.vocabulary import names_a_cache
 
 MODULE_MESSAGE = ("{what} on the device kept in a container that grows every iteration (one per trial or "

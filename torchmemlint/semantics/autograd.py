@@ -17,7 +17,7 @@ from torchmemlint.semantics.calls import Calls, Callee
 from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.modules import TENSOR_METHODS
 from torchmemlint.semantics.params import SHAPE_FACTORIES
-from torchmemlint.semantics.scopes import Scopes
+from torchmemlint.semantics.scopes import Scopes, returned_part
 from torchmemlint.semantics.tree import Tree
 from torchmemlint.semantics.vocabulary import torch_gives_no_tensor
 
@@ -187,13 +187,10 @@ class AutogradFunctions:
         callee = self._helper(value) if index is not None and isinstance(value, cst.Call) else None
         if callee is None:
             return self.is_tensor(value, method, depth)
-        for returned in self.scopes.scope_nodes(callee.function, cst.Return):
-            elements = returned.value.elements if isinstance(returned.value, (cst.Tuple, cst.List)) else None
-            if elements is None and self.is_tensor(returned.value, callee.function, depth + 1) or \
-                    elements is not None and index < len(elements) and \
-                    self.is_tensor(elements[index].value, callee.function, depth + 1):
-                return True
-        return False
+        # (a return that spells no tuple out, ``return outputs``, is read whole)
+        return any(self.is_tensor(returned_part(r.value, index) if isinstance(r.value, (cst.Tuple, cst.List))
+                                  else r.value, callee.function, depth + 1)
+                   for r in self.scopes.scope_nodes(callee.function, cst.Return))
 
     def _given_tensor(self, helper: cst.FunctionDef, param: str, depth: int) -> bool:
         """A helper's parameter is a tensor where a call of this file passes it one."""
@@ -244,8 +241,8 @@ class AutogradFunctions:
                 names.update(positional[i].value for i in _TENSOR_ARGUMENTS[func.attr.value]
                              if i < len(positional) and isinstance(positional[i], cst.Name))
             elif call.args and isinstance(call.args[0].value, cst.Name) and call.args[0].keyword is None and \
-                    is_tensor_function(self.imports.qualify(func) or "") and \
-                    (self.imports.qualify(func) or "").split(".")[-1] not in SHAPE_FACTORIES:
+                    is_tensor_function(qualified := self.imports.qualify(func) or "") and \
+                    qualified.split(".")[-1] not in SHAPE_FACTORIES:
                 names.add(call.args[0].value.value)
             elif (callee := self._helper(call)) is not None and callee.function is not method:
                 # a name handed to a helper of this file that uses that parameter as a tensor

@@ -41,7 +41,7 @@ from torchmemlint.semantics.calls import Callee, Calls, HOOK_REGISTRATIONS, is_c
 from torchmemlint.semantics.grad import GradContexts
 from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.modules import MODULE_NAME, Modules
-from torchmemlint.semantics.scopes import Scopes, literal_key, terminal_name
+from torchmemlint.semantics.scopes import Scopes, literal_key, subscript_key, terminal_name
 from torchmemlint.semantics.tree import Tree
 from torchmemlint.semantics.vocabulary import NON_TENSOR_ANNOTATIONS, is_model_name, torch_gives_no_tensor
 
@@ -492,7 +492,7 @@ class Flow:
         fields = dict(value.fields or ())
         changed = False
         for write in self._item_writes(self.scopes.scope_of(at)).get(name, ()):
-            key = literal_key(write.targets[0].target.slice[0].slice.value)
+            key = subscript_key(write.targets[0].target)
             if isinstance(key, str) and key in fields and self.tree.before(bound_at, write) and \
                     self.tree.before(write, at) and self.tree.parent.get(self.tree.parent.get(write)) is \
                     self.tree.parent.get(self.tree.statement_of(at)):
@@ -1135,8 +1135,7 @@ class Flow:
 
     def _subscript(self, expr: cst.Subscript, at: cst.CSTNode) -> Value:
         base = self.value(expr.value, at)
-        key = literal_key(expr.slice[0].slice.value) if len(expr.slice) == 1 and \
-            isinstance(expr.slice[0].slice, cst.Index) else None
+        key = subscript_key(expr)
         if base.kind in (OPTIMIZER, NUMBER, OTHER):
             return Value(detached=True)
         if isinstance(key, str):

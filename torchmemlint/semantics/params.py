@@ -10,14 +10,14 @@ pass, and an in-place update of either outside a grad-disabled context is an err
 from __future__ import annotations
 
 import re
-from typing import Iterable, Optional, Union
+from typing import Iterable, Optional
 
 import libcst as cst
 
 from torchmemlint.semantics.calls import Calls
 from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.modules import TENSOR_CONSTRUCTORS, Modules
-from torchmemlint.semantics.scopes import Scopes, literal_key
+from torchmemlint.semantics.scopes import Scopes, returned_part, subscript_key
 from torchmemlint.semantics.tree import Tree
 
 PARAMETER = "parameter"
@@ -99,15 +99,14 @@ class Parameters:
         statements give at that position or key."""
         key = None
         if isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name) and index is None:
-            key = literal_key(value.slice[0].slice.value) \
-                if len(value.slice) == 1 and isinstance(value.slice[0].slice, cst.Index) else None
+            key = subscript_key(value)
             bindings = self.scopes.bindings_of(value.value.value, at) if key is not None else []
             value = bindings[0].value if len(bindings) == 1 and bindings[0].index is None else None
         callee = self.calls.callee(value) if isinstance(value, cst.Call) else None
         if callee is None or not isinstance(callee.function, cst.FunctionDef):
             return None
         for returned in self.scopes.scope_nodes(callee.function, cst.Return):
-            part = _part(returned.value, index, key)
+            part = returned_part(returned.value, index, key)
             kind = self.leaf_kind(part, returned, depth + 1) if part is not None else None
             if kind is not None:
                 return kind
@@ -328,16 +327,3 @@ def _literal(expr: Optional[cst.BaseExpression], value: str) -> bool:
 def _code(node: cst.CSTNode) -> str:
     return cst.Module([]).code_for_node(node)
 
-
-def _part(returned: Optional[cst.BaseExpression], index: Optional[int],
-          key: Union[str, int, None]) -> Optional[cst.BaseExpression]:
-    """What a return statement gives at a tuple position or a dict key (the whole value for
-    neither)."""
-    if returned is None or index is None and key is None:
-        return returned
-    if index is not None and isinstance(returned, (cst.Tuple, cst.List)):
-        return returned.elements[index].value if index < len(returned.elements) else None
-    if key is not None and isinstance(returned, cst.Dict):
-        return next((e.value for e in returned.elements if isinstance(e, cst.DictElement) and
-                     literal_key(e.key) == key), None)
-    return None

@@ -384,13 +384,17 @@ def scan(source: bytes, path: str) -> Union[FileFacts, FileError]:
     except (RecursionError, MemoryError):
         return FileError(path, "file is nested too deeply to parse")
     facts = FileFacts(source, tree=tree)
-    facts.statement_lines = [min([statement.lineno, *(d.lineno for d in getattr(statement, "decorator_list", ()))])
-                             for statement in tree.body]
+    facts.statement_lines = [first_line(statement) for statement in tree.body]
     try:
         _Walker(facts, text).walk(tree)
     except RecursionError:
         return FileError(path, "file is nested too deeply to parse")
     return facts
+
+
+def first_line(statement: ast.stmt) -> int:
+    """The line a statement's code starts on: its first decorator's, if it has any."""
+    return min([statement.lineno, *(decorator.lineno for decorator in getattr(statement, "decorator_list", ()))])
 
 
 def deepest_line(tree: ast.AST, limit: int) -> Optional[int]:
@@ -794,7 +798,7 @@ def _callable_spelled(value: ast.AST) -> Optional[str]:
 
 
 def _root(node: ast.AST) -> Optional[str]:
-    """As ``stores.root_name``, or None where it may differ: the name a container hangs from
+    """As ``scopes.root_name``, or None where it may differ: the name a container hangs from
     (``self`` for ``self.history[k]``)."""
     while type(node) is ast.Attribute or type(node) is ast.Subscript:
         node = node.value

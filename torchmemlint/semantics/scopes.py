@@ -39,11 +39,6 @@ _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _UNKNOWN = object()
 
 
-def _defines_forward(cls: cst.ClassDef) -> bool:
-    body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
-    return any(isinstance(statement, cst.FunctionDef) and statement.name.value == "forward" for statement in body)
-
-
 @dataclass(frozen=True)
 class Binding:
     """``name`` is (re)bound at ``node`` (an assignment, loop target, parameter, with-item ...) to
@@ -202,7 +197,8 @@ class Scopes:
             return True
         lineage = [cls, *(self.classes_by_name[b] for b in bases if b in self.classes_by_name)]
         return any(b.rpartition(".")[2].endswith(MODEL_CLASS_SUFFIXES) for b in bases
-                   if b not in self.classes_by_name) and any(map(_defines_forward, lineage))
+                   if b not in self.classes_by_name) and any(
+            self.class_of(forward) in lineage for forward in self.functions_by_name.get("forward", ()))
 
     def is_per_step_method(self, func: cst.FunctionDef) -> bool:
         cls = self.class_of(func)
@@ -284,7 +280,8 @@ class Scopes:
             return False  # (inside a loop over data: the items of one step, crops of one image)
         elements = {name.value for name in self.tree.descendants(loop.target, cst.Name)}
         return any(
-            is_model_name(terminal_name(call.func)) and any(_root_name(arg.value) in elements for arg in call.args)
+            is_model_name(terminal_name(call.func)) and any(
+                root_name(arg.value, through_any_method=True) in elements for arg in call.args)
             for call in self.loop_body_nodes(loop, cst.Call))
 
     def _iterates_outer_results(self, loop: cst.For) -> bool:
@@ -536,14 +533,42 @@ def literal_key(expr: Optional[cst.BaseExpression]) -> Union[str, int, None]:
     return None
 
 
-def _root_name(expr: cst.BaseExpression) -> Optional[str]:
-    """The name a value is read from through attributes, items and method calls (``chunk`` of
-    ``chunk.unsqueeze(0).to(device)``, ``record`` of ``record["frames"]``); an index is not read
-    from (``img[..., top:]`` is ``img``'s, not ``top``'s)."""
+def subscript_key(subscript: cst.Subscript) -> Union[str, int, None]:
+    """The literal key of ``x["loss"]`` or ``x[0]``; None for a slice, several indices or a name."""
+    elements = subscript.slice
+    if len(elements) != 1 or not isinstance(elements[0].slice, cst.Index):
+        return None
+    return literal_key(elements[0].slice.value)
+
+
+def returned_part(returned: Optional[cst.BaseExpression], index: Optional[int],
+                  key: Union[str, int, None] = None) -> Optional[cst.BaseExpression]:
+    """What ``return returned`` gives at a tuple position or a dict key (the whole value for
+    neither); None where the return statement does not spell it out."""
+    if returned is None or index is None and key is None:
+        return returned
+    if index is not None and isinstance(returned, (cst.Tuple, cst.List)):
+        return returned.elements[index].value if index < len(returned.elements) else None
+    if key is not None and isinstance(returned, cst.Dict):
+        return next((e.value for e in returned.elements if isinstance(e, cst.DictElement) and
+                     literal_key(e.key) == key), None)
+    return None
+
+
+_ITEM_GETTERS = frozenset({"setdefault", "get"})
+
+
+def root_name(expr: cst.BaseExpression, through_any_method: bool = False) -> Optional[str]:
+    """The name a value hangs from through attributes and items: ``self`` for
+    ``self.history[k]`` and for ``self.history.setdefault(k, [])`` (the dict's own item, not a
+    new container); with ``through_any_method``, through every method call (``chunk`` of
+    ``chunk.unsqueeze(0).to(device)``). An index is not followed (``img[..., top:]`` hangs from
+    ``img``, not from ``top``)."""
     while True:
-        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
-            expr = expr.func.value
-        elif isinstance(expr, (cst.Attribute, cst.Subscript)):
+        if isinstance(expr, (cst.Attribute, cst.Subscript)):
             expr = expr.value
+        elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and (
+                through_any_method or expr.func.attr.value in _ITEM_GETTERS):
+            expr = expr.func.value
         else:
             return expr.value if isinstance(expr, cst.Name) else None

@@ -17,7 +17,7 @@ from torchmemlint.semantics.calls import Calls, Function
 from torchmemlint.semantics.flow import MODULE, TENSOR, Flow
 from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.iterations import Iteration, Iterations
-from torchmemlint.semantics.scopes import Loop, Scopes, first_param
+from torchmemlint.semantics.scopes import Loop, Scopes, first_param, root_name
 from torchmemlint.semantics.tree import Tree
 from torchmemlint.semantics.vocabulary import METER_CLASS, METER_METHODS, STORING_METHODS
 
@@ -620,23 +620,6 @@ class Stores:
 
 # A key that names one call of a per-step function (a trial, an epoch, a step), not one of a few slots.
 _PER_CALL_KEY = re.compile(r"number|\bid\b|_id\b|idx|index|step|epoch|fold|trial|iteration", re.IGNORECASE)
-_ITEM_GETTERS = frozenset({"setdefault", "get"})
-
-
-def root_name(expr: cst.BaseExpression) -> Optional[str]:
-    """The name a container hangs from: ``self`` for ``self.history[k]`` and for
-    ``self.history.setdefault(k, [])`` (the dict's own item, not a new container)."""
-    while True:
-        if isinstance(expr, (cst.Attribute, cst.Subscript)):
-            expr = expr.value
-        elif (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute)
-              and expr.func.attr.value in _ITEM_GETTERS):
-            expr = expr.func.value
-        else:
-            break
-    return expr.value if isinstance(expr, cst.Name) else None
-
-
 def _assigned_spellings(target: cst.BaseExpression) -> set[str]:
     """``a``, ``self.a``: what an assignment target (or each element of a tuple target) rebinds."""
     if isinstance(target, (cst.Tuple, cst.List)):
