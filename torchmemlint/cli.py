@@ -110,10 +110,14 @@ def _rare_garbage_collection() -> Iterator[None]:
     """Parsing allocates millions of short-lived objects that reference counting frees; with
     the cyclic collector's default thresholds it still rescans them about 2,000 times per 1,000
     files, a tenth of a run (measured on the benchmark's files). While files are checked, it
-    collects rarely and leaves the objects already alive (the imports) out; then as before."""
+    collects rarely and leaves the objects already alive (the imports) out; then as before.
+    The middle generation is scanned only every 1,000 young collections: what survives a
+    young collection is almost always the tree of the file being checked, still in use, and
+    scanning it again found nothing to free (one 64k-line function: a 1.3 s scan, 0 objects
+    freed; the whole run's peak memory on 29 repositories was the same)."""
     thresholds = gc.get_threshold()
     gc.freeze()
-    gc.set_threshold(50_000, 50, 100)
+    gc.set_threshold(50_000, 1000, 100)
     try:
         yield
     finally:
