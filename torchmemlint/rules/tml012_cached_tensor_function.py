@@ -3,7 +3,8 @@
 ## What it does
 Flags `functools.lru_cache` / `functools.cache` on a function or method that returns tensors
 (annotated `-> torch.Tensor`, or returning a `torch` computation or a model call), takes tensors
-(a parameter annotated `torch.Tensor`), or is a method of an `nn.Module` subclass.
+(a parameter annotated `torch.Tensor`), takes a module (a parameter annotated `nn.Module`, named
+like a model, or passed a module by the file), or is a method of an `nn.Module` subclass.
 
 ## Why is this bad?
 The cache holds strong references to every argument and every result it keeps: cached tensors
@@ -82,6 +83,10 @@ class CachedTensorFunction(Rule):
                                                  "module, its parameters and every cached tensor — alive forever")
             elif model.flow.takes_tensor(func) or model.flow.returns_tensor(func):
                 yield Finding(decorator)
+            elif (module := model.flow.module_parameter(func)) is not None:
+                yield Finding(decorator, message=f"lru_cache/cache on a function taking a module (`{module}`) keeps "
+                                                 f"every module passed in — its parameters and buffers — alive for the "
+                                                 f"life of the process, even after the caller deleted it")
 
     @staticmethod
     def _caching_decorator(model: SemanticModel, func: cst.FunctionDef) -> Optional[cst.Decorator]:

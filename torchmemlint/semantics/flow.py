@@ -43,7 +43,7 @@ from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.modules import MODULE_NAME, Modules
 from torchmemlint.semantics.scopes import Scopes, literal_key, subscript_key, terminal_name
 from torchmemlint.semantics.tree import Tree
-from torchmemlint.semantics.vocabulary import NON_TENSOR_ANNOTATIONS, is_model_name, torch_gives_no_tensor
+from torchmemlint.semantics.vocabulary import NON_TENSOR_ANNOTATIONS, is_model_name, names_text, torch_gives_no_tensor
 
 if TYPE_CHECKING:
     from torchmemlint.semantics.calls import Function
@@ -375,6 +375,22 @@ class Flow:
         return any(p.annotation is not None and self.annotation_has_tensor(p.annotation.annotation)
                    for p in (*params.posonly_params, *params.params, *params.kwonly_params))
 
+    def module_parameter(self, function: cst.FunctionDef) -> Optional[str]:
+        """A parameter that holds a module: annotated ``nn.Module``, named like a model without an
+        annotation, or passed a module by a call of this file."""
+        params = function.params
+        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+            annotation = param.annotation.annotation if param.annotation is not None else None
+            if annotation is None and is_model_name(param.name.value) or annotation is not None and any(
+                    n.value == "Module" for n in self.tree.descendants(annotation, cst.Name)):
+                return param.name.value
+        for site in self.calls.call_sites(function):
+            callee = self.calls.callee(site)
+            for name, given in (self.calls.arguments(site, callee).items() if callee is not None else ()):
+                if any(self.value(expr, at).kind == MODULE for expr, at in given):
+                    return name
+        return None
+
     def _returns_tensor_annotation(self, function: cst.FunctionDef) -> bool:
         return function.returns is not None and self.annotation_has_tensor(function.returns.annotation)
 
@@ -451,6 +467,11 @@ class Flow:
             return self._hook_argument(lam, expr.value) or UNKNOWN
         bindings = self._bindings(name, at)
         values = [self._binding_value(b, name) for b in bindings]
+        guards = [guard for b in bindings if (guard := self._tensor_guard(b.node, name)) is not None]
+        if guards:  # ``if isinstance(val, torch.Tensor): val = val.item()``: where the branch was
+            # skipped, what the earlier bindings gave was no tensor
+            values = [v.without_graph() if any(self.tree.before(b.node, g) for g in guards) else v
+                      for b, v in zip(bindings, values)]
         result = join(values) if values else UNKNOWN
         rewritten = False
         if result.kind == MAPPING and result.fields is not None and len(bindings) == 1:
@@ -470,10 +491,25 @@ class Flow:
         if result.kind is None and (result.graph or result.device) and values and \
                 all(v.kind in (None, TENSOR, _NOTHING) for v in values) and name in self._used_as_tensor(scope):
             result = replace(result, kind=TENSOR)
+        if result.kind is None and not result.graph and names_text(name):
+            return OTHER_VALUE  # ``image, target, fname = batch``: the file names are strings
         if result.kind in (TENSOR, None) and (result.graph or result.kind == TENSOR) and \
                 name in self._backwarded_as_scalar(scope):
             result = replace(result, kind=TENSOR, scalar=True)  # ``backward()`` without a gradient needs one
         return result
+
+    def _tensor_guard(self, node: cst.CSTNode, name: str) -> Optional[cst.If]:
+        """The ``if isinstance(name, torch.Tensor):`` whose body holds the binding ``node``."""
+        for ancestor in self.tree.ancestors(node):
+            if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                return None
+            if isinstance(ancestor, cst.If) and self.tree.contains(ancestor.body, node):
+                test = ancestor.test
+                if isinstance(test, cst.Call) and dotted_name(test.func) == "isinstance" and len(test.args) == 2 and \
+                        isinstance(test.args[0].value, cst.Name) and test.args[0].value.value == name and \
+                        any(n.value == "Tensor" for n in self.tree.descendants(test.args[1].value, cst.Name)):
+                    return ancestor  # (``torch.Tensor``'s last part is a Name too)
+        return None
 
     def _appended_to(self, name: str, scope) -> list[Value]:
         """What ``scope`` appends (``append``, ``extend``'s elements, ``insert``) to the list
@@ -1025,6 +1061,10 @@ class Flow:
             return Value(kind=TENSOR, detached=True, device=True)
         if receiver.kind not in (TENSOR, None) and receiver.kind != MODULE:
             return UNKNOWN
+        if method == "requires_grad_" and not receiver.graph and receiver.kind != MODULE and not (
+                call.args and isinstance(call.args[0].value, cst.Name) and call.args[0].value.value == "False"):
+            # ``x.clone().requires_grad_()``: a new leaf
+            return Value(kind=TENSOR, leaf=True, device=receiver.device)
         named_model = is_model_name(terminal_name(func.value)) and not receiver.graph and \
             not _LOSS_NAME.search(terminal_name(func.value) or "")
         # ``model.linear_probe(code)`` on a known module, or a forward-like method of something

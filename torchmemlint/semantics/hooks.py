@@ -134,14 +134,7 @@ class Hooks:
         """The caller's expression for the object ``receiver`` is hooked on (its persistent
         base): the argument passed for a parameter, the object a method is called on, the
         argument an ``__init__`` stored on ``self``; None for an object made in ``func``."""
-        base = receiver
-        while True:
-            if isinstance(base, (cst.Attribute, cst.Subscript)):
-                base = base.value
-            elif (owner := _member_owner(base)) is not None:
-                base = owner
-            else:
-                break
+        base = _navigated_from(receiver)
         if not isinstance(base, cst.Name):
             return None
         name = base.value
@@ -161,6 +154,8 @@ class Hooks:
             given = self.iterations.calls.arguments(site, callee).get(name, ())
             return given[0][0] if given else None
         bindings = self.scopes.bindings(func).get(name, [])
+        if len(bindings) > 1:  # ``layer = model``, then ``layer = dict(layer.named_children())[part]``
+            bindings = [b for b in bindings if not _walks_down(b.value, name)]
         if len(bindings) != 1:
             return None
         node, value = bindings[0].node, bindings[0].value
@@ -350,13 +345,36 @@ class Hooks:
         return False
 
 
+def _navigated_from(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """The object whose attributes, items or members ``expr`` reads: ``model`` for
+    ``model.layer4[0]`` and ``dict(model.named_children())["layer4"]``."""
+    while True:
+        if isinstance(expr, (cst.Attribute, cst.Subscript)):
+            expr = expr.value
+        elif (owner := _member_owner(expr)) is not None:
+            expr = owner
+        else:
+            return expr
+
+
+def _walks_down(value: Optional[cst.BaseExpression], name: str) -> bool:
+    """``value`` reads a member of what ``name`` holds (a step down a module's children)."""
+    if value is None or isinstance(value, cst.Name):
+        return False
+    base = _navigated_from(value)
+    return isinstance(base, cst.Name) and base.value == name
+
+
 def _member_owner(expr: cst.BaseExpression) -> Optional[cst.BaseExpression]:
     """The module whose members ``expr`` lists or looks up: ``model`` for
-    ``dict(model.named_modules())``, ``model.get_submodule(name)``, ``list(model.children())``."""
+    ``dict(model.named_modules())``, ``model.get_submodule(name)``, ``list(model.children())``,
+    ``getattr(model, name)``."""
     if not isinstance(expr, cst.Call):
         return None
     if isinstance(expr.func, cst.Name) and expr.func.value in ("dict", "list", "tuple") and expr.args:
         return _member_owner(expr.args[0].value)
+    if isinstance(expr.func, cst.Name) and expr.func.value == "getattr" and expr.args:
+        return expr.args[0].value
     if isinstance(expr.func, cst.Attribute) and (expr.func.attr.value in _MEMBER_ITERATORS or
                                                  expr.func.attr.value in ("get_submodule", "get_parameter")):
         return expr.func.value

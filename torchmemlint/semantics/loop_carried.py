@@ -201,7 +201,8 @@ class LoopCarried:
             return False
         if isinstance(region, cst.FunctionDef):
             return True
-        return self.iterations.runs_step(region) or self.iterations.iterates_loader(region)
+        return self.iterations.runs_step(region) or self.iterations.iterates_loader(region) or (
+            isinstance(region, cst.For) and self.scopes.evaluates_each_element(region))  # (grad on: the chain grows)
 
     def _assignments(self, region: Iteration) -> list[Assignment]:
         nodes: list[Assignment] = []

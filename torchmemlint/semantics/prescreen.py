@@ -51,12 +51,12 @@ class LoopFacts:
     assigns: bool = False  # an assignment in its body outside inner loops
     live: Optional[bool] = None  # ``FileFacts.live_loop``, once asked
     targets: frozenset[str] = frozenset()  # the names a ``for`` loop binds
-    feeds_model: bool = False  # a call named for a model in its body is given one of ``targets``
+    feeds_model: bool = False  # a call named for (or handed) a model in its body is given one of ``targets``
     scope: Optional["_Scope"] = None  # the function holding it
 
     @property
     def could_be_step_loop(self) -> bool:
-        """``Scopes.is_step_loop`` may hold for this loop (``_evaluates_each_element``: a loop
+        """``Scopes.is_step_loop`` may hold for this loop (``evaluates_each_element``: a loop
         handing its element to a model in a function that sets eval mode)."""
         return self.while_true or self.has_step_call or any(
             (is_step_identifier(name) and name not in ITERATION_BUILTINS) or is_step_target(name)
@@ -245,9 +245,10 @@ class FileFacts:
 
     def _in_crossing_loop(self, loop: Optional[LoopFacts]) -> bool:
         """In a loop whose iterations cross a training step (``LoopCarried._crosses_step``: a
-        step in its body, or an iteration over a loader)."""
+        step in its body, an iteration over a loader, or an evaluation loop: ``feeds_model``)."""
         while loop is not None:
-            if loop.has_step_call or any(LOADER_ITERABLE.search(i) for i in loop.header_identifiers):
+            if loop.has_step_call or any(LOADER_ITERABLE.search(i) for i in loop.header_identifiers) or \
+                    loop.feeds_model and loop.scope is not None and loop.scope.sets_eval_mode:
                 return True
             loop = loop.parent
         return False
@@ -539,7 +540,8 @@ class _Walker:
                 if name.startswith("register_") and "hook" in name:
                     keeps.add(HOOK)
                     sites.setdefault(HOOK, []).append((enclosing, scope, in_lambda, None))
-                if enclosing and node.args and is_model_name(name):
+                if enclosing and node.args and (is_model_name(name) or any(
+                        is_model_name(_terminal_name(arg)) for arg in node.args)):  # (``Scopes._runs_a_model``)
                     given = {part.id for arg in node.args for part in ast.walk(arg) if type(part) is ast.Name}
                     for loop in enclosing:
                         loop.feeds_model = loop.feeds_model or not loop.targets.isdisjoint(given)
@@ -807,14 +809,16 @@ def _root(node: ast.AST) -> Optional[str]:
 
 def _may_take_or_return_tensors(function: Union[ast.FunctionDef, ast.AsyncFunctionDef], in_class: bool) -> bool:
     """Not ruled out by what the code says: a method (of a class that may be a module, unless
-    static), a parameter annotated with anything naming a tensor, or no return annotation made
-    only of ``NON_TENSOR_ANNOTATIONS`` (``-> bool``, ``-> tuple[int, int]``)."""
+    static), a parameter unannotated or annotated with anything naming a tensor or a module, or
+    no return annotation made only of ``NON_TENSOR_ANNOTATIONS`` (``-> bool``,
+    ``-> tuple[int, int]``)."""
     if in_class and not any(_dotted(d) == "staticmethod" for d in function.decorator_list):
         return True
     signature = function.args
     for argument in (*signature.posonlyargs, *signature.args, *signature.kwonlyargs):
-        if argument.annotation is not None and "Tensor" in ast.unparse(argument.annotation):
-            return True
+        if argument.annotation is None and argument.arg not in ("self", "cls") or argument.annotation is not None and \
+                any(word in ast.unparse(argument.annotation) for word in ("Tensor", "Module")):
+            return True  # (an unannotated parameter may be given a module by a call of the file)
     returns = function.returns
     if returns is None:
         return True

@@ -257,7 +257,7 @@ class Scopes:
                 not any(self.is_step_loop(outer) for outer in self.loops_around(loop)):
             return True  # ``while True:`` training loops run until a break (inside a loop over
             # data it is a per-sample search, e.g. beam search, unless it has step calls)
-        return isinstance(loop, cst.For) and self._evaluates_each_element(loop)
+        return isinstance(loop, cst.For) and self.evaluates_each_element(loop)
 
     def sets_eval_mode(self, scope: Scope) -> bool:
         """Whether ``scope`` puts something in evaluation mode (``model.eval()``): evaluation code.
@@ -269,10 +269,10 @@ class Scopes:
                 for c in self.scope_nodes(scope, cst.Call))
         return known
 
-    def _evaluates_each_element(self, loop: cst.For) -> bool:
+    def evaluates_each_element(self, loop: cst.For) -> bool:
         """``for chunk in load_chunks(path): scores = model(chunk)`` in evaluation code (a function
-        that puts a model in eval mode): each iteration runs a model on its element, one evaluation
-        step, whatever the iterable is called. (A loop over layers calls its element, it does not
+        that puts a model in eval mode): each iteration runs a model on its element (or hands both
+        to a helper), one evaluation step, whatever the iterable is called. (A loop over layers calls its element, it does not
         hand it to a model.)"""
         func = self.function_of(loop)
         if func is None or not self.sets_eval_mode(func) or any(
@@ -280,8 +280,7 @@ class Scopes:
             return False  # (inside a loop over data: the items of one step, crops of one image)
         elements = {name.value for name in self.tree.descendants(loop.target, cst.Name)}
         return any(
-            is_model_name(terminal_name(call.func)) and any(
-                root_name(arg.value, through_any_method=True) in elements for arg in call.args)
+            _runs_a_model(call) and any(root_name(arg.value, through_any_method=True) in elements for arg in call.args)
             for call in self.loop_body_nodes(loop, cst.Call))
 
     def _iterates_outer_results(self, loop: cst.For) -> bool:
@@ -500,6 +499,13 @@ def first_param(function: cst.FunctionDef) -> Optional[str]:
     """The first positional parameter (``self`` of a method)."""
     params = (*function.params.posonly_params, *function.params.params)
     return params[0].name.value if params else None
+
+
+def _runs_a_model(call: cst.Call) -> bool:
+    """A call named for a model (``model(x)``, ``self.encoder(x)``), or one handed a model
+    (``forward_chunk(model, chunk, state)``, ``evaluate(self.net, batch)``)."""
+    return is_model_name(terminal_name(call.func)) or any(
+        arg.keyword is None and is_model_name(terminal_name(arg.value)) for arg in call.args)
 
 
 def terminal_name(node: cst.BaseExpression) -> Optional[str]:

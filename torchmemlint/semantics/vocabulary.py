@@ -50,7 +50,7 @@ MODEL_WORDS = frozenset({
     "model", "models", "net", "network", "encoder", "decoder", "backbone", "classifier",
     "generator", "discriminator", "critic", "actor", "policy", "criterion", "criterium", "lossfn",
     "teacher", "student", "unet", "vae", "lstm", "rnn", "gru", "mlp", "cnn", "autoencoder",
-    "transformer", "qnet", "module", "loss",
+    "transformer", "qnet", "module", "loss", "lm",
 })
 # First words of names that handle models rather than run them.
 _MODEL_HANDLING_VERBS = frozenset({
@@ -112,6 +112,17 @@ def names_segment_memories(spelled: Optional[str]) -> bool:
     next): the model that returns them has detached them (a stop-gradient by design; Hugging
     Face's ``mems`` too), so they hold no graph whatever the call they come from."""
     return (spelled or "").rpartition(".")[2].strip("_") == "mems"
+
+
+# Names of text a batch carries beside its tensors (file names, paths, captions): a data loader's
+# collate keeps strings as lists of strings, so they hold no tensor whatever the batch holds.
+_TEXT_NAME = re.compile(r"(f|file_?|img_?|image_?|sample_?|video_?|audio_?)?(names?|paths?|urls?|captions?|texts?|"
+                        r"sentences?|prompts?)")
+
+
+def names_text(name: str) -> bool:
+    """``fname``, ``image_paths``, ``captions``: a name for strings, not for a tensor."""
+    return _TEXT_NAME.fullmatch(name.lower().strip("_")) is not None
 
 
 # Attribution methods (pytorch-grad-cam, Captum) whose call differentiates the model they wrap.
