@@ -146,7 +146,7 @@ def _kept_for_backward(model: SemanticModel, node: cst.CSTNode, container: cst.B
         n.value in model.calls.backwarded_names(scope) for n in model.tree.descendants(value, cst.Name)
     ):
         return False  # the added loss is differentiated itself: the sum can only be a metric
-    if name in model.calls.names_feeding_backward(scope):
+    if name in model.calls.names_feeding_backward(scope) and name != "self":  # (``self`` feeds every method call)
         return True
     returned = any(
         name in _returned_names(ret.value) for ret in model.scopes.scope_nodes(scope, cst.Return) if ret.value

@@ -25,7 +25,7 @@ import libcst as cst
 from torchmemlint.semantics.grad import GradContexts
 from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.iterations import Iteration, Iterations, keyword_is_true
-from torchmemlint.semantics.scopes import Scopes
+from torchmemlint.semantics.scopes import Loop, Scopes, steps_an_environment
 from torchmemlint.semantics.stores import Stores
 from torchmemlint.semantics.tree import Tree
 from torchmemlint.semantics.vocabulary import IN_PLACE_WRITES, names_a_cache, names_segment_memories
@@ -202,7 +202,14 @@ class LoopCarried:
         if isinstance(region, cst.FunctionDef):
             return True
         return self.iterations.runs_step(region) or self.iterations.iterates_loader(region) or (
-            isinstance(region, cst.For) and self.scopes.evaluates_each_element(region))  # (grad on: the chain grows)
+            isinstance(region, cst.For) and self.scopes.evaluates_each_element(region)  # (grad on: the chain grows)
+        ) or not isinstance(region, cst.FunctionDef) and self._rolls_out(region)
+
+    def _rolls_out(self, loop: Loop) -> bool:
+        """A rollout: a loop stepping an environment (``env.step(action)``) with no backward after
+        it in the function (that would be backpropagation through the episode, on purpose)."""
+        return any(steps_an_environment(call) for call in self.scopes.loop_body_nodes(loop, cst.Call)) and \
+            not self.scopes.step_follows(loop)
 
     def _assignments(self, region: Iteration) -> list[Assignment]:
         nodes: list[Assignment] = []

@@ -457,15 +457,19 @@ class Scopes:
     # -- what built an object ---------------------------------------------------------
     def classes_built_into(self, receiver: cst.BaseExpression, at: cst.CSTNode) -> list[str]:
         """The callees, spelled, whose calls built ``receiver`` at ``at``: ``meter = AverageMeter()``
-        for a name, ``self.meter = AverageMeter()`` anywhere in the file for an attribute of self."""
+        for a name, ``self.meter = AverageMeter()`` anywhere in the file for an attribute of self,
+        ``meters.setdefault(key, AverageMeter())``; for an item (``meters[key]``), what the
+        container was filled with: ``defaultdict(AverageMeter)``, ``{k: AverageMeter() for k in keys}``."""
+        if isinstance(receiver, cst.Subscript):
+            return [name for value in self._values_bound_to(receiver.value, at) for name in _item_classes(value)]
+        return [name for value in self._values_bound_to(receiver, at) if isinstance(value, cst.Call)
+                for name in _built_class(value)]
+
+    def _values_bound_to(self, receiver: cst.BaseExpression, at: cst.CSTNode) -> list[cst.BaseExpression]:
         if isinstance(receiver, cst.Name):
-            values = [b.value for b in self.reaching_bindings(receiver.value, at)]
-        else:
-            spelled = dotted_name(receiver)
-            if spelled is None or not spelled.startswith("self."):
-                return []
-            values = self.values_assigned_to(spelled)
-        return [dotted_name(v.func) or "" for v in values if isinstance(v, cst.Call)]
+            return [b.value for b in self.reaching_bindings(receiver.value, at) if b.value is not None]
+        spelled = dotted_name(receiver)
+        return self.values_assigned_to(spelled) if spelled is not None and spelled.startswith("self.") else []
 
     def values_assigned_to(self, spelled: str) -> list[cst.BaseExpression]:
         """What ``<spelled> = value`` statements of the file assign (indexed once per file)."""
@@ -481,6 +485,34 @@ class Scopes:
                     if name is not None:
                         self._assigned.setdefault(name, []).append(assign)
         return list(dict.fromkeys(self._assigned.get(spelled, ())))
+
+
+def _built_class(call: cst.Call) -> list[str]:
+    """The class a call builds, spelled: its callee, or the default it may return
+    (``meters.setdefault(key, AverageMeter())``, ``meters.get(key, AverageMeter())``)."""
+    func = call.func
+    if isinstance(func, cst.Attribute) and func.attr.value in ("setdefault", "get") and len(call.args) >= 2 and \
+            isinstance(call.args[1].value, cst.Call):
+        return _built_class(call.args[1].value)
+    return [dotted_name(func) or ""]
+
+
+def _item_classes(container: cst.BaseExpression) -> list[str]:
+    """The classes a container's items were built from: ``defaultdict(AverageMeter)``,
+    ``{name: AverageMeter() for name in names}``, ``{"loss": AverageMeter(), ...}``."""
+    if isinstance(container, cst.Call) and (dotted_name(container.func) or "").rpartition(".")[2] == "defaultdict" \
+            and container.args and isinstance(container.args[0].value, (cst.Name, cst.Attribute)):
+        return [dotted_name(container.args[0].value) or ""]
+    if isinstance(container, cst.Call) and dotted_name(container.func) in ("dict", "OrderedDict", "collections.OrderedDict") \
+            and container.args:
+        return _item_classes(container.args[0].value)
+    if isinstance(container, cst.DictComp) and isinstance(container.value, cst.Call):
+        return _built_class(container.value)
+    if isinstance(container, cst.Dict):
+        return [name for element in container.elements
+                if isinstance(element, cst.DictElement) and isinstance(element.value, cst.Call)
+                for name in _built_class(element.value)]
+    return []
 
 
 def is_step_call(call: cst.Call) -> bool:

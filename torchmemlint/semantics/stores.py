@@ -224,6 +224,12 @@ class Stores:
         bindings = self.scopes.bindings(function).get(root, [])
         if any(isinstance(b.node, cst.Param) for b in bindings):
             return f"param:{root}" if all(isinstance(b.node, cst.Param) for b in bindings) else None
+        if len(bindings) == 1 and root not in self.scopes.global_names(function):
+            # ``meter = self.meters.setdefault(name, AverageMeter())``, ``for meter in self.meters.values()``:
+            # an object another container holds lives where that container lives
+            held_by = bindings[0].node.iter if isinstance(bindings[0].node, cst.For) else bindings[0].value
+            if held_by is not None and root_name(held_by) not in (None, root):
+                return self._persistent_root(held_by, function, cls)
         if bindings and root not in self.scopes.global_names(function):
             return None
         return "global"
