@@ -137,6 +137,8 @@ _MODEL_NON_TENSOR_METHODS = frozenset({
 # Methods of a module that return the module itself.
 _SELF_RETURNING = frozenset({"to", "cuda", "cpu", "eval", "train", "half", "float", "double", "bfloat16",
                              "requires_grad_", "to_empty", "share_memory"})
+# Helpers of other modules named for turning tensors into arrays or Python values.
+_TO_HOST_VALUES = re.compile(r"((^|_)(to|as)_?|2)(numpy|np|list|python|scalars?|floats?)$|^numpy$", re.IGNORECASE)
 _DEVICE_NAME = re.compile(r"device|dev\b|gpu|cuda|rank", re.IGNORECASE)
 # Methods and attributes a tensor has and a tuple, list, dict, ``ModelOutput`` or module lacks.
 _TENSOR_ONLY_MEMBERS = frozenset({
@@ -474,7 +476,7 @@ class Flow:
                       for b, v in zip(bindings, values)]
         result = join(values) if values else UNKNOWN
         rewritten = False
-        if result.kind == MAPPING and result.fields is not None and len(bindings) == 1:
+        if result.kind in (MAPPING, RECORD) and result.fields is not None and len(bindings) == 1:
             before, result = result, self._with_items_rewritten(result, name, bindings[0].node, at)
             rewritten = result is not before
         if result.kind == SEQUENCE:
@@ -524,23 +526,31 @@ class Flow:
 
     def _with_items_rewritten(self, value: Value, name: str, bound_at: cst.CSTNode, at: cst.CSTNode) -> Value:
         """``out["loss"] = out["loss"].detach()`` between the binding and ``at``, in the same block
-        of statements as ``at``'s: the field holds the new value from there on."""
+        of statements as ``at``'s: the field holds the new value from there on; after
+        ``out.pop("dist")`` (or ``del out["dist"]``) it holds nothing."""
         fields = dict(value.fields or ())
         changed = False
         for write in self._item_writes(self.scopes.scope_of(at)).get(name, ()):
-            key = subscript_key(write.targets[0].target)
-            if isinstance(key, str) and key in fields and self.tree.before(bound_at, write) and \
-                    self.tree.before(write, at) and self.tree.parent.get(self.tree.parent.get(write)) is \
-                    self.tree.parent.get(self.tree.statement_of(at)):
-                fields[key] = self.value(write.value, write)
-                changed = True
+            if not (self.tree.before(bound_at, write) and self.tree.before(write, at) and
+                    self.tree.parent.get(self.tree.statement_of(write)) is self.tree.parent.get(self.tree.statement_of(at))):
+                continue
+            if isinstance(write, cst.Assign):
+                key = subscript_key(write.targets[0].target)
+                if isinstance(key, str) and key in fields:
+                    fields[key] = self.value(write.value, write)
+                    changed = True
+            else:
+                key = literal_key(write.args[0].value) if isinstance(write, cst.Call) else subscript_key(write.target)
+                if isinstance(key, str) and fields.pop(key, None) is not None:
+                    changed = True
         if not changed:
             return value
-        return replace(_combine(list(fields.values()) + ([value.element] if value.element else []), kind=MAPPING,
-                                fields=tuple(fields.items()), element=value.element), why=value.why)
+        return _combine(list(fields.values()) + ([value.element] if value.element else []), kind=value.kind,
+                        fields=tuple(fields.items()), element=value.element, cls=value.cls)  # (why: a field's still there)
 
-    def _item_writes(self, scope) -> dict[str, list[cst.Assign]]:
-        """``name["key"] = value`` assignments of ``scope``, by name."""
+    def _item_writes(self, scope) -> dict[str, list[cst.CSTNode]]:
+        """By name, what ``scope`` does to the items of ``name`` statement by statement:
+        ``name["key"] = value`` assignments, ``name.pop("key")`` calls, ``del name["key"]``."""
         known = self._writes.get(scope)
         if known is None:
             known = {}
@@ -549,6 +559,17 @@ class Flow:
                 if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) and \
                         len(target.slice) == 1 and isinstance(target.slice[0].slice, cst.Index):
                     known.setdefault(target.value.value, []).append(assign)
+            for expr in self.scopes.scope_nodes(scope, cst.Expr):
+                call = expr.value
+                if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "pop" \
+                        and isinstance(call.func.value, cst.Name) and len(call.args) == 1:
+                    known.setdefault(call.func.value.value, []).append(call)
+            for delete in self.scopes.scope_nodes(scope, cst.Del):
+                target = delete.target
+                if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) and len(target.slice) == 1:
+                    known.setdefault(target.value.value, []).append(delete)
+            for writes in known.values():
+                writes.sort(key=self.tree.start.__getitem__)
             self._writes[scope] = known
         return known
 
@@ -937,6 +958,10 @@ class Flow:
             return _combine([v for _, v in fields], kind=RECORD, fields=fields)
         if qualified == "copy.deepcopy" and args:
             return args[0] if args[0].kind == MODULE else args[0].without_graph()
+        if qualified == "copy.copy" and args:
+            return args[0]  # a shallow copy holds what the original holds, field for field
+        if qualified == "typing.cast" and len(args) == 2:
+            return args[1]
         if qualified in ("collections.namedtuple", "functools.partial", "dataclasses.dataclass"):
             return OTHER_VALUE
         if qualified.startswith(_NUMERIC_LIBRARIES):
@@ -945,6 +970,8 @@ class Flow:
             return Value(kind=MODULE)
         if is_class_name(qualified.rsplit(".", 1)[-1]):
             return self._record(call, at)  # an object of another package's class: its attributes, no graph of its own
+        if _TO_HOST_VALUES.search(qualified.rsplit(".", 1)[-1]):
+            return Value(detached=True)  # ``to_numpy(x)``, ``tensor2np(x)``: arrays and numbers, no graph
         # An unknown library function on tensors (``einops.rearrange(x, ...)``) keeps their graph.
         return _combine(args) if args else UNKNOWN
 
