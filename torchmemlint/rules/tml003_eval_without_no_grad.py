@@ -140,15 +140,16 @@ def _evaluation_context(model: SemanticModel, call: cst.Call, helpers: dict, dep
     if func is not None and _EVAL_FUNCTION.search(func.name.value):
         # pytest tests loop over cases; a model's own inference method (``_inference_forward``,
         # ``predict_step_logits``) over its layers or time steps, unless it iterates over data.
-        in_model = model.scopes.is_torch_module_class(model.scopes.self_class(func)) and \
-            not model.scopes.is_lightning_module(model.scopes.self_class(func))
+        in_model = _method_of_model(model, func)
         loops_over_data = not func.name.value.startswith("test_") and any(
             model.scopes.is_step_loop(loop) if in_model else
             not isinstance(loop, cst.For) or model.modules.submodule_loop_target(loop) is None for loop in loops)
         if loops_over_data or _after_eval_call(model, func, call):
             return func
     scope: Scope = func if func is not None else model.module
-    if _after_eval_call(model, scope, call):
+    if _after_eval_call(model, scope, call) and not (func is not None and _method_of_model(model, func)):
+        # (a model's own method that puts a submodule in eval mode, ``self.target.eval()`` in
+        # ``forward``, leaves grad mode to whoever calls it)
         return loops[-1] if loops else scope
     if func is not None:
         key = (func, depth)
@@ -158,6 +159,13 @@ def _evaluation_context(model: SemanticModel, call: cst.Call, helpers: dict, dep
         if helpers[key]:
             return func
     return None
+
+
+def _method_of_model(model: SemanticModel, func: cst.FunctionDef) -> bool:
+    """A method of an ``nn.Module`` class that is not a LightningModule (whose step methods are
+    the framework's evaluation code)."""
+    cls = model.scopes.self_class(func)
+    return model.scopes.is_torch_module_class(cls) and not model.scopes.is_lightning_module(cls)
 
 
 def _only_called_to_evaluate(model: SemanticModel, func: cst.FunctionDef, helpers: dict, depth: int) -> bool:

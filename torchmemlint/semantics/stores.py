@@ -322,11 +322,12 @@ class Stores:
             return True
         if self._fresh_per_outer_step(container, iteration):
             return False
-        # A name bound inside the loop body is a fresh object each iteration, unless the binding
-        # is the update itself (``total = total + loss`` carries the old value over).
+        # A name bound inside the loop body (or by the loop itself: ``for x, meta in loader``) is
+        # a fresh object each iteration, unless the binding is the update itself (``total = total
+        # + loss`` carries the old value over).
         return not any(
-            self.tree.contains(iteration.body, b.node) and not b.augmented and not self._reads(b.value, root)
-            for b in self.scopes.bindings(self.scopes.scope_of(at)).get(root, [])
+            (b.node is iteration or self.tree.contains(iteration.body, b.node)) and not b.augmented and
+            not self._reads(b.value, root) for b in self.scopes.bindings(self.scopes.scope_of(at)).get(root, [])
         )
 
     def _fresh_in_enclosing_step(self, function, root: str) -> bool:
