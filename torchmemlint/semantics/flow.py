@@ -43,7 +43,8 @@ from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.modules import MODULE_NAME, Modules
 from torchmemlint.semantics.scopes import Scopes, literal_key, subscript_key, terminal_name
 from torchmemlint.semantics.tree import Tree
-from torchmemlint.semantics.vocabulary import NON_TENSOR_ANNOTATIONS, is_model_name, names_text, torch_gives_no_tensor
+from torchmemlint.semantics.vocabulary import (MODULE_RETURNING_METHODS, NON_TENSOR_ANNOTATIONS, is_model_name, names_text,
+                                              torch_gives_no_tensor)
 
 if TYPE_CHECKING:
     from torchmemlint.semantics.calls import Function
@@ -134,9 +135,6 @@ _MODEL_NON_TENSOR_METHODS = frozenset({
     "register_buffer", "load_state_dict", "num_parameters", "get_input_embeddings", "save_pretrained",
     "extra_repr", "type", "share_memory",
 })
-# Methods of a module that return the module itself.
-_SELF_RETURNING = frozenset({"to", "cuda", "cpu", "eval", "train", "half", "float", "double", "bfloat16",
-                             "requires_grad_", "to_empty", "share_memory"})
 # Helpers of other modules named for turning tensors into arrays or Python values.
 _TO_HOST_VALUES = re.compile(r"((^|_)(to|as)_?|2)(numpy|np|list|python|scalars?|floats?)$|^numpy$", re.IGNORECASE)
 _DEVICE_NAME = re.compile(r"device|dev\b|gpu|cuda|rank", re.IGNORECASE)
@@ -525,18 +523,19 @@ class Flow:
         return found
 
     def _with_items_rewritten(self, value: Value, name: str, bound_at: cst.CSTNode, at: cst.CSTNode) -> Value:
-        """``out["loss"] = out["loss"].detach()`` between the binding and ``at``, in the same block
-        of statements as ``at``'s: the field holds the new value from there on; after
+        """``out["loss"] = out["loss"].detach()`` (or a new key) between the binding and ``at``, in a
+        block of statements that holds ``at``: the field holds the new value from there on; after
         ``out.pop("dist")`` (or ``del out["dist"]``) it holds nothing."""
         fields = dict(value.fields or ())
         changed = False
         for write in self._item_writes(self.scopes.scope_of(at)).get(name, ()):
-            if not (self.tree.before(bound_at, write) and self.tree.before(write, at) and
-                    self.tree.parent.get(self.tree.statement_of(write)) is self.tree.parent.get(self.tree.statement_of(at))):
-                continue
+            block = self.tree.parent.get(self.tree.statement_of(write))
+            if not (self.tree.before(bound_at, write) and self.tree.before(write, at) and block is not None and
+                    self.tree.contains(block, at)):
+                continue  # (only a write in a block that holds ``at``, before it, surely happened)
             if isinstance(write, cst.Assign):
                 key = subscript_key(write.targets[0].target)
-                if isinstance(key, str) and key in fields:
+                if isinstance(key, str):  # (a new key too: ``outputs["targets"] = y``)
                     fields[key] = self.value(write.value, write)
                     changed = True
             else:
@@ -1031,7 +1030,7 @@ class Flow:
         module's, an optimizer's, or an unknown object's."""
         if receiver.is_nothing:
             return NOTHING  # a cycle (``self.x = self.x.to(device)``) adds nothing to what ``x`` holds
-        if receiver.kind == MODULE and method in _SELF_RETURNING:
+        if receiver.kind == MODULE and method in MODULE_RETURNING_METHODS:
             destination = self._to_destination(call) if method == "to" else None
             device = receiver.device if method not in ("cuda", "cpu", "to") else (
                 method == "cuda" or (method == "to" and (destination if destination is not None else receiver.device)))

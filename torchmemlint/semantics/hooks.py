@@ -21,6 +21,7 @@ from torchmemlint.semantics.iterations import Iteration, Iterations
 from torchmemlint.semantics.scopes import Scopes, first_param
 from torchmemlint.semantics.tree import Tree
 from torchmemlint.semantics.calls import HOOK_REGISTRATIONS
+from torchmemlint.semantics.vocabulary import MODULE_RETURNING_METHODS
 
 GLOBAL_HOOK_PREFIX = "torch.nn.modules.module.register_module_"
 _MAX_CALL_DEPTH = 4
@@ -166,7 +167,8 @@ class Hooks:
                 iterable = iterable.func.value
             if isinstance(iterable, (cst.Attribute, cst.Name)):
                 return self._as_seen_by_caller(iterable, func, site, callee)
-        elif isinstance(value, (cst.Attribute, cst.Subscript, cst.Name)):  # ``layer = self.model.features[0]``
+        elif isinstance(value, (cst.Attribute, cst.Subscript, cst.Name)) or _member_owner(value) is not None:
+            # ``layer = self.model.features[0]``, ``modules = dict(self.encoder.named_modules())``
             return self._as_seen_by_caller(value, func, site, callee)
         return None
 
@@ -174,9 +176,13 @@ class Hooks:
         """The ``__init__`` parameter that ``self.<first attribute of receiver>`` was set from
         (``self.model = model``), following a helper method ``__init__`` hands it to."""
         first = receiver
-        while isinstance(first, (cst.Attribute, cst.Subscript)) and not (
-                isinstance(first, cst.Attribute) and dotted_name(first.value) == own_self):
-            first = first.value
+        while not (isinstance(first, cst.Attribute) and dotted_name(first.value) == own_self):
+            if isinstance(first, (cst.Attribute, cst.Subscript)):
+                first = first.value
+            elif (owner := _member_owner(first)) is not None:
+                first = owner
+            else:
+                break
         if not isinstance(first, cst.Attribute):
             return None
         cls = self.scopes.class_of(func)
@@ -184,9 +190,13 @@ class Hooks:
         if init is None:
             return None
         for assign in self.scopes.scope_nodes(init, cst.Assign):
+            value = assign.value
+            while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and \
+                    value.func.attr.value in MODULE_RETURNING_METHODS:
+                value = value.func.value  # ``self.encoder = encoder.to(device)``: the module given
             if any(dotted_name(t.target) == f"{first_param(init)}.{first.attr.value}" for t in assign.targets) \
-                    and isinstance(assign.value, cst.Name):
-                return assign.value.value
+                    and isinstance(value, cst.Name):
+                return value.value
         return None
 
     def _iterations_around(self, node: cst.CSTNode) -> list[Iteration]:

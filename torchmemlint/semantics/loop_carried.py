@@ -284,9 +284,12 @@ class LoopCarried:
         elif isinstance(expr, (cst.Tuple, cst.List)):
             for element in expr.elements:
                 yield from self._graph_reads(element.value, name, region, site, depth, previous_only)
-        elif isinstance(expr, cst.IfExp):  # a bare ``name`` branch only selects the old value
+        elif isinstance(expr, cst.IfExp):
+            # At the carry site a bare ``name`` branch only selects the old value (``h = h if ok
+            # else h0``); in a local computed from, it hands the old value on (``word = prev if prev
+            # is not None else bos``, then ``prev = decoder(word)``).
             for branch in (expr.body, expr.orelse):
-                if carried_name(branch) != name:
+                if carried_name(branch) != name or depth > 0:
                     yield from self._graph_reads(branch, name, region, site, depth, previous_only)
         elif isinstance(expr, (cst.GeneratorExp, cst.ListComp)):
             # ``tuple(t.detach() for t in h)`` breaks; ``[w - lr * g for w, g in zip(ws, gs)]`` keeps

@@ -14,6 +14,7 @@ import libcst as cst
 from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.scopes import Scopes, terminal_name
 from torchmemlint.semantics.tree import Tree
+from torchmemlint.semantics.vocabulary import MODULE_RETURNING_METHODS
 
 # torch.nn classes that are tensors, not modules.
 _TENSOR_CLASSES = frozenset({"Parameter", "UninitializedParameter", "UninitializedBuffer", "Buffer"})
@@ -27,9 +28,6 @@ TENSOR_CONSTRUCTORS = frozenset({
     "torch.cuda.LongTensor", "torch.cuda.HalfTensor",
 })
 _TENSOR_CONSTRUCTOR_NAMES = frozenset(q.split(".")[-1] for q in TENSOR_CONSTRUCTORS)
-# Methods that return the module they are called on.
-_SELF_RETURNING = frozenset({"to", "cuda", "cpu", "eval", "train", "half", "float", "double", "bfloat16",
-                             "requires_grad_", "to_empty", "share_memory"})
 # Libraries whose ``from_pretrained`` / factories return models (their tokenizers and configs do not).
 _MODEL_LIBRARIES = ("transformers.", "diffusers.", "peft.", "sentence_transformers.", "open_clip.", "timm.")
 _NOT_A_MODEL = re.compile(r"Tokenizer|Processor|Config|FeatureExtractor|Scheduler|Pipeline|Dataset")
@@ -114,7 +112,7 @@ class Modules:
 
     def _strip_self_returning(self, expr: Optional[cst.BaseExpression]) -> Optional[cst.BaseExpression]:
         while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and \
-                expr.func.attr.value in _SELF_RETURNING:
+                expr.func.attr.value in MODULE_RETURNING_METHODS:
             expr = expr.func.value
         return expr
 

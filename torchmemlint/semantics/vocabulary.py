@@ -188,6 +188,9 @@ def steps_environment(method: str, receiver_name: Optional[str]) -> bool:
     """``env.step(action)``: one reinforcement-learning environment step (``receiver_name``: the
     receiver's last identifier)."""
     return method == "step" and "env" in (receiver_name or "").lower()
+# Methods of a module that return the module itself (``model = model.to(device)``).
+MODULE_RETURNING_METHODS = frozenset({"to", "cuda", "cpu", "eval", "train", "half", "float", "double", "bfloat16",
+                                      "requires_grad_", "to_empty", "share_memory"})
 # Tensor methods that write into their receiver (``buf.mul_(m).add_(v)``, ``bank.index_copy_(0, i, v)``).
 IN_PLACE_WRITES = frozenset({
     "add_", "sub_", "mul_", "div_", "copy_", "lerp_", "addcmul_", "addcdiv_", "index_add_", "index_copy_",
