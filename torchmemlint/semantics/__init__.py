@@ -69,7 +69,7 @@ class SemanticModel:
 
     @cached_property
     def datasets(self) -> Datasets:
-        return Datasets(self.tree, self.imports, self.scopes)
+        return Datasets(self.tree, self.imports, self.scopes, self.calls)
 
     @cached_property
     def loop_carried(self) -> LoopCarried:

@@ -270,6 +270,11 @@ class Calls:
     def call_sites(self, function: Function) -> list[cst.Call]:
         return self._sites.get(function, [])
 
+    def constructions(self, cls: cst.ClassDef) -> list[cst.Call]:
+        """The calls of the file that build an object of ``cls`` (they run its ``__init__``)."""
+        return [c for c in self.tree.nodes(cst.Call) if isinstance(c.func, cst.Name) and c.func.value == cls.name.value
+                and (callee := self.callee(c)) is not None and callee.constructs is cls]
+
     # -- hooks -------------------------------------------------------------------------------
     @cached_property
     def forward_hooks(self) -> dict[Function, cst.Call]:

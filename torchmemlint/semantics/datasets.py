@@ -13,8 +13,9 @@ from typing import Iterator, Optional, Union
 
 import libcst as cst
 
+from torchmemlint.semantics.calls import Calls
 from torchmemlint.semantics.imports import ImportTable, dotted_name
-from torchmemlint.semantics.scopes import Scopes
+from torchmemlint.semantics.scopes import Scopes, first_param
 from torchmemlint.semantics.tree import Tree
 
 DATALOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader", "DataLoader"})
@@ -24,10 +25,11 @@ WorkerFunction = Union["cst.FunctionDef", "cst.Lambda"]  # strings: see scopes.L
 
 
 class Datasets:
-    def __init__(self, tree: Tree, imports: ImportTable, scopes: Scopes) -> None:
+    def __init__(self, tree: Tree, imports: ImportTable, scopes: Scopes, calls: Calls) -> None:
         self.tree = tree
         self.imports = imports
         self.scopes = scopes
+        self.calls = calls
 
     @cached_property
     def loader_calls(self) -> list[cst.Call]:
@@ -74,7 +76,10 @@ class Datasets:
         return [f for f in self.tree.descendants(cls, cst.FunctionDef) if self.scopes.class_of(f) is cls]
 
     def _add_with_callees(self, found: dict, cls: cst.ClassDef, method: cst.FunctionDef, role: str) -> None:
-        """``method`` and the methods of its class it calls as ``self.m(...)``, transitively."""
+        """``method`` and what it calls, transitively: the methods of its class (``self.m(...)``),
+        the file's functions (``decode(path)``), and the ``__call__`` of an object of the file
+        that the class was given when built (``self.transform(img)`` with
+        ``FrameDataset(paths, transform=GpuResize(224))``)."""
         pending = [method]
         methods = {f.name.value: f for f in self._methods(cls)}
         while pending:
@@ -84,9 +89,35 @@ class Datasets:
             found[current] = role
             for call in self.scopes.scope_nodes(current, cst.Call):
                 func = call.func
-                if isinstance(func, cst.Attribute) and dotted_name(func.value) == "self" and \
-                        func.attr.value in methods:
-                    pending.append(methods[func.attr.value])
+                if isinstance(func, cst.Attribute) and dotted_name(func.value) == "self":
+                    if func.attr.value in methods:
+                        pending.append(methods[func.attr.value])
+                    else:
+                        pending.extend(self._given_callables(cls, func.attr.value))
+                elif isinstance(func, cst.Name) and (callee := self.calls.callee(call)) is not None and \
+                        isinstance(callee.function, cst.FunctionDef) and self.scopes.class_of(callee.function) is None:
+                    pending.append(callee.function)
+
+    def _given_callables(self, cls: cst.ClassDef, attribute: str) -> list[cst.FunctionDef]:
+        """The ``__call__`` methods of the file's classes whose objects the constructions of
+        ``cls`` pass for the ``__init__`` parameter stored as ``self.<attribute>``."""
+        init = self.calls.method_of(cls, "__init__")
+        if init is None:
+            return []
+        stored = {assign.value.value for assign in self.scopes.scope_nodes(init, cst.Assign)
+                  if isinstance(assign.value, cst.Name) and any(
+                      dotted_name(t.target) == f"{first_param(init)}.{attribute}" for t in assign.targets)}
+        found = []
+        for site in self.calls.constructions(cls):
+            callee = self.calls.callee(site)
+            for param in stored:
+                for argument, _ in self.calls.arguments(site, callee).get(param, ()) if callee is not None else ():
+                    given = self.scopes.classes_by_name.get(dotted_name(argument.func) or "") \
+                        if isinstance(argument, cst.Call) else None
+                    call_method = self.calls.method_of(given, "__call__") if given is not None else None
+                    if call_method is not None:
+                        found.append(call_method)
+        return found
 
     def _collate_functions(self) -> Iterator[WorkerFunction]:
         for func in self.tree.nodes(cst.FunctionDef):

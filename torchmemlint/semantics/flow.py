@@ -1202,6 +1202,8 @@ class Flow:
     def _subscript(self, expr: cst.Subscript, at: cst.CSTNode) -> Value:
         base = self.value(expr.value, at)
         key = subscript_key(expr)
+        if key == 1 and _returns_indices(expr.value):  # ``logits.max(-1)[1]``: integer indices, no graph
+            return Value(kind=TENSOR, detached=True, device=base.device)
         if base.kind in (OPTIMIZER, NUMBER, OTHER):
             return Value(detached=True)
         if isinstance(key, str):
@@ -1398,6 +1400,15 @@ def _substitute(value: Value, arguments: dict[str, Value]) -> Value:
 
 
 # Tensor methods that return a tuple (of values and indices, of chunks) rather than one tensor.
+# Tensor methods that, given a dimension, return (values, indices).
+_VALUES_AND_INDICES = frozenset({"max", "min", "topk", "sort", "median", "mode", "kthvalue", "cummax", "cummin"})
+
+
+def _returns_indices(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and \
+        expr.func.attr.value in _VALUES_AND_INDICES and bool(expr.args)
+
+
 _SEVERAL_RESULTS = frozenset({"max", "min", "topk", "chunk", "split", "sort", "unbind", "median", "mode", "kthvalue"})
 
 

@@ -122,13 +122,8 @@ class Hooks:
         sites = list(self.iterations.calls.call_sites(func))
         cls = self.scopes.class_of(func)
         if func.name.value == "__init__" and cls is not None:
-            sites += self._constructions(cls)
+            sites += self.iterations.calls.constructions(cls)
         return sites
-
-    def _constructions(self, cls: cst.ClassDef) -> list[cst.Call]:
-        calls = self.iterations.calls
-        return [c for c in self.tree.nodes(cst.Call) if isinstance(c.func, cst.Name) and c.func.value == cls.name.value
-                and (callee := calls.callee(c)) is not None and callee.constructs is cls]
 
     def _as_seen_by_caller(self, receiver: cst.BaseExpression, func: cst.FunctionDef, site: cst.Call,
                            callee) -> Optional[cst.BaseExpression]:

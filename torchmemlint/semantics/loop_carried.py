@@ -203,13 +203,18 @@ class LoopCarried:
             return True
         return self.iterations.runs_step(region) or self.iterations.iterates_loader(region) or (
             isinstance(region, cst.For) and self.scopes.evaluates_each_element(region)  # (grad on: the chain grows)
-        ) or not isinstance(region, cst.FunctionDef) and self._rolls_out(region)
+        ) or not isinstance(region, cst.FunctionDef) and self._runs_model_per_step(region)
 
-    def _rolls_out(self, loop: Loop) -> bool:
-        """A rollout: a loop stepping an environment (``env.step(action)``) with no backward after
-        it in the function (that would be backpropagation through the episode, on purpose)."""
-        return any(steps_an_environment(call) for call in self.scopes.loop_body_nodes(loop, cst.Call)) and \
-            not self.scopes.step_follows(loop)
+    def _runs_model_per_step(self, loop: Loop) -> bool:
+        """A rollout (a loop stepping an environment: ``env.step(action)``) or another step loop
+        (``for step in itertools.count()``) that runs a model each iteration, with no backward
+        after it in the function (that would be backpropagation through the episode or the
+        unroll, on purpose). A loop of a numerical algorithm (``for _ in range(iters)`` of a
+        Sinkhorn normalisation) runs no model."""
+        calls = self.scopes.loop_body_nodes(loop, cst.Call)
+        if any(steps_an_environment(call) for call in calls):
+            return not self.scopes.step_follows(loop)
+        return self.scopes.is_step_loop(loop) and any(self.iterations.runs_forward(call) for call in calls)
 
     def _assignments(self, region: Iteration) -> list[Assignment]:
         nodes: list[Assignment] = []
@@ -555,8 +560,8 @@ def _is_true(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.Name) and expr.value == "True"
 
 
-# Inputs of a ``forward`` that are data about the batch, not activations.
-_NON_ACTIVATION = re.compile(r"label|target|mask|index|indices|idx|ids?$|^y$|^t$|step", re.IGNORECASE)
+# Inputs of a ``forward`` that are data about the batch (labels, masks, token ids), not activations.
+_NON_ACTIVATION = re.compile(r"label|target|mask|index|indices|idx|ids?$|tokens?$|^y$|^t$|step", re.IGNORECASE)
 
 
 def carried_name(expr: cst.BaseExpression) -> Optional[str]:

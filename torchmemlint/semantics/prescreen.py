@@ -245,10 +245,12 @@ class FileFacts:
 
     def _in_crossing_loop(self, loop: Optional[LoopFacts]) -> bool:
         """In a loop whose iterations cross a training step (``LoopCarried._crosses_step``: a
-        step in its body, an iteration over a loader, or an evaluation loop: ``feeds_model``)."""
+        step in its body, an iteration over a loader, an evaluation loop: ``feeds_model``, or
+        a step loop that calls anything: ``_runs_model_per_step``)."""
         while loop is not None:
             if loop.has_step_call or any(LOADER_ITERABLE.search(i) for i in loop.header_identifiers) or \
-                    loop.feeds_model and loop.scope is not None and loop.scope.sets_eval_mode:
+                    loop.feeds_model and loop.scope is not None and loop.scope.sets_eval_mode or \
+                    loop.could_be_step_loop and loop.calls:
                 return True
             loop = loop.parent
         return False

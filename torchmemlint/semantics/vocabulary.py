@@ -50,7 +50,7 @@ MODEL_WORDS = frozenset({
     "model", "models", "net", "network", "encoder", "decoder", "backbone", "classifier",
     "generator", "discriminator", "critic", "actor", "policy", "criterion", "criterium", "lossfn",
     "teacher", "student", "unet", "vae", "lstm", "rnn", "gru", "mlp", "cnn", "autoencoder",
-    "transformer", "qnet", "module", "loss", "lm",
+    "transformer", "qnet", "module", "loss", "lm", "detector",
 })
 # First words of names that handle models rather than run them.
 _MODEL_HANDLING_VERBS = frozenset({
@@ -65,8 +65,8 @@ EXACT_MODEL_NAMES = frozenset({"G", "D", "E", "netG", "netD", "netE", "Q", "pi",
 def is_model_name(name: Optional[str]) -> bool:
     """Whether an identifier names a model or a loss function (see MODEL_WORDS); not one that
     does something to models (``load_models``, ``build_model``, ``save_model``)."""
-    if not name or name.startswith("__") and name.endswith("__"):  # ``obj.__module__`` is a string
-        return False
+    if not name or name.startswith("__") and name.endswith("__") or name == "call_module":
+        return False  # (``obj.__module__`` is a string; torch.fx's ``graph.call_module`` adds a node)
     if name in EXACT_MODEL_NAMES or name.lower() in _LOSS_FUNCTION_NAMES:
         return True
     words = name.lower().strip("_").split("_")
