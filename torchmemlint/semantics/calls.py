@@ -73,6 +73,7 @@ class Calls:
         self._callee: dict[cst.Call, Optional[Callee]] = {}
         self._backwarded: dict[object, set[str]] = {}
         self._feeding_backward: dict[object, set[str]] = {}
+        self._backward_roots: dict[cst.Call, list[cst.BaseExpression]] = {}
 
     # -- which function a call runs ------------------------------------------------------
     def callee(self, call: cst.Call) -> Optional[Callee]:
@@ -448,7 +449,14 @@ class Calls:
 
     # -- backward passes -------------------------------------------------------------------
     def backward_roots(self, call: cst.Call) -> list[cst.BaseExpression]:
-        """The expressions a backward call differentiates, or [] if it is no backward call."""
+        """The expressions a backward call differentiates, or [] if it is no backward call
+        (asked of each call again and again by the loops around it: answered once)."""
+        known = self._backward_roots.get(call)
+        if known is None:
+            known = self._backward_roots[call] = self._roots_of(call)
+        return known
+
+    def _roots_of(self, call: cst.Call) -> list[cst.BaseExpression]:
         func = call.func
         if isinstance(func, cst.Attribute) and func.attr.value == "backward":
             receiver = func.value

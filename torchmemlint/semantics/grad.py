@@ -65,16 +65,17 @@ class GradContexts:
     def is_disabled(self, node: cst.CSTNode) -> bool:
         """Whether autograd is off when ``node`` runs."""
         for ancestor in self.tree.ancestors(node):
-            if isinstance(ancestor, cst.With):
+            ancestor_type = type(ancestor)  # (not isinstance: LibCST's ABC metaclass makes each miss cost)
+            if ancestor_type is cst.With:
                 for item in ancestor.items:
                     effect = self.context_effect(item.item)
                     if effect is not None and self.tree.contains(ancestor.body, node):
                         return effect
                 if self._entered_disabling(ancestor, node):
                     return True
-            elif isinstance(ancestor, cst.FunctionDef):
+            elif ancestor_type is cst.FunctionDef:
                 return self._set_grad_call_before(node, ancestor) or self.is_function_disabled(ancestor)
-            elif isinstance(ancestor, cst.Lambda):
+            elif ancestor_type is cst.Lambda:
                 return False
         return self._set_grad_call_before(node, self.tree.module)
 

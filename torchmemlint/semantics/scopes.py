@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Optional, Union
 
 import libcst as cst
@@ -37,6 +37,20 @@ _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 _UNKNOWN = object()
+
+
+@lru_cache(maxsize=None)
+def _node_types(kind: str) -> frozenset:
+    """Sets of LibCST node classes the ancestor walks test with ``type(node) in ...`` (a
+    membership test; ``isinstance`` on LibCST's ABC-based classes costs a metaclass check per
+    miss, millions of them in a long function). Built on first use: LibCST loads lazily. None of
+    these classes has subclasses."""
+    return frozenset({
+        "scope": (cst.FunctionDef, cst.Lambda, cst.ClassDef),
+        "loop": (cst.For, cst.While),
+        "branch": (cst.If, cst.Else, cst.Try, cst.ExceptHandler, cst.For, cst.While,
+                   cst.FunctionDef, cst.Lambda, cst.ClassDef),
+    }[kind])
 
 
 @dataclass(frozen=True)
@@ -138,10 +152,12 @@ class Scopes:
         also the comprehensions whose element (a dict's key or value) holds it."""
         loops: list = []
         child = node
+        scopes, loop_types = _node_types("scope"), _node_types("loop")
         for ancestor in self.tree.ancestors(node):
-            if isinstance(ancestor, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            ancestor_type = type(ancestor)
+            if ancestor_type in scopes:
                 break
-            if isinstance(ancestor, (cst.For, cst.While)) and child is ancestor.body:
+            if ancestor_type in loop_types and child is ancestor.body:
                 loops.append(ancestor)
             elif comprehensions and (
                     isinstance(ancestor, (cst.ListComp, cst.SetComp, cst.GeneratorExp)) and child is ancestor.elt
@@ -423,9 +439,9 @@ class Scopes:
         return []
 
     def _innermost_branch(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
+        branches = _node_types("branch")
         for ancestor in self.tree.ancestors(node):
-            if isinstance(ancestor, (cst.If, cst.Else, cst.Try, cst.ExceptHandler, cst.For, cst.While,
-                                     cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            if type(ancestor) in branches:
                 return ancestor
         return None
 
