@@ -92,16 +92,50 @@ class EvalWithoutNoGrad(Rule):
         reported: set[cst.CSTNode] = set()
         helpers: dict[tuple[cst.FunctionDef, int], bool] = {}
         for call in model.tree.nodes(cst.Call):
-            if not model.calls.is_forward_pass(call) or _is_loss_call(model, call):
+            if not (model.calls.is_forward_pass(call) or _runs_forward_in_helper(model, call, helpers)) or \
+                    _is_loss_call(model, call):
                 continue
             context = _evaluation_context(model, call, helpers)
             if context is None or context in reported:
                 continue
-            if model.grad.is_disabled(call) or _has_backward(model, context):
+            if model.grad.is_disabled(call) or _has_backward(model, context) or _runs_without_grad(model, call):
                 continue
             reported.add(context)
             fix, no_fix = _no_grad_fix(model, context)
             yield Finding(call, fix=fix, no_fix=no_fix)
+
+
+def _runs_without_grad(model: SemanticModel, call: cst.Call) -> bool:
+    """A call of the file's code (a function, an object's ``__call__``) whose model calls all run
+    with grad off inside it (``fi_model(images)`` whose ``__call__`` wraps ``torch.no_grad()``)."""
+    callee = model.calls.callee(call)
+    function = callee.function if callee is not None else None
+    if not isinstance(function, cst.FunctionDef) or callee.constructs is not None:
+        return False
+    if model.grad.is_function_disabled(function):
+        return True
+    forwards = [c for c in model.scopes.scope_nodes(function, cst.Call) if model.calls.is_forward_pass(c)]
+    return bool(forwards) and all(model.grad.is_disabled(c) for c in forwards)
+
+
+def _runs_forward_in_helper(model: SemanticModel, call: cst.Call, helpers: dict) -> bool:
+    """A call of a helper of the file that runs a model with grad on and never differentiates
+    (``self.infer(x)`` returning ``self.module_(x)``), and that training code calls too: a
+    forward pass, seen from the caller. (A helper only evaluation calls is reported inside.)"""
+    callee = model.calls.callee(call)
+    function = callee.function if callee is not None else None
+    if not isinstance(function, cst.FunctionDef) or model.grad.is_function_disabled(function):
+        return False
+    key = (function, 0)
+    if key not in helpers:
+        helpers[key] = False
+        helpers[key] = _only_called_to_evaluate(model, function, helpers, 0)
+    if helpers[key]:
+        return False
+    calls = model.scopes.scope_nodes(function, cst.Call)
+    return not any(model.calls.backward_roots(c) for c in calls) and any(
+        model.calls.is_forward_pass(c) and not model.grad.is_disabled(c) and not _runs_without_grad(model, c)
+        for c in calls)
 
 
 def _is_unit_test(model: SemanticModel, func: cst.FunctionDef) -> bool:
@@ -217,13 +251,24 @@ def _is_other_submodule(model: SemanticModel, scope: Scope, func: cst.Attribute,
         return False
     if isinstance(func.value, cst.Name):
         bindings = model.scopes.reaching_bindings(func.value.value, func)
-        if bindings and all(b.value is not None and (dotted_name(b.value) or "").startswith("self.") for b in bindings):
-            called = dotted_name(call.func) or ""
-            return called != receiver and not called.startswith(receiver + ".")
-    if not receiver.startswith("self."):
+        if not (bindings and all(b.value is not None and (dotted_name(b.value) or "").startswith("self.")
+                                 for b in bindings)):
+            return False
+    elif not receiver.startswith("self."):
         return False
-    called = dotted_name(call.func) or ""
-    return called != receiver and not called.startswith(receiver + ".")
+    return not any(called == receiver or called.startswith(receiver + ".") for called in _objects_run(model, call))
+
+
+def _objects_run(model: SemanticModel, call: cst.Call) -> list[str]:
+    """What ``call`` runs, spelled: its callee, and for a helper method of the same class the
+    models its body runs (``self.infer(x)`` runs ``self.module_``)."""
+    called = [dotted_name(call.func) or ""]
+    callee = model.calls.callee(call)
+    if callee is not None and isinstance(callee.function, cst.FunctionDef) and \
+            (dotted_name(call.func) or "").startswith("self."):
+        called += [dotted_name(c.func) or "" for c in model.scopes.scope_nodes(callee.function, cst.Call)
+                   if model.calls.is_forward_pass(c)]
+    return called
 
 
 def _is_builtin_eval(func: cst.Attribute) -> bool:

@@ -92,7 +92,7 @@ class Calls:
                 return None
             return self._resolve_name(func.value, at, depth)
         if isinstance(func, cst.Attribute):
-            return self._resolve_method(func, at)
+            return self._resolve_method(func, at) or self._instance_call(func, at)
         if isinstance(func, cst.Call) and dotted_name(func.func) == "super":
             return None
         return None
@@ -120,11 +120,24 @@ class Calls:
                 return Callee(inner.function, inner.skipped, bound, binding.node)
             if isinstance(value, (cst.Name, cst.Attribute)):  # ``step = trainer.train_step``
                 return self._resolve(value, binding.node, depth + 1)
+            if isinstance(value, cst.Call):  # ``pool = ImagePool(50)``; ``pool(images)``
+                return self._instance_call(cst.Name(name), at)
             return None  # bound to something else: not the function of that name
         cls = self.scopes.classes_by_name.get(name)
         if cls is not None:
             return Callee(self.method_of(cls, "__init__"), skipped=1, constructs=cls)
         return self._visible_function(name, at)
+
+    def _instance_call(self, func: cst.BaseExpression, at: cst.CSTNode) -> Optional[Callee]:
+        """Calling an object of a class of the file runs its ``__call__`` (``self.rms(x)`` with
+        ``self.rms = RunningStats()``); a module's ``forward`` is read as a forward pass instead."""
+        for class_name in self.scopes.classes_built_into(func, at):
+            cls = self.scopes.classes_by_name.get(class_name)
+            if cls is not None and not self.scopes.is_torch_module_class(cls):
+                method = self.method_of(cls, "__call__")
+                if method is not None:
+                    return Callee(method, skipped=1)
+        return None
 
     def _visible_function(self, name: str, at: cst.CSTNode) -> Optional[Callee]:
         """A plain function (not a method) of that name, defined at module level or in a

@@ -28,6 +28,9 @@ TENSOR_CONSTRUCTORS = frozenset({
     "torch.cuda.LongTensor", "torch.cuda.HalfTensor",
 })
 _TENSOR_CONSTRUCTOR_NAMES = frozenset(q.split(".")[-1] for q in TENSOR_CONSTRUCTORS)
+# Callables a module is often built with that are no submodules (their results hold no activations).
+_NOT_A_SUBMODULE = re.compile(r"tokeni[sz]er|processor|transforms?$|collat|loader|sampler|scheduler|optim|logger|"
+                              r"callback|metric", re.IGNORECASE)
 # Libraries whose ``from_pretrained`` / factories return models (their tokenizers and configs do not).
 _MODEL_LIBRARIES = ("transformers.", "diffusers.", "peft.", "sentence_transformers.", "open_clip.", "timm.")
 _NOT_A_MODEL = re.compile(r"Tokenizer|Processor|Config|FeatureExtractor|Scheduler|Pipeline|Dataset")
@@ -146,7 +149,24 @@ class Modules:
                     kinds[name] = "module"
                 elif isinstance(name, str) and func.attr.value in ("register_parameter", "register_buffer"):
                     kinds[name] = "tensor"
+        if self.scopes.is_torch_module_class(cls):
+            kinds.update((name, "module") for name in self._called_constructor_arguments(cls) if name not in kinds)
         return kinds
+
+    def _called_constructor_arguments(self, cls: cst.ClassDef) -> set[str]:
+        """Attributes of a module class set from an ``__init__`` parameter (``self.pooling =
+        pooling``) and called (``self.pooling(x)``): submodules the module was built with."""
+        init = next((f for f in self.scopes.functions_by_name.get("__init__", ()) if self.scopes.class_of(f) is cls), None)
+        if init is None:
+            return set()
+        params = {p.name.value for p in init.params.params}
+        given = {target.target.attr.value for assign in self.scopes.scope_nodes(init, cst.Assign)
+                 if isinstance(assign.value, cst.Name) and assign.value.value in params
+                 for target in assign.targets
+                 if isinstance(target.target, cst.Attribute) and dotted_name(target.target.value) == "self"}
+        return {call.func.attr.value for call in self.tree.descendants(cls, cst.Call)
+                if isinstance(call.func, cst.Attribute) and call.func.attr.value in given
+                and dotted_name(call.func.value) == "self" and not _NOT_A_SUBMODULE.search(call.func.attr.value)}
 
     def _kind_of(self, value: cst.BaseExpression) -> Optional[str]:
         inner = self._strip_self_returning(value)

@@ -20,7 +20,7 @@ from typing import Callable, Iterator, Optional, Union
 
 from torchmemlint.diagnostics import FileError
 from torchmemlint.semantics.vocabulary import (
-    FORWARD_HOOK_REGISTRATIONS, IN_PLACE_WRITES, ITERATION_BUILTINS, LOADER_ITERABLE, NON_TENSOR_ANNOTATIONS, SEARCH_DRIVERS, METER_CLASS, METER_METHODS, PER_STEP_METHODS, STORING_METHODS,
+    BATCH_STRIDE, FORWARD_HOOK_REGISTRATIONS, IN_PLACE_WRITES, ITERATION_BUILTINS, LOADER_ITERABLE, NON_TENSOR_ANNOTATIONS, SEARCH_DRIVERS, METER_CLASS, METER_METHODS, PER_STEP_METHODS, STORING_METHODS,
     is_model_name, is_step_identifier, is_step_target, makes_training_step, steps_environment,
 )
 
@@ -50,18 +50,19 @@ class LoopFacts:
     calls: set[str] = field(default_factory=set)  # names called in its body outside inner loops
     assigns: bool = False  # an assignment in its body outside inner loops
     live: Optional[bool] = None  # ``FileFacts.live_loop``, once asked
-    targets: frozenset[str] = frozenset()  # the names a ``for`` loop binds
-    feeds_model: bool = False  # a call named for (or handed) a model in its body is given one of ``targets``
+    feeds_model: bool = False  # a call named for (or handed) a model in its body is given something
     scope: Optional["_Scope"] = None  # the function holding it
 
     @property
     def could_be_step_loop(self) -> bool:
         """``Scopes.is_step_loop`` may hold for this loop (``evaluates_each_element``: a loop
-        handing its element to a model in a function that sets eval mode)."""
+        handing its element to a model in a function that sets eval mode; ``_strides_over_batches``:
+        ``range(0, n, batch_size)``)."""
         return self.while_true or self.has_step_call or any(
             (is_step_identifier(name) and name not in ITERATION_BUILTINS) or is_step_target(name)
             for name in self.header_identifiers
-        ) or self.feeds_model and self.scope is not None and self.scope.sets_eval_mode
+        ) or self.feeds_model and self.scope is not None and self.scope.sets_eval_mode or (
+            "range" in self.header_identifiers and any(BATCH_STRIDE.search(n) for n in self.header_identifiers))
 
 
 @dataclass
@@ -544,9 +545,8 @@ class _Walker:
                     sites.setdefault(HOOK, []).append((enclosing, scope, in_lambda, None))
                 if enclosing and node.args and (is_model_name(name) or any(
                         is_model_name(_terminal_name(arg)) for arg in node.args)):  # (``Scopes._runs_a_model``)
-                    given = {part.id for arg in node.args for part in ast.walk(arg) if type(part) is ast.Name}
-                    for loop in enclosing:
-                        loop.feeds_model = loop.feeds_model or not loop.targets.isdisjoint(given)
+                    for loop in enclosing:  # (given the element, or a name computed from it in the body)
+                        loop.feeds_model = True
                 if name in _HANDING_CALLS:
                     for given in (*node.args, *(k.value for k in node.keywords)):
                         facts.hands_factories = facts.hands_factories or type(given) is ast.Call
@@ -593,7 +593,6 @@ class _Walker:
                 if kind is not ast.While:
                     facts.for_iterable_identifiers.update(self._iterable_identifiers(node))
                     _bind(node.target, scope.bound)
-                    header.targets = frozenset(part.id for part in ast.walk(node.target) if type(part) is ast.Name)
                 inner_loops = (*enclosing, header)
                 for child in node.body:
                     push((child, inner_loops, True, scope, in_lambda, depth))

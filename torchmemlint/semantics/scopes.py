@@ -16,7 +16,7 @@ import libcst as cst
 from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.tree import Tree
 from torchmemlint.semantics.vocabulary import (
-    GENERATION_FUNCTION, ITERATION_BUILTINS, LOADER_ITERABLE, MODEL_CLASS_SUFFIXES, PER_STEP_METHODS, is_model_name,
+    BATCH_STRIDE, GENERATION_FUNCTION, ITERATION_BUILTINS, LOADER_ITERABLE, MODEL_CLASS_SUFFIXES, PER_STEP_METHODS, is_model_name,
     is_step_identifier, is_step_target, makes_training_step, steps_environment,
 )
 
@@ -257,6 +257,8 @@ class Scopes:
         identifiers = iterable_identifiers(header)
         if isinstance(loop, cst.For):
             identifiers += self._bound_iterable_identifiers(loop)
+            if _strides_over_batches(loop.iter):
+                return True  # ``for start in range(0, len(texts), batch_size)``: one batch of data per iteration
         if self._in_model_method(loop) or self._in_generation_function(loop):
             # A model's own ``forward``/``generate``/``sample`` (or a generator's ``generate``)
             # loops over time steps, tokens or layers of one input; only a loop over data makes
@@ -286,18 +288,30 @@ class Scopes:
         return known
 
     def evaluates_each_element(self, loop: cst.For) -> bool:
-        """``for chunk in load_chunks(path): scores = model(chunk)`` in evaluation code (a function
-        that puts a model in eval mode): each iteration runs a model on its element (or hands both
-        to a helper), one evaluation step, whatever the iterable is called. (A loop over layers calls its element, it does not
-        hand it to a model.)"""
-        func = self.function_of(loop)
-        if func is None or not self.sets_eval_mode(func) or any(
+        """``for chunk in load_chunks(path): scores = model(chunk)`` in evaluation code (a function,
+        or a script, that puts a model in eval mode): each iteration runs a model on its element
+        (or hands both to a helper), one evaluation step, whatever the iterable is called. (A loop
+        over layers calls its element, it does not hand it to a model.)"""
+        if not self.sets_eval_mode(self.scope_of(loop)) or any(
                 self.is_step_loop(outer) for outer in self.loops_around(loop) if outer is not loop):
             return False  # (inside a loop over data: the items of one step, crops of one image)
         elements = {name.value for name in self.tree.descendants(loop.target, cst.Name)}
+        for assign in self.loop_body_nodes(loop, cst.Assign):  # ``img = preprocess(load(path))``
+            if any(name.value in elements and not self._in_index(name, assign.value)
+                   for name in self.tree.descendants(assign.value, cst.Name)):
+                elements.update(name.value for t in assign.targets for name in self.tree.descendants(t.target, cst.Name))
         return any(
             _runs_a_model(call) and any(root_name(arg.value, through_any_method=True) in elements for arg in call.args)
             for call in self.loop_body_nodes(loop, cst.Call))
+
+    def _in_index(self, name: cst.Name, within: cst.CSTNode) -> bool:
+        """``name`` is (part of) an index (``x[:, i:i + 1]``): a position, not the data."""
+        for ancestor in self.tree.ancestors(name):
+            if ancestor is within:
+                return False
+            if isinstance(ancestor, cst.SubscriptElement):
+                return True
+        return False
 
     def _iterates_outer_results(self, loop: cst.For) -> bool:
         """``for data_i in data:`` where ``data`` is made in the body of the loop around it from
@@ -547,6 +561,21 @@ def first_param(function: cst.FunctionDef) -> Optional[str]:
     """The first positional parameter (``self`` of a method)."""
     params = (*function.params.posonly_params, *function.params.params)
     return params[0].name.value if params else None
+
+
+def _strides_over_batches(iterable: cst.BaseExpression) -> bool:
+    """``range(0, len(texts), batch_size)`` (also in ``tqdm(...)``, ``enumerate(...)``): the start
+    of one batch of a data set per iteration (not ``range(0, batch_size, micro_batch_size)``, the
+    parts of one batch)."""
+    while isinstance(iterable, cst.Call) and dotted_name(iterable.func) in ("tqdm", "tqdm.tqdm", "enumerate") \
+            and iterable.args:
+        iterable = iterable.args[0].value
+    if not (isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value == "range"
+            and len(iterable.args) == 3):
+        return False
+    stop, stride = iterable.args[1].value, iterable.args[2].value
+    return isinstance(stop, cst.Call) and dotted_name(stop.func) == "len" and \
+        BATCH_STRIDE.search(terminal_name(stride) or "") is not None
 
 
 def _runs_a_model(call: cst.Call) -> bool:

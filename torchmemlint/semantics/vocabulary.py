@@ -34,6 +34,8 @@ STEP_WORDS = frozenset({
 STEP_TARGET_WORDS = frozenset({"epoch", "step", "episode", "iteration", "batch", "minibatch", "fold", "trial"})
 _SETTING_WORDS = frozenset({"first", "size", "sizes", "shape", "norm", "dim", "mode", "type", "count", "len",
                             "start", "end", "stop", "offset"})
+# The first word of a data split's name (``train_data``, ``test_data``).
+_SPLIT_WORDS = frozenset({"train", "training", "val", "valid", "validation", "test", "testing", "eval", "dev"})
 # Words that make the steps those of producing one output (a sampler's denoising steps, the
 # points of an interpolation), not training or evaluation steps: ``num_inference_steps``.
 _GENERATION_WORDS = frozenset({"inference", "denoising", "sampling", "diffusion", "ddim", "ddpm", "interp",
@@ -51,6 +53,9 @@ MODEL_WORDS = frozenset({
     "generator", "discriminator", "critic", "actor", "policy", "criterion", "criterium", "lossfn",
     "teacher", "student", "unet", "vae", "lstm", "rnn", "gru", "mlp", "cnn", "autoencoder",
     "transformer", "qnet", "module", "loss", "lm", "detector",
+    # architecture families, as scripts name the model they load (``vgg19 = models.vgg19()``)
+    "vgg", "resnet", "resnext", "densenet", "alexnet", "inception", "googlenet", "efficientnet", "mobilenet",
+    "vit", "deit", "swin", "convnext", "bert", "roberta", "gpt", "yolo", "detr",
 })
 # First words of names that handle models rather than run them.
 _MODEL_HANDLING_VERBS = frozenset({
@@ -128,6 +133,8 @@ def names_text(name: str) -> bool:
 # Attribution methods (pytorch-grad-cam, Captum) whose call differentiates the model they wrap.
 GRADIENT_EXPLAINER = re.compile(r"GuidedBackprop|Grad[Cc][Aa][Mm]|Saliency|IntegratedGradients|DeepLift|SmoothGrad|"
                                 r"InputXGradient|GradientShap")
+# The stride of ``range(0, n, batch_size)``: one batch of data per iteration.
+BATCH_STRIDE = re.compile(r"batch|^bs$|_bs$", re.IGNORECASE)
 # An iterable that yields batches of data.
 LOADER_ITERABLE = re.compile(r"loader|batches|dataset|\bdl\b|_dl\b", re.IGNORECASE)
 # A function that produces one output step by step (autoregressive decoding, sampling): its
@@ -147,7 +154,7 @@ def is_step_identifier(identifier: str) -> bool:
         return False  # ``rollout_batch_size`` is a setting, ``num_inference_steps`` one sample's steps
     return identifier == "data" or lowered.endswith(("loader", "dataset")) or any(
         word.rstrip("0123456789") in STEP_WORDS for word in words
-    )
+    ) or words[-1] == "data" and words[0] in _SPLIT_WORDS  # ``training_data``, ``val_data``
 
 
 def is_step_target(identifier: str) -> bool:
