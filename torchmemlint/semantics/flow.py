@@ -878,7 +878,35 @@ class Flow:
                          params=frozenset().union(*(v.params for v in inputs)))
         module = self.value(call.func, at) if isinstance(call.func, (cst.Name, cst.Attribute)) else UNKNOWN
         returns_one_tensor = module.kind == MODULE and (module.cls or "").rsplit(".", 1)[-1] in _ONE_TENSOR_MODULES
-        return Value(graph=True, device=True, why=why, kind=TENSOR if returns_one_tensor else None)
+        return Value(graph=True, device=not self._built_on_cpu(call.func, module), why=why,
+                     kind=TENSOR if returns_one_tensor else None)
+
+    def _built_on_cpu(self, func: cst.BaseExpression, module: Value) -> bool:
+        """A module built here from literals and other modules built here
+        (``encoder = nn.TransformerEncoder(nn.TransformerEncoderLayer(256, 4))``, not a wrapper
+        of a module made elsewhere: ``DistributedDataParallel(encoder)``) that nothing moves: not
+        by rebinding (``.to(device)`` would show in ``module.device``) nor in place
+        (``encoder.cuda()`` as a statement of the scope)."""
+        if not (isinstance(func, cst.Name) and module.kind == MODULE and not module.device):
+            return False
+        bindings = self.scopes.reaching_bindings(func.value, func)
+        if not bindings or not all(isinstance(b.value, cst.Call) and self._built_from_scratch(b.value) for b in bindings):
+            return False
+        return not any(isinstance(c.func, cst.Attribute) and c.func.attr.value in ("to", "cuda") and
+                       isinstance(c.func.value, cst.Name) and c.func.value.value == func.value
+                       for c in self.scopes.scope_nodes(self.scopes.scope_of(func), cst.Call))
+
+    def _built_from_scratch(self, call: cst.Call) -> bool:
+        """A module constructor (through ``.eval()`` and the like) whose arguments are literals or
+        constructors of the same kind."""
+        while isinstance(call.func, cst.Attribute) and call.func.attr.value in MODULE_RETURNING_METHODS and \
+                isinstance(call.func.value, cst.Call):
+            call = call.func.value
+        if not self.modules.is_constructor(call):
+            return False
+        return all(isinstance(a.value, (cst.Integer, cst.Float, cst.SimpleString, cst.Name)) and
+                   (not isinstance(a.value, cst.Name) or a.value.value in ("True", "False", "None"))
+                   or isinstance(a.value, cst.Call) and self._built_from_scratch(a.value) for a in call.args)
 
     def _builds_reduced_loss(self, call: cst.Call) -> bool:
         """A loss call known to return one number: a torch loss (``F.mse_loss``, an ``nn.*Loss()``
