@@ -1,0 +1,34 @@
+# Source: https://github.com/huggingface/transformers/issues/26588
+# Report: Running RWKV in "RNN mode" by feeding outputs.state back into the model in a loop drove GPU memory up until it went OOM very quickly.
+# Shape: a streaming chat helper keeps the recurrent state on self between calls and reassigns it from each forward output with autograd enabled, so every turn's graph hangs off the next state.
+# Expect: TML005 line 24
+import torch
+from transformers import AutoModelForCausalLM, AutoTokenizer
+
+
+class RwkvStreamer:
+    def __init__(self, model_name="RWKV/rwkv-4-430m-pile"):
+        self.tokenizer = AutoTokenizer.from_pretrained(model_name)
+        self.model = AutoModelForCausalLM.from_pretrained(model_name, device_map="auto")
+        self.state = None
+
+    def reset(self):
+        self.state = None
+
+    def feed(self, text, max_new_tokens=16):
+        inputs = self.tokenizer(text, return_tensors="pt").to(self.model.device)
+        input_ids = inputs["input_ids"]
+        generated = []
+        for _ in range(max_new_tokens):
+            outputs = self.model(input_ids=input_ids, state=self.state, use_cache=True)
+            self.state = outputs.state  # expect: TML005
+            next_token = outputs.logits[:, -1, :].argmax(dim=-1, keepdim=True)
+            generated.append(next_token.item())
+            input_ids = next_token
+        return self.tokenizer.decode(generated)
+
+
+def chat_forever(streamer, prompts):
+    for prompt in prompts:
+        reply = streamer.feed(prompt)
+        print(reply, torch.cuda.memory_allocated() // 2**20, "MiB")
