@@ -461,7 +461,7 @@ class Flow:
         bound_by = self._comprehension_target(expr)
         if bound_by is not None:
             comp, target = bound_by
-            return _destructure(self.value(comp.iter, comp.iter).any_element(), target, name)
+            return destructure(self.value(comp.iter, comp.iter).any_element(), target, name)
         lam = self._lambda_parameter(expr)
         if lam is not None:
             return self._hook_argument(lam, expr.value) or UNKNOWN
@@ -623,7 +623,7 @@ class Flow:
         if isinstance(node, cst.Param):
             return self._parameter(node)
         if isinstance(node, cst.For):
-            return _destructure(self.value(node.iter, node).any_element(), node.target, name)
+            return destructure(self.value(node.iter, node).any_element(), node.target, name)
         if binding.value is None:
             return UNKNOWN
         value = self.value(binding.value, node)
@@ -633,7 +633,7 @@ class Flow:
                 if self._defines_loss_class:
                     # ``self.criterion(model, sample)``, unresolved, in a file whose own loss
                     # classes return as many values: what those return at that position
-                    returned = self._loss_classes_return(_unpacked_length(node, name))
+                    returned = self._classes_return(_unpacked_length(node), losses=True)
                     return returned.item(binding.index) if returned is not None else value.item(binding.index)
                 # ``loss, loss_items = compute_loss(pred, y)`` of another module: by convention the
                 # loss comes first and what follows is for logging; what that holds is not known here.
@@ -650,14 +650,15 @@ class Flow:
         ``self.criterion(...)`` may well be: then its tuple is not guessed by convention."""
         return any(_is_loss_class_name(name) for name in self.scopes.classes_by_name)
 
-    def _loss_classes_return(self, length: Optional[int]) -> Optional[Value]:
-        """What the ``forward`` of every loss class of the file returns, joined, when each returns
-        a tuple of ``length`` values (their parameters' contributions left open); else None."""
+    def _classes_return(self, length: Optional[int], losses: bool) -> Optional[Value]:
+        """What the ``forward`` of every loss class (``losses``) or every other module class of
+        the file returns, joined, when each returns a tuple of ``length`` values (their
+        parameters' contributions left open); else None."""
         if length is None:
             return None
         returned = []
         for name, cls in self.scopes.classes_by_name.items():
-            if not _is_loss_class_name(name):
+            if _is_loss_class_name(name) != losses or not losses and not self.scopes.is_torch_module_class(cls):
                 continue
             forward = self.calls.method_of(cls, "forward")
             value = self.summary(forward).returns if forward is not None else None
@@ -878,6 +879,14 @@ class Flow:
                          params=frozenset().union(*(v.params for v in inputs)))
         module = self.value(call.func, at) if isinstance(call.func, (cst.Name, cst.Attribute)) else UNKNOWN
         returns_one_tensor = module.kind == MODULE and (module.cls or "").rsplit(".", 1)[-1] in _ONE_TENSOR_MODULES
+        assign = self.tree.parent.get(call)
+        if module.kind != MODULE and isinstance(assign, cst.Assign) and assign.value is call and \
+                self.calls.callee(call) is None:
+            # ``out, M, z = model(x, M, z)`` with a model passed in, in a file whose own model
+            # classes each return as many values: what those return
+            returned = self._classes_return(_unpacked_length(assign), losses=False)
+            if returned is not None:
+                return returned
         return Value(graph=True, device=not self._built_on_cpu(call.func, module), why=why,
                      kind=TENSOR if returns_one_tensor else None)
 
@@ -1392,7 +1401,7 @@ def _binds(target: cst.BaseExpression, name: str) -> bool:
     return False
 
 
-def _destructure(value: Value, target: cst.BaseExpression, name: str) -> Value:
+def destructure(value: Value, target: cst.BaseExpression, name: str) -> Value:
     """The part of ``value`` that ``name`` gets when ``value`` is unpacked into ``target``."""
     if isinstance(target, cst.Name):
         return value if target.value == name else NOTHING
@@ -1401,7 +1410,7 @@ def _destructure(value: Value, target: cst.BaseExpression, name: str) -> Value:
             if _binds(element.value, name):
                 part = value.any_element() if isinstance(element.value, cst.StarredElement) else value.item(position)
                 inner = element.value.value if isinstance(element.value, cst.StarredElement) else element.value
-                return _destructure(part, inner, name)
+                return destructure(part, inner, name)
     return UNKNOWN
 
 
@@ -1524,9 +1533,9 @@ def _is_loss_class_name(name: str) -> bool:
     return bool(_LOSS_NAME.search(name)) or "Criterion" in name
 
 
-def _unpacked_length(node: cst.CSTNode, name: str) -> Optional[int]:
-    """How many names ``a, b, c = ...`` at ``node`` unpacks into (None if ``name`` is not one of
-    them directly, or the target is starred)."""
+def _unpacked_length(node: cst.CSTNode) -> Optional[int]:
+    """How many names ``a, b, c = ...`` at ``node`` unpacks into (None if the target is starred
+    or is no tuple)."""
     if not isinstance(node, cst.Assign) or len(node.targets) != 1:
         return None
     target = node.targets[0].target

@@ -30,7 +30,7 @@ from torchmemlint.semantics.stores import Stores
 from torchmemlint.semantics.tree import Tree
 from torchmemlint.semantics.vocabulary import IN_PLACE_WRITES, names_a_cache, names_segment_memories
 from torchmemlint.semantics.flow import (
-    BREAKING_BUILTINS, GRAPH_BREAKING_METHODS, MODULE, NON_GRAPH_ATTRIBUTES, OPTIMIZER, TENSOR, Flow,
+    BREAKING_BUILTINS, GRAPH_BREAKING_METHODS, MODULE, NON_GRAPH_ATTRIBUTES, OPTIMIZER, TENSOR, Flow, destructure,
 )
 
 JOIN_FUNCTIONS = frozenset({
@@ -167,7 +167,7 @@ class LoopCarried:
                     if self.flow.value(site.value, site).kind in (MODULE, OPTIMIZER):
                         continue  # ``vae = vae.to(device)``: a module moved, not a value computed
                     reads = self._previous_reads(site, name, region)
-                    if reads and self._attached(site, requires_grad):
+                    if reads and self._attached(site, requires_grad, name):
                         found.append(Carry(name, site, region, reads, self._kind(site, name, region), requires_grad,
                                            self._carried_inside_callee(site, name)))
         return found
@@ -444,8 +444,14 @@ class LoopCarried:
                         return True
         return False
 
-    def _attached(self, site: Assignment, requires_grad: bool) -> bool:
-        return requires_grad or self.holds_graph(site.value, site)
+    def _attached(self, site: Assignment, requires_grad: bool, name: str) -> bool:
+        if requires_grad:
+            return True
+        targets = site.targets if isinstance(site, cst.Assign) else ()
+        if len(targets) == 1 and isinstance(targets[0].target, (cst.Tuple, cst.List)) and \
+                destructure(self.flow.value(site.value, site), targets[0].target, name).detached:
+            return False  # ``out, M, z = model(x, M, z)`` whose forward returns ``M`` detached
+        return self.holds_graph(site.value, site)
 
     def holds_graph(self, expr: cst.BaseExpression, site: cst.CSTNode) -> bool:
         """``expr`` holds a graph: of its own, or from a parameter of the function it is in — an
