@@ -10,7 +10,11 @@ decorated function, or callers that already disable grad). Calling an attributio
 from the model (guided backprop, Grad-CAM, saliency, integrated gradients) is not a plain
 forward pass: it differentiates the model. A teacher or frozen submodule switched to eval mode
 (`self.teacher.eval()`, or through a local name for it) says nothing of the other calls of the
-method.
+method, nor does a model's own method that puts a submodule in eval mode (`self.target.eval()` in
+`forward`: grad mode is its caller's business). A helper of the file that runs the model and that
+training code also calls (`self.infer(x)`) is a forward pass where evaluation code calls it; a
+call whose model calls all run under `no_grad` inside it (an object whose `__call__` wraps
+`torch.no_grad()`) is not.
 
 ## Why is this bad?
 `model.eval()` only switches dropout and batch-norm behaviour; it does **not** stop autograd.

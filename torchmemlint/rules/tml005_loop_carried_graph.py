@@ -11,7 +11,12 @@ updates of tensors that require grad (`W = W - lr * W.grad`); also graph-attache
 *in place* into a tensor that outlives the step (a registered buffer updated in `forward` with
 `self.running_mean.mul_(m).add_((1 - m) * x.mean(0))`, a memory bank `bank[idx] = emb`, class
 centers `self.centers[y] = ...`) — in a loop that runs a backward
-pass or an optimizer step (or iterates a loader), or across calls of a per-step method. An
+pass or an optimizer step (or iterates a loader), in an evaluation loop with grad on (a function
+in eval mode handing each element to a model, or to a helper together with the model), in a
+rollout (a loop stepping an environment) or another step loop that runs a model with no
+backward after it (an endless inference stream), or across calls of a per-step method. A model
+passed in whose result is unpacked into as many parts as every model class of the file returns
+is read as those classes' `forward` (a memory they return detached is not flagged). An
 unroll whose only gradients are `torch.autograd.grad` inner steps, with the backward or
 optimizer step right after the loop (a truncated meta-learning unroll), carries its graph on
 purpose and is not flagged; the carry must then be cut in the loop around it.

@@ -3,8 +3,10 @@
 ## What it does
 Flags moving data onto a CUDA device — `.cuda()`, `.to("cuda")`, `.to(device)` where `device` is
 surely CUDA, a `torch` factory with `device="cuda"` — inside code that `DataLoader` worker
-processes run: a Dataset's `__getitem__` / `__getitems__` / `__iter__` (and the methods of the
-Dataset they call) or a collate function (passed as `collate_fn=`, or named `collate*`).
+processes run: a Dataset's `__getitem__` / `__getitems__` / `__iter__` (and what they call: the
+Dataset's methods, the file's functions, the `__call__` of an object of the file the Dataset was
+built with, `self.transform(img)` with `FrameDataset(paths, transform=GpuResize(224))`) or a
+collate function (passed as `collate_fn=`, or named `collate*`).
 
 ## Why is this bad?
 With `num_workers > 0` that code runs in worker processes. Under the default `fork` start
