@@ -70,7 +70,7 @@ def test_a_single_file_finds_its_shipped_twin(folder: Path) -> None:
 def test_a_twin_without_its_original_is_a_script_like_any_other(folder: Path) -> None:
     (folder / "evaluate.correct.py").write_text(EVALUATION, encoding="utf-8")
     [evaluation] = planned(folder / "evaluate.correct.py")
-    assert [d.code for d in evaluation.diagnostics] == ["TML003"] and evaluation.twin_label() == ""
+    assert [d.code for d in evaluation.diagnostics] == ["TML001", "TML003"] and evaluation.twin_label() == ""
 
 
 def test_a_twin_given_with_the_option_wins_over_the_shipped_one(folder: Path) -> None:
