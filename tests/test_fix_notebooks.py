@@ -170,7 +170,7 @@ def test_magic_lines_are_reindented_with_their_block(project, capsys):
 def test_fix_from_stdin_prints_the_fixed_notebook(project, capsys, monkeypatch):
     raw = (FIXTURES / "notebooks" / "compact_one_line.ipynb").read_bytes()
     monkeypatch.setattr(cli, "_read_stdin", lambda: raw)
-    status = cli.main(["fix", "--no-cache", "--unsafe-fixes", "--stdin-filename", "eval.ipynb", "-"])
+    status = cli.main(["fix", "--no-cache", "--stdin-filename", "eval.ipynb", "-"])
     assert status == 0
     assert capsys.readouterr().out.encode() == (FIXTURES / "notebooks" / "compact_one_line.ipynb.fixed").read_bytes()
 
@@ -193,7 +193,7 @@ def test_ascii_escapes_are_kept_where_the_file_uses_them():
 def test_a_byte_order_mark_is_kept(project, capsys):
     raw = (FIXTURES / "notebooks" / "compact_one_line.ipynb").read_bytes()
     path = write(project, "eval.ipynb", b"\xef\xbb\xbf" + raw)
-    assert fix(capsys, "--unsafe-fixes", "eval.ipynb")[0] == 0
+    assert fix(capsys, "eval.ipynb")[0] == 0
     assert path.read_bytes() == b"\xef\xbb\xbf" + (FIXTURES / "notebooks" / "compact_one_line.ipynb.fixed").read_bytes()
 
 
@@ -207,8 +207,6 @@ def test_a_notebook_that_cannot_be_rewritten_in_place_is_reported_and_left(proje
     assert out.splitlines() == [
         "eval.ipynb:1:1: TML000 not fixed: its JSON cannot be rewritten in place (a repeated key, or a code "
         "cell without a source)",
-        "eval.ipynb:cell 2:4:17: TML001 graph-attached value kept across iterations; store `.item()` or "
-        "`.detach()` instead",
         "eval.ipynb:cell 2:4:17: TML003 [*] forward pass in evaluation code without torch.no_grad()/"
         "inference_mode(); activations are kept for a backward that never comes"]
     assert path.read_text(encoding="utf-8") == raw
