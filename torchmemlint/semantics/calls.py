@@ -17,7 +17,7 @@ from torchmemlint.semantics.modules import Modules
 from torchmemlint.semantics.scopes import Scopes, terminal_name
 from torchmemlint.semantics.tree import Tree
 from torchmemlint.semantics.vocabulary import (
-    EXACT_MODEL_NAMES, FORWARD_HOOK_REGISTRATIONS, GRADIENT_EXPLAINER, SEARCH_DRIVERS, is_model_name,
+    EXACT_MODEL_NAMES, FORWARD_HOOK_REGISTRATIONS, GRADIENT_EXPLAINER, SEARCH_DRIVERS, is_class_name, is_model_name,
 )
 
 # Methods that return a hook handle, not a tensor.
@@ -542,10 +542,5 @@ class Calls:
 
 def _is_static(func: cst.FunctionDef) -> bool:
     return any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod" for d in func.decorators)
-
-
-def is_class_name(name: str) -> bool:
-    """CamelCase names are classes (``Net``, ``QNetwork``); single letters like ``G`` are not."""
-    return name[:1].isupper() and any(c.islower() for c in name) and name not in EXACT_MODEL_NAMES
 
 

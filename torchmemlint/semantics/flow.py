@@ -37,13 +37,13 @@ from typing import TYPE_CHECKING, Iterable, Optional
 
 import libcst as cst
 
-from torchmemlint.semantics.calls import Callee, Calls, HOOK_REGISTRATIONS, is_class_name
+from torchmemlint.semantics.calls import Callee, Calls, HOOK_REGISTRATIONS
 from torchmemlint.semantics.grad import GradContexts
 from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.modules import MODULE_NAME, Modules
 from torchmemlint.semantics.scopes import Scopes, literal_key, subscript_key, terminal_name
 from torchmemlint.semantics.tree import Tree
-from torchmemlint.semantics.vocabulary import (MODULE_RETURNING_METHODS, NON_TENSOR_ANNOTATIONS, is_model_name, names_text,
+from torchmemlint.semantics.vocabulary import (MODULE_RETURNING_METHODS, NON_TENSOR_ANNOTATIONS, is_class_name, is_model_name, names_text,
                                               torch_gives_no_tensor)
 
 if TYPE_CHECKING:

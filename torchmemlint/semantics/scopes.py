@@ -16,8 +16,8 @@ import libcst as cst
 from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.tree import Tree
 from torchmemlint.semantics.vocabulary import (
-    BATCH_STRIDE, GENERATION_FUNCTION, ITERATION_BUILTINS, LOADER_ITERABLE, MODEL_CLASS_SUFFIXES, PER_STEP_METHODS, is_model_name,
-    is_step_identifier, is_step_target, makes_training_step, steps_environment,
+    BATCH_STRIDE, GENERATION_FUNCTION, ITERATION_BUILTINS, LOADER_ITERABLE, MODEL_CLASS_SUFFIXES, PER_STEP_METHODS,
+    is_class_name, is_model_name, is_step_identifier, is_step_target, makes_training_step, steps_environment,
 )
 
 # Spelled as strings so that importing this module does not load LibCST (see cli.py).
@@ -581,8 +581,8 @@ def _strides_over_batches(iterable: cst.BaseExpression) -> bool:
 def _runs_a_model(call: cst.Call) -> bool:
     """A call named for a model (``model(x)``, ``self.encoder(x)``), or one handed a model
     (``forward_chunk(model, chunk, state)``, ``evaluate(self.net, batch)``)."""
-    return is_model_name(terminal_name(call.func)) or any(
-        arg.keyword is None and is_model_name(terminal_name(arg.value)) for arg in call.args)
+    return is_model_name(terminal_name(call.func)) or not is_class_name(terminal_name(call.func) or "") and any(
+        arg.keyword is None and is_model_name(terminal_name(arg.value)) for arg in call.args)  # (not ``DDP(model)``)
 
 
 def terminal_name(node: cst.BaseExpression) -> Optional[str]:

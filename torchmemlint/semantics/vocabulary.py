@@ -67,6 +67,11 @@ _LOSS_FUNCTION_NAMES = frozenset({"loss_fn", "loss_func", "loss_function", "loss
 _ROLE_SUFFIXES = frozenset({"ema", "old", "new", "target", "ddp", "q", "k", "g", "d", "a", "b", "s", "t", "fp16",
                             "engine", "without_ddp", "wrapped", "eval", "train"})
 EXACT_MODEL_NAMES = frozenset({"G", "D", "E", "netG", "netD", "netE", "Q", "pi", "ddp_model", "vf"})
+def is_class_name(name: str) -> bool:
+    """CamelCase names are classes (``Net``, ``QNetwork``); single letters like ``G`` are not."""
+    return name[:1].isupper() and any(c.islower() for c in name) and name not in EXACT_MODEL_NAMES
+
+
 def is_model_name(name: Optional[str]) -> bool:
     """Whether an identifier names a model or a loss function (see MODEL_WORDS); not one that
     does something to models (``load_models``, ``build_model``, ``save_model``)."""
@@ -75,8 +80,8 @@ def is_model_name(name: Optional[str]) -> bool:
     if name in EXACT_MODEL_NAMES or name.lower() in _LOSS_FUNCTION_NAMES:
         return True
     words = name.lower().strip("_").split("_")
-    if len(words) > 1 and words[0] in _MODEL_HANDLING_VERBS:
-        return False
+    if len(words) > 1 and words[0] in _MODEL_HANDLING_VERBS or len(words) > 2 and words[-2] in ("for", "of", "from"):
+        return False  # (``stats_for_generator`` is about a model, not one)
     if words[-1].rstrip("0123456789") in MODEL_WORDS:
         return True
     return words[0].rstrip("0123456789") in MODEL_WORDS and "_".join(words[1:]) in _ROLE_SUFFIXES
