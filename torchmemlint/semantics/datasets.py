@@ -15,7 +15,7 @@ import libcst as cst
 
 from torchmemlint.semantics.calls import Calls
 from torchmemlint.semantics.imports import ImportTable, dotted_name
-from torchmemlint.semantics.scopes import Scopes, first_param
+from torchmemlint.semantics.scopes import Scopes
 from torchmemlint.semantics.tree import Tree
 
 DATALOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader", "DataLoader"})
@@ -104,19 +104,18 @@ class Datasets:
         init = self.calls.method_of(cls, "__init__")
         if init is None:
             return []
-        stored = {assign.value.value for assign in self.scopes.scope_nodes(init, cst.Assign)
-                  if isinstance(assign.value, cst.Name) and any(
-                      dotted_name(t.target) == f"{first_param(init)}.{attribute}" for t in assign.targets)}
+        param = self.scopes.stored_parameters(init).get(attribute)
+        if param is None:
+            return []
         found = []
         for site in self.calls.constructions(cls):
             callee = self.calls.callee(site)
-            for param in stored:
-                for argument, _ in self.calls.arguments(site, callee).get(param, ()) if callee is not None else ():
-                    given = self.scopes.classes_by_name.get(dotted_name(argument.func) or "") \
-                        if isinstance(argument, cst.Call) else None
-                    call_method = self.calls.method_of(given, "__call__") if given is not None else None
-                    if call_method is not None:
-                        found.append(call_method)
+            for argument, _ in self.calls.arguments(site, callee).get(param, ()) if callee is not None else ():
+                given = self.scopes.classes_by_name.get(dotted_name(argument.func) or "") \
+                    if isinstance(argument, cst.Call) else None
+                call_method = self.calls.method_of(given, "__call__") if given is not None else None
+                if call_method is not None:
+                    found.append(call_method)
         return found
 
     def _collate_functions(self) -> Iterator[WorkerFunction]:

@@ -41,7 +41,7 @@ from torchmemlint.semantics.calls import Callee, Calls, HOOK_REGISTRATIONS
 from torchmemlint.semantics.grad import GradContexts
 from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.modules import MODULE_NAME, Modules
-from torchmemlint.semantics.scopes import Scopes, literal_key, subscript_key, terminal_name
+from torchmemlint.semantics.scopes import Scopes, literal_key, module_itself, subscript_key, terminal_name
 from torchmemlint.semantics.tree import Tree
 from torchmemlint.semantics.vocabulary import (MODULE_RETURNING_METHODS, NON_TENSOR_ANNOTATIONS, is_class_name, is_model_name, names_text,
                                               torch_gives_no_tensor)
@@ -908,10 +908,8 @@ class Flow:
     def _built_from_scratch(self, call: cst.Call) -> bool:
         """A module constructor (through ``.eval()`` and the like) whose arguments are literals or
         constructors of the same kind."""
-        while isinstance(call.func, cst.Attribute) and call.func.attr.value in MODULE_RETURNING_METHODS and \
-                isinstance(call.func.value, cst.Call):
-            call = call.func.value
-        if not self.modules.is_constructor(call):
+        call = module_itself(call)
+        if not isinstance(call, cst.Call) or not self.modules.is_constructor(call):
             return False
         return all(isinstance(a.value, (cst.Integer, cst.Float, cst.SimpleString, cst.Name)) and
                    (not isinstance(a.value, cst.Name) or a.value.value in ("True", "False", "None"))

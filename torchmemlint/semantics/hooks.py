@@ -21,7 +21,6 @@ from torchmemlint.semantics.iterations import Iteration, Iterations
 from torchmemlint.semantics.scopes import Scopes, first_param
 from torchmemlint.semantics.tree import Tree
 from torchmemlint.semantics.calls import HOOK_REGISTRATIONS
-from torchmemlint.semantics.vocabulary import MODULE_RETURNING_METHODS
 
 GLOBAL_HOOK_PREFIX = "torch.nn.modules.module.register_module_"
 _MAX_CALL_DEPTH = 4
@@ -184,15 +183,7 @@ class Hooks:
         init = self.iterations.calls.method_of(cls, "__init__") if cls is not None else None
         if init is None:
             return None
-        for assign in self.scopes.scope_nodes(init, cst.Assign):
-            value = assign.value
-            while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and \
-                    value.func.attr.value in MODULE_RETURNING_METHODS:
-                value = value.func.value  # ``self.encoder = encoder.to(device)``: the module given
-            if any(dotted_name(t.target) == f"{first_param(init)}.{first.attr.value}" for t in assign.targets) \
-                    and isinstance(value, cst.Name):
-                return value.value
-        return None
+        return self.scopes.stored_parameters(init).get(first.attr.value)
 
     def _iterations_around(self, node: cst.CSTNode) -> list[Iteration]:
         """Enclosing loops that repeat steps (a backward, an optimizer step, a forward, a

@@ -12,9 +12,8 @@ from typing import Optional
 import libcst as cst
 
 from torchmemlint.semantics.imports import ImportTable, dotted_name
-from torchmemlint.semantics.scopes import Scopes, terminal_name
+from torchmemlint.semantics.scopes import Scopes, module_itself, terminal_name
 from torchmemlint.semantics.tree import Tree
-from torchmemlint.semantics.vocabulary import MODULE_RETURNING_METHODS
 
 # torch.nn classes that are tensors, not modules.
 _TENSOR_CLASSES = frozenset({"Parameter", "UninitializedParameter", "UninitializedBuffer", "Buffer"})
@@ -78,9 +77,9 @@ class Modules:
         ``merge_fn or nn.Identity()`` (a module given, else a default one)."""
         if isinstance(expr, cst.BooleanOperation) and isinstance(expr.operator, cst.Or):
             return self.is_constructor(expr.right)
-        moved = self._strip_self_returning(expr) is not expr and isinstance(expr, cst.Call) and \
+        moved = module_itself(expr) is not expr and isinstance(expr, cst.Call) and \
             isinstance(expr.func, cst.Attribute) and expr.func.attr.value in ("to", "cuda")
-        expr = self._strip_self_returning(expr)
+        expr = module_itself(expr)
         if not isinstance(expr, cst.Call):
             return False
         func = expr.func
@@ -112,12 +111,6 @@ class Modules:
         if name[:1].isupper():
             return name not in _TENSOR_CONSTRUCTOR_NAMES and not _NOT_A_MODEL.search(name)
         return bool(_MODEL_FACTORY.search(name))
-
-    def _strip_self_returning(self, expr: Optional[cst.BaseExpression]) -> Optional[cst.BaseExpression]:
-        while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and \
-                expr.func.attr.value in MODULE_RETURNING_METHODS:
-            expr = expr.func.value
-        return expr
 
     # -- attributes of a class -----------------------------------------------------------
     def attribute_kinds(self, cls: cst.ClassDef) -> dict[str, str]:
@@ -169,7 +162,7 @@ class Modules:
                 and dotted_name(call.func.value) == "self" and not _NOT_A_SUBMODULE.search(call.func.attr.value)}
 
     def _kind_of(self, value: cst.BaseExpression) -> Optional[str]:
-        inner = self._strip_self_returning(value)
+        inner = module_itself(value)
         if isinstance(inner, cst.Call) and self.imports.qualify(inner.func) in PARAMETER_CONTAINERS:
             return "parameters"
         if self.is_constructor(value):

@@ -16,7 +16,8 @@ import libcst as cst
 from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.tree import Tree
 from torchmemlint.semantics.vocabulary import (
-    BATCH_STRIDE, GENERATION_FUNCTION, ITERATION_BUILTINS, LOADER_ITERABLE, MODEL_CLASS_SUFFIXES, PER_STEP_METHODS,
+    BATCH_STRIDE, GENERATION_FUNCTION, ITERATION_BUILTINS, LOADER_ITERABLE, MODEL_CLASS_SUFFIXES,
+    MODULE_RETURNING_METHODS, PER_STEP_METHODS,
     is_class_name, is_model_name, is_step_identifier, is_step_target, makes_training_step, steps_environment,
 )
 
@@ -501,6 +502,21 @@ class Scopes:
         spelled = dotted_name(receiver)
         return self.values_assigned_to(spelled) if spelled is not None and spelled.startswith("self.") else []
 
+    def stored_parameters(self, init: cst.FunctionDef) -> dict[str, str]:
+        """``self.<attribute>`` -> the ``__init__`` parameter it is set from, first assignment
+        first (``self.encoder = encoder.to(device)``: ``encoder``)."""
+        params = {p.name.value for p in (*init.params.posonly_params, *init.params.params, *init.params.kwonly_params)}
+        owner = first_param(init)
+        stored: dict[str, str] = {}
+        for assign in self.scope_nodes(init, cst.Assign):
+            value = module_itself(assign.value)
+            if isinstance(value, cst.Name) and value.value in params:
+                for target in assign.targets:
+                    attribute = target.target
+                    if isinstance(attribute, cst.Attribute) and dotted_name(attribute.value) == owner:
+                        stored.setdefault(attribute.attr.value, value.value)
+        return stored
+
     def values_assigned_to(self, spelled: str) -> list[cst.BaseExpression]:
         """What ``<spelled> = value`` statements of the file assign (indexed once per file)."""
         return [assign.value for assign in self.assignments_to(spelled)]
@@ -639,6 +655,15 @@ def returned_part(returned: Optional[cst.BaseExpression], index: Optional[int],
 
 
 _ITEM_GETTERS = frozenset({"setdefault", "get"})
+
+
+def module_itself(expr: Optional[cst.BaseExpression]) -> Optional[cst.BaseExpression]:
+    """``expr`` without the calls that return the module they are called on
+    (``encoder.to(device).eval()`` -> ``encoder``)."""
+    while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and \
+            expr.func.attr.value in MODULE_RETURNING_METHODS:
+        expr = expr.func.value
+    return expr
 
 
 def root_name(expr: cst.BaseExpression, through_any_method: bool = False) -> Optional[str]:
