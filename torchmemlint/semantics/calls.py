@@ -89,7 +89,7 @@ class Calls:
             return None
         if isinstance(func, cst.Name):
             if func.value not in self._local_callable_names:
-                return None
+                return self._parameter_named_for_class(func.value, at)
             return self._resolve_name(func.value, at, depth)
         if isinstance(func, cst.Attribute):
             return self._resolve_method(func, at) or self._instance_call(func, at)
@@ -138,6 +138,29 @@ class Calls:
                 if method is not None:
                     return Callee(method, skipped=1)
         return None
+
+    def _parameter_named_for_class(self, name: str, at: cst.CSTNode) -> Optional[Callee]:
+        """A parameter called like the one callable class of the file whose name ends with it
+        (``cam`` for ``YOLOCAM``, ``pool`` for ``FakeImagePool``): calling it runs that class's
+        ``__call__``, a guess, as for a method found by its name alone."""
+        spelled = name.replace("_", "").lower()
+        if len(spelled) < 3:
+            return None
+        bindings = self.scopes.bindings_of(name, at)
+        if len(bindings) != 1 or not isinstance(bindings[0].node, cst.Param):
+            return None
+        methods = [m for cls, m in self._callable_classes if cls.name.value.lower().endswith(spelled)]
+        return Callee(methods[0], skipped=1, guessed=True) if len(methods) == 1 else None
+
+    @cached_property
+    def _callable_classes(self) -> list[tuple[cst.ClassDef, cst.FunctionDef]]:
+        """Classes of the file, not modules, that define ``__call__``, each with that method."""
+        found = []
+        for cls in self.scopes.classes_by_name.values():
+            method = self.method_of(cls, "__call__")
+            if method is not None and not self.scopes.is_torch_module_class(cls):
+                found.append((cls, method))
+        return found
 
     def _visible_function(self, name: str, at: cst.CSTNode) -> Optional[Callee]:
         """A plain function (not a method) of that name, defined at module level or in a

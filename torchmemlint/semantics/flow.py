@@ -152,6 +152,7 @@ TENSOR_OPERATORS = frozenset({"Subtract", "Divide", "Power", "MatrixMultiply", "
 # Record classes of the standard library that keep their keyword arguments as attributes.
 _RECORD_FACTORIES = frozenset({"types.SimpleNamespace", "argparse.Namespace"})
 MAX_DEPTH = 40
+_NONE_OPEN = 1 << 30  # no open query leaned on
 _MAX_WHY = 4
 
 
@@ -308,6 +309,14 @@ class Flow:
         self._tensor_uses: dict[object, set[str]] = {}
         self._scalar_losses: dict[object, set[str]] = {}
         self._depth = 0
+        # Queries under way (values, summaries, class attributes), each with its place on the
+        # stack. A query that meets one of them sees its recursion guard (nothing) instead: its
+        # answer is then only provisional, good until the outermost query ends, and is not kept
+        # for later questions (``self.M = new_M`` with ``new_M`` computed from ``self.M`` would
+        # otherwise keep, for good, a ``new_M`` evaluated while ``self.M`` was still open).
+        self._open: dict[object, int] = {}
+        self._provisional: dict[object, object] = {}
+        self._leaned_on = _NONE_OPEN
 
     # -- the question every rule asks --------------------------------------------------------
     def value(self, expr: cst.BaseExpression, at: Optional[cst.CSTNode] = None) -> Value:
@@ -319,13 +328,37 @@ class Flow:
             return known
         if self._depth > MAX_DEPTH:
             return UNKNOWN
-        self._memo[key] = NOTHING  # a cycle through names sees nothing more than it already has
         self._depth += 1
         try:
-            result = self._evaluate(expr, at)
+            return self._answer(self._memo, key, NOTHING, lambda: self._evaluate(expr, at))
         finally:
             self._depth -= 1
-        self._memo[key] = result
+
+    def _answer(self, cache: dict, key: object, guard, compute):
+        """``cache[key]``, computed now if need be. A cycle (``h`` computed from ``h``) sees
+        ``guard``, nothing more than it already has; what was computed leaning on a query still
+        open further up is kept only until the outermost query ends."""
+        known = self._provisional.get(key)
+        if known is not None:
+            return known
+        level = self._open.get(key)
+        if level is not None:
+            self._leaned_on = min(self._leaned_on, level)
+            return guard
+        level = self._open[key] = len(self._open)
+        outer, self._leaned_on = self._leaned_on, _NONE_OPEN
+        try:
+            result = compute()
+        finally:
+            del self._open[key]
+            leaned, self._leaned_on = self._leaned_on, outer
+        if leaned < level:
+            self._provisional[key] = result
+            self._leaned_on = min(outer, leaned)
+        else:
+            cache[key] = result
+        if not self._open:
+            self._provisional.clear()
         return result
 
     def summary(self, function: "Function") -> Summary:
@@ -334,7 +367,9 @@ class Flow:
         known = self._summaries.get(function)
         if known is not None:
             return known
-        self._summaries[function] = Summary(NOTHING)  # recursion guard
+        return self._answer(self._summaries, function, Summary(NOTHING), lambda: self._summarise(function))
+
+    def _summarise(self, function: "Function") -> Summary:
         if isinstance(function, cst.Lambda):
             returned = self.value(function.body)
         else:
@@ -346,9 +381,7 @@ class Flow:
                 returned = join([returned, Value(kind=SEQUENCE, element=join(yields))])
             if self._returns_tensor_annotation(function) and returned.kind is None:
                 returned = replace(returned, kind=TENSOR)
-        summary = Summary(returned)
-        self._summaries[function] = summary
-        return summary
+        return Summary(returned)
 
     def at_callers(self, value: Value, function: "Function") -> Value:
         """``value`` (computed in ``function``) with its parameters' contributions filled in by
@@ -1281,11 +1314,11 @@ class Flow:
         known = self._attributes.get(key)
         if known is not None:
             return known
-        self._attributes[key] = NOTHING  # recursion guard: ``self.h = f(self.h)``
+        return self._answer(self._attributes, key, NOTHING, lambda: self._assigned_anywhere(cls, name))
+
+    def _assigned_anywhere(self, cls: cst.ClassDef, name: str) -> Value:
         values = [self.assigned_value(a) for a in self.self_assignments(cls).get(name, ())]
-        result = join(values) if values else UNKNOWN
-        self._attributes[key] = result
-        return result
+        return join(values) if values else UNKNOWN
 
     def assigned_value(self, assignment: "SelfAssignment") -> Value:
         value = self.value(assignment.value, assignment.node)

@@ -1,0 +1,45 @@
+"""The value-flow layer's answers do not depend on the order of the questions: a value computed
+while a cycle (``self.mean`` assigned from a local computed from ``self.mean``) was still open
+is not kept for later questions."""
+import libcst as cst
+
+from torchmemlint.semantics import SemanticModel
+
+SOURCE = '''
+import torch
+
+
+class RunningMoments:
+    def __init__(self):
+        self.mean = torch.zeros(1)
+
+    def __call__(self, x):
+        delta = x.mean(dim=0) - self.mean
+        new_mean = self.mean + delta / 2
+        self.mean = new_mean
+        return self.mean
+'''
+
+
+def _assigned(model: SemanticModel, name: str) -> cst.Assign:
+    return next(a for a in model.tree.nodes(cst.Assign)
+                if model.module.code_for_node(a.targets[0].target) == name)
+
+
+def test_value_computed_inside_a_cycle_is_not_kept() -> None:
+    model = SemanticModel(cst.parse_module(SOURCE))
+    delta = _assigned(model, "delta")
+    new_mean = _assigned(model, "new_mean")
+    # Asking for ``delta`` first opens ``self.mean``, whose assignment reads ``new_mean``, whose
+    # value reads ``delta`` again (still open): that ``new_mean`` is provisional.
+    assert "x" in model.flow.value(delta.value, delta).params
+    assert "x" in model.flow.value(new_mean.value, new_mean).params
+    assert model.flow.value(new_mean.value, new_mean).kind == "tensor"
+
+
+def test_class_attribute_sees_every_assignment() -> None:
+    model = SemanticModel(cst.parse_module(SOURCE))
+    delta = _assigned(model, "delta")
+    model.flow.value(delta.value, delta)
+    cls = model.scopes.classes_by_name["RunningMoments"]
+    assert "x" in model.flow.class_attribute(cls, "mean").params
