@@ -62,7 +62,9 @@ number or a container lacks:
   tensor, or written into a tensor (`buf[t] = v`), or appended to a list that `torch.cat` joins:
   with its graph it can be nothing else;
 - anything else (a model output that may be a tuple or a `ModelOutput`, a record) gets no
-  automatic fix, and `fix --diff` says so.
+  automatic fix, and `fix --diff` says so, as does a total set by the first step and summed by
+  the later ones (`total = loss if total is None else total + loss`) or kept per component
+  (`tuple(map(sum, zip(total, losses)))`).
 
 ## Runtime signature
 Live memory grows every iteration (`torchmemlint verify` reports `confirmed-growth`).
@@ -80,6 +82,10 @@ from torchmemlint.semantics.flow import TENSOR
 from torchmemlint.semantics.imports import dotted_name
 from torchmemlint.semantics.prescreen import ACCUMULATION, CALL_STORE, LIST_STORE, SUBSCRIPT_STORE
 from torchmemlint.semantics.stores import Accumulation, Store
+
+# ``total = loss if total is None else total + loss``, ``tuple(map(sum, zip(total, losses)))``:
+# the first step's value is kept as it is too, and a tuple of totals has no ``.detach()``.
+NOT_A_SUM = "no automatic fix: the total is set or combined by more than a sum (detach what each step adds)"
 
 
 class GraphRetainedAccumulation(Rule):
@@ -246,6 +252,8 @@ def _accumulation_fix(model: SemanticModel, accumulation: Accumulation) -> tuple
     purpose)."""
     value = accumulation.value
     target = accumulation.target
+    if isinstance(accumulation.node, cst.Assign) and not isinstance(accumulation.node.value, cst.BinaryOperation):
+        return None, NOT_A_SUM
     scope = model.scopes.scope_of(accumulation.node)
     number_total = False
     if isinstance(target, cst.Name):

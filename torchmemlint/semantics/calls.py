@@ -198,6 +198,8 @@ class Calls:
         if built_from or self.imports.qualify(receiver) is not None:
             return None
         methods = [f for f in self.scopes.functions_by_name[name] if self.scopes.class_of(f) is not None]
+        if len(methods) > 1:  # an abstract base's stub and the one subclass that implements it
+            methods = [f for f in methods if not _is_stub(f)]
         if len(methods) == 1:
             return Callee(methods[0], skipped=0 if _is_static(methods[0]) else 1, guessed=True)
         return None
@@ -567,3 +569,24 @@ def _is_static(func: cst.FunctionDef) -> bool:
     return any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod" for d in func.decorators)
 
 
+def _is_stub(func: cst.FunctionDef) -> bool:
+    """A body that does nothing but declare the method: ``...``, ``pass``, a docstring, or
+    ``raise NotImplementedError``."""
+    lines: list = []
+    for statement in func.body.body:  # statements, or the small statements of ``def f(): ...``
+        if isinstance(statement, cst.SimpleStatementLine):
+            lines.extend(statement.body)
+        elif isinstance(statement, cst.BaseSmallStatement):
+            lines.append(statement)
+        else:
+            return False
+    for line in lines:
+        if isinstance(line, cst.Pass) or isinstance(line, cst.Expr) and isinstance(
+                line.value, (cst.Ellipsis, cst.SimpleString, cst.ConcatenatedString)):
+            continue
+        exception = line.exc.func if isinstance(line, cst.Raise) and isinstance(line.exc, cst.Call) else \
+            getattr(line, "exc", None)
+        if isinstance(line, cst.Raise) and exception is not None and dotted_name(exception) == "NotImplementedError":
+            continue
+        return False
+    return True

@@ -307,6 +307,8 @@ class Flow:
         self._attributes: dict[tuple[cst.ClassDef, str], Value] = {}
         self._self_assignments: dict[cst.ClassDef, dict[str, list[SelfAssignment]]] = {}
         self._tensor_uses: dict[object, set[str]] = {}
+        self._mapping_uses: dict[object, set[str]] = {}
+        self._grad_inputs: dict[object, set[str]] = {}
         self._scalar_losses: dict[object, set[str]] = {}
         self._depth = 0
         # Queries under way (values, summaries, class attributes), each with its place on the
@@ -522,10 +524,14 @@ class Flow:
                              why=((bindings[-1].node if bindings else expr, f"`{name}` is differentiated"),))
         scope = self.scopes.scope_of(at)
         if result.kind is None and (result.graph or result.device) and values and \
-                all(v.kind in (None, TENSOR, _NOTHING) for v in values) and name in self._used_as_tensor(scope):
+                all(v.kind in (None, TENSOR, _NOTHING) for v in values) and name in self._used_as_tensor(scope) \
+                and name not in self._used_as_mapping(scope):
             result = replace(result, kind=TENSOR)
         if result.kind is None and not result.graph and names_text(name):
             return OTHER_VALUE  # ``image, target, fname = batch``: the file names are strings
+        if not result.leaf and not result.graph and name in self._differentiated_in(scope):
+            # ``torch.autograd.grad(loss, w)``: ``w`` requires grad, what is computed from it has a graph
+            result = replace(result, leaf=True, detached=False)
         if result.kind in (TENSOR, None) and (result.graph or result.kind == TENSOR) and \
                 name in self._backwarded_as_scalar(scope):
             result = replace(result, kind=TENSOR, scalar=True)  # ``backward()`` without a gradient needs one
@@ -640,6 +646,60 @@ class Flow:
                 if isinstance(call, cst.Call) and self._takes_tensors(call):
                     names.add(node.value)
         self._tensor_uses[scope] = names
+        return names
+
+    def differentiated_inputs(self, call: cst.Call) -> set[str]:
+        """What ``torch.autograd.grad(outputs, inputs)`` differentiates with respect to: the names
+        and attribute chains (``x``, ``self.w``) in ``inputs``, by position or keyword; none for
+        any other call."""
+        if not call.args or self.imports.qualify(call.func) != "torch.autograd.grad":
+            return set()
+        inputs = _keyword(call, "inputs")
+        if inputs is None and len(call.args) > 1 and call.args[1].keyword is None:
+            inputs = call.args[1].value
+        found: set[str] = set()
+        stack: list[cst.CSTNode] = [inputs] if inputs is not None else []
+        while stack:
+            node = stack.pop()
+            if isinstance(node, (cst.Name, cst.Attribute)) and (spelled := dotted_name(node)) is not None:
+                found.add(spelled)
+            stack.extend(node.children)
+        return found
+
+    def _differentiated_in(self, scope) -> set[str]:
+        known = self._grad_inputs.get(scope)
+        if known is None:
+            known = self._grad_inputs[scope] = set().union(
+                *(self.differentiated_inputs(c) for c in self.scopes.scope_nodes(scope, cst.Call)))
+        return known
+
+    def _used_as_mapping(self, scope, depth: int = 0) -> set[str]:
+        """Names ``scope`` reads by key (``out["logits"]``, ``out[self.output_key]``, ``.items()``),
+        or hands to a function of the file that does so with that parameter: a dict, even where a
+        loss function also takes it (``loss_fn(batch, outputs)`` of a template whose losses and
+        metrics read their inputs by key)."""
+        known = self._mapping_uses.get(scope)
+        if known is not None:
+            return known
+        self._mapping_uses[scope] = set()  # recursion guard
+        names: set[str] = set()
+        for node in self.scopes.scope_nodes(scope, cst.Subscript):
+            if isinstance(node.value, cst.Name) and len(node.slice) == 1 and \
+                    isinstance(node.slice[0].slice, cst.Index) and _is_key(node.slice[0].slice.value):
+                names.add(node.value.value)
+        for call in self.scopes.scope_nodes(scope, cst.Call):
+            func = call.func
+            if isinstance(func, cst.Attribute) and func.attr.value in ("items", "keys", "values") and \
+                    isinstance(func.value, cst.Name) and not call.args:
+                names.add(func.value.value)
+            callee = self.calls.callee(call) if depth < 3 else None
+            if callee is None or not isinstance(callee.function, cst.FunctionDef):
+                continue
+            by_key = self._used_as_mapping(callee.function, depth + 1)
+            for param, given in self.calls.arguments(call, callee).items():
+                if param in by_key:
+                    names.update(expr.value for expr, _ in given if isinstance(expr, cst.Name))
+        self._mapping_uses[scope] = names
         return names
 
     def _takes_tensors(self, call: cst.Call) -> bool:
@@ -1058,7 +1118,9 @@ class Flow:
             return Value(kind=TENSOR, detached=True, device=on_device)
         if qualified.startswith("torch.nn."):
             if function == "Parameter":  # a leaf with no graph, but what is computed from it has one
-                return Value(kind=TENSOR, leaf=True, device=bool(args) and args[0].device)
+                frozen = _keyword(call, "requires_grad")  # (``requires_grad=False``: a plain tensor)
+                frozen = isinstance(frozen, cst.Name) and frozen.value == "False"
+                return Value(kind=TENSOR, leaf=not frozen, detached=frozen, device=bool(args) and args[0].device)
             if function.endswith("Tensor"):
                 return Value(kind=TENSOR, detached=True, device=bool(args) and args[0].device)
             if function[:1].isupper():
@@ -1470,6 +1532,15 @@ def _substitute(value: Value, arguments: dict[str, Value]) -> Value:
 # Tensor methods that return a tuple (of values and indices, of chunks) rather than one tensor.
 # Tensor methods that, given a dimension, return (values, indices).
 _VALUES_AND_INDICES = frozenset({"max", "min", "topk", "sort", "median", "mode", "kthvalue", "cummax", "cummin"})
+
+
+def _is_key(index: cst.BaseExpression) -> bool:
+    """A dict's key, not a position: a string, or a name or attribute that says it is a key
+    (``self.output_key``, ``key``, ``name``)."""
+    if isinstance(index, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+        return True
+    spelled = index.attr.value if isinstance(index, cst.Attribute) else index.value if isinstance(index, cst.Name) else ""
+    return spelled.lower().endswith(("key", "name"))
 
 
 def _returns_indices(expr: cst.BaseExpression) -> bool:

@@ -107,7 +107,7 @@ class Hooks:
                     break
                 if mapped is not None and not self.persists_across(mapped, loop):
                     continue
-                if self._has_remove(loop.body):
+                if self._removes_in(loop.body):
                     break
                 return Pile(loop, site, built)
             if caller is not None and caller is not func:
@@ -148,13 +148,19 @@ class Hooks:
         if name in params:
             given = self.iterations.calls.arguments(site, callee).get(name, ())
             return given[0][0] if given else None
-        bindings = self.scopes.bindings(func).get(name, [])
-        if len(bindings) > 1:  # ``layer = model``, then ``layer = dict(layer.named_children())[part]``
-            bindings = [b for b in bindings if not _walks_down(b.value, name)]
-        if len(bindings) != 1:
-            return None
-        node, value = bindings[0].node, bindings[0].value
-        if isinstance(node, cst.For):  # ``for module in self.model.modules()`` / ``in self.model.features``
+        comprehension = next((a.for_in for a in self.tree.ancestors(base)
+                              if isinstance(a, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp))
+                              and name in _target_names(a.for_in.target)), None)
+        if comprehension is not None:  # ``[Recorder(m) for m in self.model.modules()]``
+            node, value = comprehension, None
+        else:
+            bindings = self.scopes.bindings(func).get(name, [])
+            if len(bindings) > 1:  # ``layer = model``, then ``layer = dict(layer.named_children())[part]``
+                bindings = [b for b in bindings if not _walks_down(b.value, name)]
+            if len(bindings) != 1:
+                return None
+            node, value = bindings[0].node, bindings[0].value
+        if isinstance(node, (cst.For, cst.CompFor)):  # ``for module in self.model.modules()`` / ``in self.model.features``
             iterable = node.iter
             if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute) and \
                     iterable.func.attr.value in _MEMBER_ITERATORS:
@@ -307,9 +313,15 @@ class Hooks:
         region: cst.CSTNode = iteration if isinstance(iteration, cst.FunctionDef) else iteration.body
         if isinstance(iteration, cst.FunctionDef):
             region = self.scopes.class_of(iteration) or iteration
+        return self._removes_in(region)
+
+    def _removes_in(self, region: cst.CSTNode) -> bool:
+        """A ``.remove()`` in ``region`` or in a function of the file it calls by name
+        (``self.remove_hooks()``, ``detach_all(hooks)``, ``harness.measure(loader)`` that removes
+        its recorders' handles)."""
         if self._has_remove(region):
             return True
-        for other in self.tree.descendants(region, cst.Call):  # ``self.remove_hooks()``, ``detach_all(hooks)``
+        for other in self.tree.descendants(region, cst.Call):
             name = other.func.attr.value if isinstance(other.func, cst.Attribute) else (
                 other.func.value if isinstance(other.func, cst.Name) else None)
             if any(self._has_remove(f) for f in self.scopes.functions_by_name.get(name or "", [])):

@@ -206,15 +206,22 @@ class LoopCarried:
         ) or not isinstance(region, cst.FunctionDef) and self._runs_model_per_step(region)
 
     def _runs_model_per_step(self, loop: Loop) -> bool:
-        """A rollout (a loop stepping an environment: ``env.step(action)``) or another step loop
-        (``for step in itertools.count()``) that runs a model each iteration, with no backward
+        """A rollout (a loop stepping an environment: ``env.step(action)``), another step loop
+        (``for step in itertools.count()``) or a loop of evaluation code that runs a model each
+        iteration, with no backward
         after it in the function (that would be backpropagation through the episode or the
         unroll, on purpose). A loop of a numerical algorithm (``for _ in range(iters)`` of a
         Sinkhorn normalisation) runs no model."""
         calls = self.scopes.loop_body_nodes(loop, cst.Call)
         if any(steps_an_environment(call) for call in calls):
             return not self.scopes.step_follows(loop)
-        return self.scopes.is_step_loop(loop) and any(self.iterations.runs_forward(call) for call in calls)
+        if not any(self.iterations.runs_forward(call) for call in calls):
+            return False
+        # A generation loop of evaluation code (``model.eval()``, then ``output, hidden =
+        # model(inp, hidden)`` word after word) is a step loop too, whatever it iterates.
+        return self.scopes.is_step_loop(loop) or (
+            _counts(loop) and not self.scopes.in_model_method(loop)  # (not a model's loop over its layers)
+            and self.scopes.sets_eval_mode(self.scopes.scope_of(loop)) and not self.scopes.step_follows(loop))
 
     def _assignments(self, region: Iteration) -> list[Assignment]:
         nodes: list[Assignment] = []
@@ -417,7 +424,7 @@ class LoopCarried:
             if isinstance(func, cst.Attribute) and func.attr.value == "requires_grad_" and \
                     carried_name(func.value) == name:
                 return True
-            if name in self._differentiated_inputs(call):
+            if name in self.flow.differentiated_inputs(call):
                 return True
         for attribute in self.scopes.scope_nodes(scope, cst.Attribute):
             if carried_name(attribute.value) != name:
@@ -550,16 +557,14 @@ class LoopCarried:
     def _differentiated_with_respect_to(self, name: str, region: Iteration) -> bool:
         """``name`` is among the inputs of a ``torch.autograd.grad`` in the iteration: a variable
         being optimized (an optimizee, an adversarial input), not a running total."""
-        return any(name in self._differentiated_inputs(call) for call in self.iterations.step_calls(region))
+        return any(name in self.flow.differentiated_inputs(call) for call in self.iterations.step_calls(region))
 
-    def _differentiated_inputs(self, call: cst.Call) -> set[str]:
-        """The carried names ``torch.autograd.grad(outputs, inputs)`` differentiates with respect
-        to (``inputs`` by position or keyword); none for any other call."""
-        if self.imports.qualify(call.func) != "torch.autograd.grad":
-            return set()
-        inputs = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "inputs"),
-                      call.args[1].value if len(call.args) > 1 and call.args[1].keyword is None else None)
-        return set() if inputs is None else {carried_name(n) for n in _names_and_attributes(inputs)} - {None}
+
+def _counts(loop: Loop) -> bool:
+    """``while ...:`` or ``for i in range(n)``: a loop that counts steps, not one over items."""
+    if isinstance(loop, cst.While):
+        return True
+    return isinstance(loop.iter, cst.Call) and dotted_name(loop.iter.func) in ("range", "itertools.count", "count")
 
 
 def _is_true(expr: cst.BaseExpression) -> bool:
@@ -571,11 +576,14 @@ _NON_ACTIVATION = re.compile(r"label|target|mask|index|indices|idx|ids?$|tokens?
 
 
 def carried_name(expr: cst.BaseExpression) -> Optional[str]:
-    """``h`` for a name, ``self.h`` for an attribute of ``self``; None otherwise."""
+    """``h`` for a name, ``self.h`` for an attribute of ``self`` (``self.stats.ema`` for one of an
+    object ``self`` holds); None otherwise."""
     if isinstance(expr, cst.Name):
         return expr.value
-    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
-        return f"self.{expr.attr.value}"
+    if isinstance(expr, cst.Attribute):
+        spelled = dotted_name(expr)
+        if spelled is not None and spelled.startswith("self."):
+            return spelled
     return None
 
 

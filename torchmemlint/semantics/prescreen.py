@@ -705,7 +705,7 @@ class _Walker:
                 if type(target) is ast.Name and type(value) is ast.Call:
                     self.made_by_calls.setdefault(target.id, []).append(value)
                 spelled = _dotted(target)
-                if type(value) is ast.BinOp and spelled is not None and spelled in (_dotted(value.left), _dotted(value.right)):
+                if spelled is not None and _may_add_to(value, spelled):
                     keeps.add(ACCUMULATION)
                     sites.setdefault(ACCUMULATION, []).append((*context, _root(target)))
                 carried = _carried_name(target)
@@ -720,6 +720,19 @@ class _Walker:
             elif type(node.op) in (ast.Add, ast.Sub, ast.Mult):
                 keeps.add(ACCUMULATION)
                 sites.setdefault(ACCUMULATION, []).append((*context, _root(node.target)))
+
+
+def _may_add_to(value: ast.AST, spelled: str) -> bool:
+    """``t + v``, ``v if t is None else t + v`` or ``tuple(map(sum, zip(t, v)))`` (a superset of
+    what ``Stores`` takes for an accumulation into ``t``)."""
+    kind = type(value)
+    if kind is ast.BinOp:
+        return spelled in (_dotted(value.left), _dotted(value.right))
+    if kind is ast.IfExp:
+        return _may_add_to(value.body, spelled) or _may_add_to(value.orelse, spelled)
+    if kind is ast.Call and type(value.func) is ast.Name and value.func.id in ("tuple", "list"):
+        return any(_dotted(node) == spelled for node in ast.walk(value))
+    return False
 
 
 def _identifiers_of(expr: ast.AST) -> Iterator[str]:

@@ -260,7 +260,7 @@ class Scopes:
             identifiers += self._bound_iterable_identifiers(loop)
             if _strides_over_batches(loop.iter):
                 return True  # ``for start in range(0, len(texts), batch_size)``: one batch of data per iteration
-        if self._in_model_method(loop) or self._in_generation_function(loop):
+        if self.in_model_method(loop) or self._in_generation_function(loop):
             # A model's own ``forward``/``generate``/``sample`` (or a generator's ``generate``)
             # loops over time steps, tokens or layers of one input; only a loop over data makes
             # steps there (``predict(loader)``).
@@ -338,7 +338,7 @@ class Scopes:
         func = self.function_of(node)
         return func is not None and GENERATION_FUNCTION.search(func.name.value) is not None
 
-    def _in_model_method(self, node: cst.CSTNode) -> bool:
+    def in_model_method(self, node: cst.CSTNode) -> bool:
         """In a method of an ``nn.Module`` class other than a framework's per-step hook."""
         func = self.function_of(node)
         return func is not None and func.name.value not in PER_STEP_METHODS and \

@@ -42,6 +42,7 @@ class Store:
     key: Optional[cst.BaseSlice] = None  # the subscript of ``c[k] = v``
     appended: bool = True  # grows a container (False: added into a running total)
     inside: Optional[cst.CSTNode] = None
+    computed: bool = False  # the callee keeps what it computes from ``value``, not ``value`` itself
 
     @property
     def overwrites_fixed_slot(self) -> bool:
@@ -69,6 +70,9 @@ class Kept:
     store: cst.CSTNode
     container: cst.BaseExpression
     appended: bool
+    # What is kept is computed from the parameter (``self.total += psnr.sum()``), not the object
+    # itself: called under ``torch.no_grad()``, it holds no graph.
+    computed: bool = False
 
 
 class Stores:
@@ -153,9 +157,14 @@ class Stores:
             return
         arguments = self.calls.arguments(call, callee)
         receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
+        disabled = None
         for keep in kept:
             if appended_only and not keep.appended:
                 continue
+            if keep.computed:
+                disabled = self.flow.grad.is_disabled(call) if disabled is None else disabled
+                if disabled:
+                    continue
             if keep.into == "self":
                 container = receiver
             elif keep.into.startswith("param:"):
@@ -166,7 +175,7 @@ class Stores:
             if container is None:
                 continue
             for value, _ in arguments.get(keep.param, ()):
-                yield Store(call, container, value, appended=keep.appended, inside=keep.store)
+                yield Store(call, container, value, appended=keep.appended, inside=keep.store, computed=keep.computed)
 
     # -- what a function keeps ------------------------------------------------------------------
     def kept_parameters(self, function: Function) -> list[Kept]:
@@ -198,17 +207,21 @@ class Stores:
             # An item assignment (``buf[i] = v``) grows a dict, never a list or a tensor: as seen
             # from a caller that passes some container, it is no append.
             appended = store.appended and store.key is None
-            for param in self.flow.value(store.value, store.node).params & params:
+            value = self.flow.value(store.value, store.node)
+            for param in value.params & params:
                 if into != f"param:{param}":  # (a container storing what it already holds)
-                    found.append(Kept(param, into, store.inside or store.node, store.container, appended))
+                    found.append(Kept(param, into, store.inside or store.node, store.container, appended,
+                                      computed=store.computed or value.alias != param))
         for accumulation in self.accumulations():
             if self.scopes.function_of(accumulation.node) is not function:
                 continue
             into = self._persistent_root(accumulation.target, function, cls)
             if into is None or (into == "self" and self._rebound_in(function, accumulation.target, accumulation.node)):
                 continue
-            for param in self.flow.value(accumulation.value, accumulation.node).params & params:
-                found.append(Kept(param, into, accumulation.node, accumulation.target, False))
+            value = self.flow.value(accumulation.value, accumulation.node)
+            for param in value.params & params:
+                found.append(Kept(param, into, accumulation.node, accumulation.target, False,
+                                  computed=value.alias != param))
         self._kept[function] = found
         return found
 
@@ -253,17 +266,15 @@ class Stores:
                     not isinstance(aug.value, cst.List):
                 found.append(Accumulation(aug, aug.target, aug.value))
         for assign in self.tree.nodes(cst.Assign):
-            if len(assign.targets) != 1 or not isinstance(assign.value, cst.BinaryOperation):
+            if len(assign.targets) != 1 or not isinstance(assign.value, (cst.BinaryOperation, cst.IfExp, cst.Call)):
                 continue
             target = assign.targets[0].target
             spelled = dotted_name(target) if not isinstance(target, cst.Subscript) else None
             if spelled is None:
                 continue
-            left, right = assign.value.left, assign.value.right
-            if dotted_name(left) == spelled:
-                found.append(Accumulation(assign, target, right))
-            elif dotted_name(right) == spelled and isinstance(assign.value.operator, (cst.Add, cst.Multiply)):
-                found.append(Accumulation(assign, target, left))
+            added = _added_to(assign.value, spelled)
+            if added is not None:
+                found.append(Accumulation(assign, target, added))
         return found
 
     def accumulations(self) -> list[Accumulation]:
@@ -312,7 +323,7 @@ class Stores:
                 return self._passed_in_outliving(iteration, root, container, _depth)
             # ``total += loss`` on a parameter handed back: ``total = loop_body(x, total)``
             return not is_attribute and self.iterations.fed_back(iteration, root)
-        if self._reset_in(container, iteration.body):
+        if self._reset_in(container, iteration.body, every_step=True):
             return False
         func = self.scopes.function_of(iteration)
         if func is not None and root != "self" and self.scopes.is_per_step_method(func) and \
@@ -382,26 +393,46 @@ class Stores:
                 return True
         return len(self.scopes.assignments_to(spelled)) > 1
 
-    def _reset_in(self, container: cst.BaseExpression, region: cst.CSTNode) -> bool:
+    def _reset_in(self, container: cst.BaseExpression, region: cst.CSTNode,
+                  after: Optional[cst.CSTNode] = None, every_step: bool = False) -> bool:
         """Rebound (``c = []``), emptied (``c.clear()``, ``del c[:]``) or trimmed to a slice of
-        itself (``c = c[batch_size:]`` after yielding a batch) inside ``region``; any other update
-        that reads the old value (``self.total = self.total + loss``) is no reset."""
+        itself (``c = c[batch_size:]`` after yielding a batch) inside ``region`` (and, given
+        ``after``, after that node; with ``every_step``, not only every N steps: ``if step %
+        log_freq == 0: ... c.clear()`` keeps N steps' values); any other update that reads the
+        old value (``self.total = self.total + loss``) is no reset."""
         spelled = dotted_name(container) if not isinstance(container, cst.Subscript) else None
         if spelled is None:
             spelled = dotted_name(container.value) if isinstance(container, cst.Subscript) else None
             if spelled is None:
                 return False
-        for assign in self.tree.descendants(region, cst.Assign):
+
+        def later(nodes: list) -> list:
+            if after is not None:
+                nodes = [n for n in nodes if self.tree.before(after, n)]
+            return [n for n in nodes if not self._every_n_steps(n, region)] if every_step else nodes
+
+        for assign in later(self.tree.descendants(region, cst.Assign)):
             if any(spelled in _assigned_spellings(t.target) for t in assign.targets) and (
                     not self._reads(assign.value, spelled) or _slice_of(assign.value, spelled)):
                 return True
-        for call in self.tree.descendants(region, cst.Call):
+        for call in later(self.tree.descendants(region, cst.Call)):
             func = call.func
             if isinstance(func, cst.Attribute) and func.attr.value == "clear" and dotted_name(func.value) == spelled:
                 return True
-        for delete in self.tree.descendants(region, cst.Del):
+        for delete in later(self.tree.descendants(region, cst.Del)):
             target = delete.target
             if isinstance(target, cst.Subscript) and dotted_name(target.value) == spelled:
+                return True
+        return False
+
+    def _every_n_steps(self, node: cst.CSTNode, region: cst.CSTNode) -> bool:
+        """``node`` runs under an ``if`` of ``region`` that tests a step count modulo something
+        (``if step % log_interval == 0:``): once every N iterations."""
+        for ancestor in self.tree.ancestors(node):
+            if ancestor is region:
+                return False
+            if isinstance(ancestor, cst.If) and any(
+                    isinstance(op.operator, cst.Modulo) for op in self.tree.descendants(ancestor.test, cst.BinaryOperation)):
                 return True
         return False
 
@@ -598,15 +629,20 @@ class Stores:
             return False
         owner = cls if spelled.startswith("self.") else self.tree.module  # (a global's: any function)
         return any(
-            self._reset_in(container, other) for other in self._differentiating_functions
+            self._reset_in(container, other, after=backward) for other, backward in self._differentiating_functions
             if other is not method and other.name.value != "__init__" and self.tree.contains(owner, other)
         )
 
     @cached_property
-    def _differentiating_functions(self) -> list[cst.FunctionDef]:
-        """The functions of the file that run a backward pass themselves (found once)."""
-        return [f for f in self.tree.nodes(cst.FunctionDef)
-                if any(self.calls.backward_roots(c) for c in self.tree.descendants(f, cst.Call))]
+    def _differentiating_functions(self) -> list[tuple[cst.FunctionDef, cst.Call]]:
+        """The functions of the file that run a backward pass themselves, each with its first
+        backward call (found once)."""
+        found = []
+        for function in self.tree.nodes(cst.FunctionDef):
+            backward = next((c for c in self.tree.descendants(function, cst.Call) if self.calls.backward_roots(c)), None)
+            if backward is not None:
+                found.append((function, backward))
+        return found
 
     def reset_elsewhere_in_class(self, container: cst.BaseExpression, method: cst.FunctionDef,
                                  per_step: bool = False) -> bool:
@@ -627,6 +663,35 @@ class Stores:
 
 # A key that names one call of a per-step function (a trial, an epoch, a step), not one of a few slots.
 _PER_CALL_KEY = re.compile(r"number|\bid\b|_id\b|idx|index|step|epoch|fold|trial|iteration", re.IGNORECASE)
+def _added_to(value: cst.BaseExpression, spelled: str) -> Optional[cst.BaseExpression]:
+    """What ``value`` adds to the total ``spelled``: ``v`` of ``t + v`` (``v + t``, ``t * v``),
+    of ``v if t is None else t + v`` (the first step sets the total, the later ones add), and of
+    ``tuple(map(sum, zip(t, v)))`` (a tuple of totals, one per component)."""
+    if isinstance(value, cst.IfExp):
+        # (tested on the total itself: ``t is None``, ``t is not None``)
+        if not isinstance(value.test, cst.Comparison) or dotted_name(value.test.left) != spelled:
+            return None
+        for branch in (value.orelse, value.body):
+            added = _added_to(branch, spelled)
+            if added is not None:
+                return added
+        return None
+    if isinstance(value, cst.BinaryOperation):
+        if dotted_name(value.left) == spelled:
+            return value.right
+        if dotted_name(value.right) == spelled and isinstance(value.operator, (cst.Add, cst.Multiply)):
+            return value.left
+        return None
+    if isinstance(value, cst.Call) and dotted_name(value.func) in ("tuple", "list") and len(value.args) == 1:
+        mapped = value.args[0].value  # map(sum, zip(t, v))
+        if isinstance(mapped, cst.Call) and dotted_name(mapped.func) == "map" and len(mapped.args) == 2 and \
+                dotted_name(mapped.args[0].value) == "sum" and isinstance(zipped := mapped.args[1].value, cst.Call) \
+                and dotted_name(zipped.func) == "zip" and len(zipped.args) == 2 and \
+                dotted_name(zipped.args[0].value) == spelled:
+            return zipped.args[1].value
+    return None
+
+
 def _assigned_spellings(target: cst.BaseExpression) -> set[str]:
     """``a``, ``self.a``: what an assignment target (or each element of a tuple target) rebinds."""
     if isinstance(target, (cst.Tuple, cst.List)):
