@@ -15,7 +15,9 @@ a few numbers per example do not threaten device memory.
 Also flags the return of a LightningModule's `training_step` / `validation_step` / `test_step` /
 `predict_step` when the module overrides the 1.x hook `<stage>_epoch_end(self, outputs)` and the
 step returns per-example tensors (logits, predictions, masks, targets on the device; the loss and
-scalar metrics are fine): Lightning collects every step's return value for that hook.
+scalar metrics are fine): Lightning collects every step's return value for that hook. The same
+for `predict_step` when the file uses what `trainer.predict(...)` returns (`return_predictions`
+left on): Lightning keeps every step's return value for that list.
 
 ## Why is this bad?
 To call `compute_metrics` once at the end, the evaluation loop gathers the logits and labels of
@@ -63,10 +65,11 @@ from torchmemlint.rules.edits import add_keyword_argument
 from torchmemlint.semantics import SemanticModel
 from torchmemlint.semantics.flow import NUMBER, OTHER, TENSOR, Value
 from torchmemlint.semantics.hf import TrainerSetup, keyword
+from torchmemlint.semantics.imports import dotted_name
 
 EVAL_ACCUMULATION_STEPS = 8
 _LIGHTNING_STAGES = ("training", "validation", "test", "predict")
-LIGHTNING_MESSAGE = ("Lightning keeps every {step} output for {end}(outputs): {kept} of the whole epoch pile up on "
+LIGHTNING_MESSAGE = ("Lightning keeps every {step} output for {end}: {kept} of the whole epoch pile up on "
                      "the device; return only the loss and scalars, or update a metric (torchmetrics) in the step")
 PREDICT_MESSAGE = ("Trainer.predict() keeps every step's predictions on the device without eval_accumulation_steps; "
                    "set it in TrainingArguments")
@@ -77,7 +80,7 @@ class UnboundedEvalAccumulation(Rule):
     name = "unbounded-eval-accumulation"
     message = ("Trainer with compute_metrics concatenates all evaluation logits on the device; set "
                "eval_accumulation_steps in TrainingArguments")
-    triggers = ("Trainer", "_epoch_end")
+    triggers = ("Trainer", "_epoch_end", "predict_step")
 
     def check(self, model: SemanticModel) -> Iterator[Finding]:
         hf = model.hf
@@ -107,17 +110,47 @@ def _lightning_epoch_outputs(model: SemanticModel) -> Iterator[Finding]:
         for stage in _LIGHTNING_STAGES:
             epoch_end = model.calls.method_of(cls, f"{stage}_epoch_end")
             step = model.calls.method_of(cls, f"{stage}_step")
-            if epoch_end is None or step is None or len(epoch_end.params.params) < 2:
+            if step is None:
+                continue
+            if epoch_end is not None and len(epoch_end.params.params) >= 2:
+                collector = f"{stage}_epoch_end(outputs)"
+            elif stage == "predict" and _predictions_kept(model):
+                collector = "the list `trainer.predict()` returns"
+            else:
                 continue
             for ret in model.scopes.scope_nodes(step, cst.Return):
                 if ret.value is None:
                     continue
                 kept = _per_example_parts(model.flow.value(ret.value, ret))
                 if kept:
-                    yield Finding(ret, message=LIGHTNING_MESSAGE.format(step=f"{stage}_step", end=f"{stage}_epoch_end",
+                    yield Finding(ret, message=LIGHTNING_MESSAGE.format(step=f"{stage}_step", end=collector,
                                                                         kept=", ".join(f"`{k}`" for k in kept)),
                                   no_fix="no automatic fix: what the epoch end needs of each step's outputs is the "
                                          "author's call (move them to the CPU, or keep only metrics)")
+
+
+def _predictions_kept(model: SemanticModel) -> bool:
+    """The file calls ``trainer.predict(...)`` and uses what it returns (``return_predictions``
+    left on): Lightning keeps every ``predict_step`` output for that list."""
+    for call in model.tree.nodes(cst.Call):
+        func = call.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "predict" and _is_trainer(model, func.value)):
+            continue
+        returned = keyword(call, "return_predictions")
+        if returned is not None and not (isinstance(returned, cst.Name) and returned.value == "True"):
+            continue
+        if not isinstance(model.tree.parent.get(call), cst.Expr):
+            return True
+    return False
+
+
+def _is_trainer(model: SemanticModel, receiver: cst.BaseExpression) -> bool:
+    """Named a trainer, or bound to a ``Trainer(...)`` (Lightning's, or one of this file)."""
+    if "trainer" in (dotted_name(receiver) or "").lower():
+        return True
+    return isinstance(receiver, cst.Name) and any(
+        isinstance(b.value, cst.Call) and (dotted_name(b.value.func) or "").endswith("Trainer")
+        for b in model.scopes.reaching_bindings(receiver.value, receiver))
 
 
 def _per_example_parts(value: Value) -> list[str]:

@@ -33,7 +33,7 @@ HOOK_REGISTRATIONS = frozenset({
     "register_post_accumulate_grad_hook",
 })
 # Methods of a model that run (part of) its forward pass.
-FORWARD_METHODS = frozenset({"encode", "decode", "compute_loss", "get_loss", "forward_train"})
+FORWARD_METHODS = frozenset({"encode", "decode", "compute_loss", "get_loss", "forward_train", "predict_step"})
 LOSS_SUFFIX = re.compile(r"(?:loss|Loss|criterion)$")
 _FUNCTIONAL_LOSSES = ("cross_entropy", "nll_loss", "kl_div", "binary_cross_entropy_with_logits")
 
