@@ -65,7 +65,7 @@ class SemanticModel:
 
     @cached_property
     def devices(self) -> Devices:
-        return Devices(self.tree, self.imports, self.scopes)
+        return Devices(self.tree, self.imports, self.scopes, self.calls)
 
     @cached_property
     def datasets(self) -> Datasets:

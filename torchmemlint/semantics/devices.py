@@ -5,10 +5,12 @@ rule that reports *where* CUDA is touched needs proof, e.g. ``"cuda"``, ``torch.
 ``"cuda" if torch.cuda.is_available() else "cpu"``, or a name or ``self`` attribute bound to one."""
 from __future__ import annotations
 
+from functools import cached_property
 from typing import Optional
 
 import libcst as cst
 
+from torchmemlint.semantics.calls import Calls
 from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.scopes import Scopes
 from torchmemlint.semantics.tree import Tree
@@ -17,10 +19,11 @@ MAX_DEPTH = 8
 
 
 class Devices:
-    def __init__(self, tree: Tree, imports: ImportTable, scopes: Scopes) -> None:
+    def __init__(self, tree: Tree, imports: ImportTable, scopes: Scopes, calls: Calls) -> None:
         self.tree = tree
         self.imports = imports
         self.scopes = scopes
+        self.calls = calls
 
     def moves_to_cuda(self, call: cst.Call) -> bool:
         """``x.cuda()``, ``x.to(<cuda>)``, or a ``torch`` factory with ``device=<cuda>``."""
@@ -65,8 +68,34 @@ class Devices:
         bindings = self.scopes.reaching_bindings(name, at)
         if not bindings and self.scopes.function_of(at) is not None:
             bindings = self.scopes.bindings(self.tree.module).get(name, [])
-        # a parameter's default stands for its value (``def __init__(self, device="cuda")``)
-        return [(b.node.default if isinstance(b.node, cst.Param) else b.value, b.node) for b in bindings]
+        # a parameter's default stands for its value (``def __init__(self, device="cuda")``), and
+        # so does what the file's callers pass for it (also through ``partial(f, device=device)``)
+        values = [(b.node.default if isinstance(b.node, cst.Param) else b.value, b.node) for b in bindings]
+        for binding in bindings:
+            if isinstance(binding.node, cst.Param):
+                values += self._passed_for(binding.node)
+        return values
+
+    @cached_property
+    def _partials(self) -> list[cst.Call]:
+        """The file's ``functools.partial(...)`` calls, however ``partial`` is imported."""
+        return [c for c in self.tree.nodes(cst.Call)
+                if (self.imports.qualify(c.func) or dotted_name(c.func)) in ("functools.partial", "partial")]
+
+    def _passed_for(self, param: cst.Param) -> list[tuple[cst.BaseExpression, cst.CSTNode]]:
+        function = self.scopes.function_of(param)
+        if function is None:
+            return []
+        name = param.name.value
+        passed = []
+        for site in self.calls.call_sites(function):
+            callee = self.calls.callee(site)
+            if callee is not None:
+                passed += self.calls.arguments(site, callee).get(name, [])
+        for bound in self._partials:
+            if bound.args and dotted_name(bound.args[0].value) == function.name.value:
+                passed += [(a.value, bound) for a in bound.args[1:] if a.keyword is not None and a.keyword.value == name]
+        return passed
 
     def _self_attribute_values(self, attribute: cst.Attribute, at: cst.CSTNode) -> list[tuple[cst.BaseExpression, cst.CSTNode]]:
         """Values assigned to ``self.<attr>`` anywhere in the class of ``at``."""

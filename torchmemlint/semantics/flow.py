@@ -1316,6 +1316,10 @@ class Flow:
                 return Value(kind=TENSOR if base.kind == TENSOR else None, detached=True, device=base.device)
             return Value(detached=True, kind=SEQUENCE if name == "shape" else OTHER)
         field = base.field(name)
+        cls = self.scopes.classes_by_name.get(base.cls) if base.cls is not None else None
+        if field is not None and cls is not None and name in self._self_list_growth(cls):
+            # ``monitor.records``: what ``__init__`` set, and what the methods append to it since
+            field = join([field, self.class_attribute(cls, name)])
         if field is not None:
             return field.travelled(expr, f"read as `.{name}`")
         if base.cls is not None:
@@ -1380,7 +1384,29 @@ class Flow:
 
     def _assigned_anywhere(self, cls: cst.ClassDef, name: str) -> Value:
         values = [self.assigned_value(a) for a in self.self_assignments(cls).get(name, ())]
-        return join(values) if values else UNKNOWN
+        result = join(values) if values else UNKNOWN
+        if result.kind == SEQUENCE:  # ``self.records = []``, filled by ``self.records.append(output)``
+            appended = [self.value(call.args[0].value, call) for call in self._self_list_growth(cls).get(name, ())
+                        if call.args]
+            if appended:
+                part = join([result.element or NOTHING, *appended])
+                result = replace(_combine([result, part], kind=SEQUENCE), element=part, elements=None)
+        return result
+
+    def _self_list_growth(self, cls: cst.ClassDef) -> dict[str, list[cst.Call]]:
+        """``self.<name>.append(v)`` in the methods of ``cls``, by name."""
+        known = self._growth.get(cls)
+        if known is None:
+            known = {}
+            for call in self.tree.descendants(cls, cst.Call):
+                func = call.func
+                if isinstance(func, cst.Attribute) and func.attr.value == "append" and \
+                        isinstance(func.value, cst.Attribute) and dotted_name(func.value.value) == "self":
+                    method = self.scopes.function_of(call)
+                    if method is not None and self.scopes.class_of(method) is cls:
+                        known.setdefault(func.value.attr.value, []).append(call)
+            self._growth[cls] = known
+        return known
 
     def assigned_value(self, assignment: "SelfAssignment") -> Value:
         value = self.value(assignment.value, assignment.node)

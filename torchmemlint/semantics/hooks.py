@@ -311,9 +311,19 @@ class Hooks:
                 not isinstance(self.tree.parent.get(site), cst.Expr)
                 and self._has_remove(self.scopes.function_of(site) or self.tree.module) for site in sites)
         region: cst.CSTNode = iteration if isinstance(iteration, cst.FunctionDef) else iteration.body
-        if isinstance(iteration, cst.FunctionDef):
-            region = self.scopes.class_of(iteration) or iteration
-        return self._removes_in(region)
+        cls = self.scopes.class_of(iteration) if isinstance(iteration, cst.FunctionDef) else None
+        if cls is None:
+            return self._removes_in(region)
+        # In a class: a method that removes the handles counts where something runs it (a call
+        # in the file, ``with`` or the garbage collector), not where it is only defined.
+        return any(self._removes_in(method) for method in self.tree.descendants(cls, cst.FunctionDef)
+                   if method is iteration or method.name.value in _IMPLICITLY_CALLED
+                   or self.iterations.calls.call_sites(method) or self._called_by_name(method))
+
+    def _called_by_name(self, method: cst.FunctionDef) -> bool:
+        """Some call of the file spells the method's name (``extractor.remove_hooks()`` on an
+        object whose class the call graph does not know)."""
+        return bool(self.iterations.calls.calls_spelled(method.name.value, method=True))
 
     def _removes_in(self, region: cst.CSTNode) -> bool:
         """A ``.remove()`` in ``region`` or in a function of the file it calls by name
@@ -347,10 +357,18 @@ class Hooks:
                 continue
             if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
                 return True
+            selecting = {name for loop in self.scopes.loops_around(ancestor) if isinstance(loop, cst.For)
+                         for name in _target_names(loop.target)}
             for comparison in self.tree.descendants(test, cst.Comparison):
+                if isinstance(comparison.left, cst.Name) and comparison.left.value in selecting:
+                    continue  # ``for name, m in model.named_modules(): if name == layer:`` picks a member
                 if any(isinstance(c.operator, (cst.Is, cst.IsNot, cst.Equal, cst.In, cst.NotIn)) for c in comparison.comparisons):
                     return True
         return False
+
+
+# Methods Python runs without a call in the file: a context manager's exit, a finaliser.
+_IMPLICITLY_CALLED = frozenset({"__exit__", "__aexit__", "__del__"})
 
 
 def _navigated_from(expr: cst.BaseExpression) -> cst.BaseExpression:

@@ -493,6 +493,12 @@ class Scopes:
         container was filled with: ``defaultdict(AverageMeter)``, ``{k: AverageMeter() for k in keys}``."""
         if isinstance(receiver, cst.Subscript):
             return [name for value in self._values_bound_to(receiver.value, at) for name in _item_classes(value)]
+        if isinstance(receiver, cst.Name):  # ``for learner in learners:`` over ``[Learner(...) for ...]``
+            loops = [b.node for b in self.reaching_bindings(receiver.value, at)
+                     if isinstance(b.node, cst.For) and isinstance(b.node.target, cst.Name)]
+            if loops:
+                return [name for loop in loops for value in [loop.iter, *self._values_bound_to(loop.iter, loop)]
+                        for name in _item_classes(value)]
         return [name for value in self._values_bound_to(receiver, at) if isinstance(value, cst.Call)
                 for name in _built_class(value)]
 
@@ -545,7 +551,8 @@ def _built_class(call: cst.Call) -> list[str]:
 
 def _item_classes(container: cst.BaseExpression) -> list[str]:
     """The classes a container's items were built from: ``defaultdict(AverageMeter)``,
-    ``{name: AverageMeter() for name in names}``, ``{"loss": AverageMeter(), ...}``."""
+    ``{name: AverageMeter() for name in names}``, ``{"loss": AverageMeter(), ...}``,
+    ``[Learner(layer) for layer in layers]``, ``[Meter(), Meter()]``."""
     if isinstance(container, cst.Call) and (dotted_name(container.func) or "").rpartition(".")[2] == "defaultdict" \
             and container.args and isinstance(container.args[0].value, (cst.Name, cst.Attribute)):
         return [dotted_name(container.args[0].value) or ""]
@@ -554,6 +561,11 @@ def _item_classes(container: cst.BaseExpression) -> list[str]:
         return _item_classes(container.args[0].value)
     if isinstance(container, cst.DictComp) and isinstance(container.value, cst.Call):
         return _built_class(container.value)
+    if isinstance(container, (cst.ListComp, cst.GeneratorExp)) and isinstance(container.elt, cst.Call):
+        return _built_class(container.elt)
+    if isinstance(container, (cst.List, cst.Tuple)):
+        return [name for element in container.elements if isinstance(element.value, cst.Call)
+                for name in _built_class(element.value)]
     if isinstance(container, cst.Dict):
         return [name for element in container.elements
                 if isinstance(element, cst.DictElement) and isinstance(element.value, cst.Call)

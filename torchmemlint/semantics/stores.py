@@ -384,14 +384,26 @@ class Stores:
         spelled = dotted_name(container.value if isinstance(container, cst.Subscript) else container)
         if spelled is None:
             return False
-        # Emptied, or consumed (a backward hook pops what a forward hook pushed).
-        if any(dotted_name(call.func.value) == spelled
-               for method in ("clear", "pop", "popleft") for call in self.calls.calls_spelled(method, method=True)):
-            return True
+        # Emptied, or consumed (a backward hook pops what a forward hook pushed), here or, for
+        # ``self.records``, through another object of the class (``monitor.records.pop(0)``).
+        for method in ("clear", "pop", "popleft"):
+            for call in self.calls.calls_spelled(method, method=True):
+                if dotted_name(call.func.value) == spelled or self._same_attribute_of_instance(call.func.value, container):
+                    return True
         for delete in self.tree.nodes(cst.Del):
             if isinstance(delete.target, cst.Subscript) and dotted_name(delete.target.value) == spelled:
                 return True
         return len(self.scopes.assignments_to(spelled)) > 1
+
+    def _same_attribute_of_instance(self, other: cst.BaseExpression, container: cst.BaseExpression) -> bool:
+        """``other`` is ``<an object of the class>.<attr>`` where ``container`` is ``self.<attr>`` in
+        a method of that class."""
+        if not (isinstance(other, cst.Attribute) and isinstance(container, cst.Attribute)
+                and other.attr.value == container.attr.value and dotted_name(container.value) == "self"):
+            return False
+        method = self.scopes.function_of(container)
+        cls = self.scopes.class_of(method) if method is not None else None
+        return cls is not None and cls.name.value in self.scopes.classes_built_into(other.value, other)
 
     def _reset_in(self, container: cst.BaseExpression, region: cst.CSTNode,
                   after: Optional[cst.CSTNode] = None, every_step: bool = False) -> bool:
