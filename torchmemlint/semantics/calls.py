@@ -422,6 +422,9 @@ class Calls:
                     isinstance(receiver, cst.Name) and receiver.value == "self" and self._in_module_class(call))
         if self.modules.submodule_attribute(func):  # self.fc1(x) where __init__ made fc1 a module
             return True
+        if isinstance(func, cst.Subscript) and len(func.slice) == 1 and isinstance(func.slice[0].slice, cst.Index) \
+                and isinstance(func.slice[0].slice.value, cst.SimpleString):
+            return is_model_name(terminal_name(func.value))  # ``self.model["generator"](x)``: one of a dict of models
         name = terminal_name(func)
         if name is None or is_class_name(name):
             return False  # ``Net()`` builds a model, it does not run one

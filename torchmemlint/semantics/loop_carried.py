@@ -164,8 +164,8 @@ class LoopCarried:
                     continue  # (a cache is carried on purpose; the memories come detached)
                 requires_grad = self._requires_grad(name, region)
                 for site in sites:
-                    if self.flow.value(site.value, site).kind in (MODULE, OPTIMIZER):
-                        continue  # ``vae = vae.to(device)``: a module moved, not a value computed
+                    if self.flow.value(site.value, site).kind in (MODULE, OPTIMIZER) or _moves_itself(site, name):
+                        continue  # ``vae = vae.to(device)``: a module (or ``memory = memory.to(device)``, the tensor) moved, not computed
                     reads = self._previous_reads(site, name, region)
                     if reads and self._attached(site, requires_grad, name):
                         found.append(Carry(name, site, region, reads, self._kind(site, name, region), requires_grad,
@@ -219,9 +219,11 @@ class LoopCarried:
             return False
         # A generation loop of evaluation code (``model.eval()``, then ``output, hidden =
         # model(inp, hidden)`` word after word) is a step loop too, whatever it iterates.
-        return self.scopes.is_step_loop(loop) or (
-            _counts(loop) and not self.scopes.in_model_method(loop)  # (not a model's loop over its layers)
-            and self.scopes.sets_eval_mode(self.scopes.scope_of(loop)) and not self.scopes.step_follows(loop))
+        if self.scopes.is_step_loop(loop) or not _counts(loop) or self.scopes.step_follows(loop):
+            return self.scopes.is_step_loop(loop)
+        if self.scopes.in_generation_function(loop):  # ``def generate_text(self, ...)`` of a model
+            return True
+        return not self.scopes.in_model_method(loop) and self.scopes.sets_eval_mode(self.scopes.scope_of(loop))
 
     def _assignments(self, region: Iteration) -> list[Assignment]:
         nodes: list[Assignment] = []
@@ -558,6 +560,18 @@ class LoopCarried:
         """``name`` is among the inputs of a ``torch.autograd.grad`` in the iteration: a variable
         being optimized (an optimizee, an adversarial input), not a running total."""
         return any(name in self.flow.differentiated_inputs(call) for call in self.iterations.step_calls(region))
+
+
+# Methods that return the tensor itself when it already is on that device or of that type.
+_SELF_MOVES = frozenset({"to", "cuda", "cpu", "float", "half", "double", "bfloat16", "contiguous", "type_as"})
+
+
+def _moves_itself(site: Assignment, name: str) -> bool:
+    """``memory = memory.to(device)``: after the first iteration the same tensor comes back, with
+    no new node in its graph."""
+    value = getattr(site, "value", None)
+    return isinstance(site, cst.Assign) and isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
+        and value.func.attr.value in _SELF_MOVES and carried_name(value.func.value) == name
 
 
 def _counts(loop: Loop) -> bool:

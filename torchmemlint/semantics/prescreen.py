@@ -20,7 +20,7 @@ from typing import Callable, Iterator, Optional, Union
 
 from torchmemlint.diagnostics import FileError
 from torchmemlint.semantics.vocabulary import (
-    BATCH_STRIDE, FORWARD_HOOK_REGISTRATIONS, IN_PLACE_WRITES, ITERATION_BUILTINS, LOADER_ITERABLE, NON_TENSOR_ANNOTATIONS, SEARCH_DRIVERS, METER_CLASS, METER_METHODS, PER_STEP_METHODS, STORING_METHODS,
+    BATCH_STRIDE, FORWARD_HOOK_REGISTRATIONS, GENERATION_FUNCTION, IN_PLACE_WRITES, ITERATION_BUILTINS, LOADER_ITERABLE, NON_TENSOR_ANNOTATIONS, SEARCH_DRIVERS, METER_CLASS, METER_METHODS, PER_STEP_METHODS, STORING_METHODS,
     is_model_name, is_step_identifier, is_step_target, makes_training_step, steps_environment,
 )
 
@@ -251,8 +251,9 @@ class FileFacts:
         while loop is not None:
             if loop.has_step_call or any(LOADER_ITERABLE.search(i) for i in loop.header_identifiers) or \
                     loop.feeds_model and loop.scope is not None and loop.scope.sets_eval_mode or \
-                    loop.could_be_step_loop and loop.calls:
-                return True
+                    loop.could_be_step_loop and loop.calls or \
+                    loop.calls and loop.scope is not None and GENERATION_FUNCTION.search(loop.scope.name or ""):
+                return True  # (the last: a generation loop of a model's ``generate_text``)
             loop = loop.parent
         return False
 

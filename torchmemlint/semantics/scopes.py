@@ -260,7 +260,7 @@ class Scopes:
             identifiers += self._bound_iterable_identifiers(loop)
             if _strides_over_batches(loop.iter):
                 return True  # ``for start in range(0, len(texts), batch_size)``: one batch of data per iteration
-        if self.in_model_method(loop) or self._in_generation_function(loop):
+        if self.in_model_method(loop) or self.in_generation_function(loop):
             # A model's own ``forward``/``generate``/``sample`` (or a generator's ``generate``)
             # loops over time steps, tokens or layers of one input; only a loop over data makes
             # steps there (``predict(loader)``).
@@ -334,7 +334,7 @@ class Scopes:
         return [identifier for binding in self.reaching_bindings(loop.iter.value, loop)
                 if isinstance(binding.value, cst.Call) for identifier in iterable_identifiers(binding.value)]
 
-    def _in_generation_function(self, node: cst.CSTNode) -> bool:
+    def in_generation_function(self, node: cst.CSTNode) -> bool:
         func = self.function_of(node)
         return func is not None and GENERATION_FUNCTION.search(func.name.value) is not None
 
