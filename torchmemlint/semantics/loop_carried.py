@@ -370,12 +370,16 @@ class LoopCarried:
                 if self.tree.contains(body, b.node) and not isinstance(b.node, cst.Param)]
 
     def _initialises(self, site: Assignment, name: str) -> bool:
-        """``if h is None: h = init()`` gives the first value, it does not cut the chain."""
+        """``if h is None: h = init()`` (``if not isinstance(h, torch.Tensor):``) gives the first
+        value, it does not cut the chain."""
         for ancestor in self.tree.ancestors(site):
             if isinstance(ancestor, cst.If):
                 test = ancestor.test
                 if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-                    return carried_name(test.expression) == name
+                    tested = test.expression  # ``if not h:``, ``if not isinstance(h, torch.Tensor):``
+                    if isinstance(tested, cst.Call) and dotted_name(tested.func) == "isinstance" and tested.args:
+                        tested = tested.args[0].value
+                    return carried_name(tested) == name
                 if isinstance(test, cst.Comparison) and carried_name(test.left) == name and \
                         isinstance(test.comparisons[0].operator, cst.Is) and \
                         isinstance(test.comparisons[0].comparator, cst.Name) and \
@@ -403,8 +407,9 @@ class LoopCarried:
         attribute = name.split(".", 1)[1]
         func = region if isinstance(region, cst.FunctionDef) else self.scopes.function_of(region)
         cls = self.scopes.self_class(func)
-        if cls is not None and any(
-            _RESET_METHOD.search(f.name.value) for f in self.tree.descendants(cls, cst.FunctionDef)
+        if cls is not None and any(  # (a method of the instance: a static ``hard_reset(v, spike)`` computes)
+            _RESET_METHOD.search(f.name.value) and f.params.params and f.params.params[0].name.value == "self"
+            for f in self.tree.descendants(cls, cst.FunctionDef)
         ):
             return True
         for assign in self.tree.nodes(cst.Assign):
