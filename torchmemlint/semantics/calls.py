@@ -204,6 +204,23 @@ class Calls:
             return Callee(methods[0], skipped=0 if _is_static(methods[0]) else 1, guessed=True)
         return None
 
+    def candidates(self, call: cst.Call) -> list[Callee]:
+        """The methods an unresolved ``x.name(...)`` may run where several classes of the file
+        define ``name`` (a metric wrapper's ``process`` and the wrapped metric's, both called as
+        ``metric.process(state)``): each a guess; empty where the call resolves or ``x`` is known
+        to be something else."""
+        func = call.func
+        if self.callee(call) is not None or not isinstance(func, cst.Attribute) or \
+                func.attr.value not in self.scopes.functions_by_name:
+            return []
+        receiver = func.value
+        if dotted_name(receiver) in ("self", None) and not isinstance(receiver, cst.Attribute) or \
+                self.scopes.classes_built_into(receiver, call) or self.imports.qualify(receiver) is not None:
+            return []
+        methods = [f for f in self.scopes.functions_by_name[func.attr.value]
+                   if self.scopes.class_of(f) is not None and not _is_stub(f)]
+        return [Callee(m, skipped=0 if _is_static(m) else 1, guessed=True) for m in methods] if len(methods) > 1 else []
+
     def method_of(self, cls: cst.ClassDef, name: str, skip_own: bool = False) -> Optional[cst.FunctionDef]:
         """The method ``name`` that ``cls`` (or a base class of this file) defines."""
         classes = [] if skip_own else [cls]

@@ -41,9 +41,9 @@ from torchmemlint.semantics.calls import Callee, Calls, HOOK_REGISTRATIONS
 from torchmemlint.semantics.grad import GradContexts
 from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.modules import MODULE_NAME, Modules
-from torchmemlint.semantics.scopes import Scopes, literal_key, module_itself, subscript_key, terminal_name
+from torchmemlint.semantics.scopes import Scopes, iterable_identifiers, literal_key, module_itself, subscript_key, terminal_name
 from torchmemlint.semantics.tree import Tree
-from torchmemlint.semantics.vocabulary import (MODULE_RETURNING_METHODS, NON_TENSOR_ANNOTATIONS, is_class_name, is_model_name, names_text,
+from torchmemlint.semantics.vocabulary import (LOADER_ITERABLE, MODULE_RETURNING_METHODS, NON_TENSOR_ANNOTATIONS, is_class_name, is_model_name, names_text,
                                               torch_gives_no_tensor)
 
 if TYPE_CHECKING:
@@ -573,7 +573,7 @@ class Flow:
                     self.tree.contains(block, at)):
                 continue  # (only a write in a block that holds ``at``, before it, surely happened)
             if isinstance(write, cst.Assign):
-                key = subscript_key(write.targets[0].target)
+                key = self.scopes.key_of(write.targets[0].target)
                 if isinstance(key, str):  # (a new key too: ``outputs["targets"] = y``)
                     fields[key] = self.value(write.value, write)
                     changed = True
@@ -766,8 +766,13 @@ class Flow:
         scope = self.scopes.scope_of(at)
         if name not in self.calls.backwarded_names(scope):
             return False
-        return all(b.value is None or (isinstance(b.value, cst.Call) and not self.value(b.value, b.node).detached)
+        return all(b.value is None and not self._loaded(b.node) or
+                   (isinstance(b.value, cst.Call) and not self.value(b.value, b.node).detached)
                    for b in bindings)
+
+    def _loaded(self, node: cst.CSTNode) -> bool:
+        """A target of ``for x, y in loader:``: data, the targets of a loss, never a graph."""
+        return isinstance(node, cst.For) and any(LOADER_ITERABLE.search(i) for i in iterable_identifiers(node.iter))
 
     def _indexed_in_backward(self, name: str, scope) -> bool:
         """``name`` reaches the backward passes of ``scope`` only through an item or attribute
@@ -938,6 +943,9 @@ class Flow:
         callee = self.calls.callee(call)
         if callee is not None:
             return self._local_call(callee, call, at)
+        candidates = self.calls.candidates(call)
+        if candidates:  # ``metric.process(state)`` of any of the file's metric classes
+            return join([self._local_call(c, call, at) for c in candidates])
         if isinstance(func, cst.Call):  # ``nn.CrossEntropyLoss()(out, y)``
             if self.calls.is_forward_pass(call):
                 return self._forward(call, at)
@@ -1335,7 +1343,7 @@ class Flow:
 
     def _subscript(self, expr: cst.Subscript, at: cst.CSTNode) -> Value:
         base = self.value(expr.value, at)
-        key = subscript_key(expr)
+        key = self.scopes.key_of(expr)
         if key == 1 and _returns_indices(expr.value):  # ``logits.max(-1)[1]``: integer indices, no graph
             return Value(kind=TENSOR, detached=True, device=base.device)
         if base.kind in (OPTIMIZER, NUMBER, OTHER):

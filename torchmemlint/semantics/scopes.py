@@ -523,6 +523,19 @@ class Scopes:
                         stored.setdefault(attribute.attr.value, value.value)
         return stored
 
+    def key_of(self, subscript: cst.Subscript) -> Union[str, int, None]:
+        """``subscript_key``, also for a module constant bound once to a literal
+        (``Y_PRED = "y_pred"``, then ``state[Y_PRED]``)."""
+        key = subscript_key(subscript)
+        elements = subscript.slice
+        if key is not None or len(elements) != 1 or not isinstance(elements[0].slice, cst.Index):
+            return key
+        index = elements[0].slice.value
+        if not isinstance(index, cst.Name) or index.value in self.bindings(self.scope_of(subscript)):
+            return None
+        bindings = self.bindings(self.tree.module).get(index.value, [])
+        return literal_key(bindings[0].value) if len(bindings) == 1 else None
+
     def values_assigned_to(self, spelled: str) -> list[cst.BaseExpression]:
         """What ``<spelled> = value`` statements of the file assign (indexed once per file)."""
         return [assign.value for assign in self.assignments_to(spelled)]

@@ -150,7 +150,14 @@ class Stores:
         """The stores ``call`` makes through its callee: one per argument the callee keeps, the
         container spelled as the caller sees it (the receiver, or the container it passes)."""
         callee = self.calls.callee(call)
-        if callee is None or callee.function is None or callee.constructs is not None:
+        if callee is None:  # ``metric.process(state)``: what any of the file's ``process`` methods keeps
+            for candidate in self.calls.candidates(call):
+                yield from self._kept_through(call, candidate, appended_only)
+            return
+        yield from self._kept_through(call, callee, appended_only)
+
+    def _kept_through(self, call: cst.Call, callee, appended_only: bool) -> Iterator[Store]:
+        if callee.function is None or callee.constructs is not None:
             return
         kept = self.kept_parameters(callee.function)
         if not kept:
@@ -335,11 +342,17 @@ class Stores:
             return False
         # A name bound inside the loop body (or by the loop itself: ``for x, meta in loader``) is
         # a fresh object each iteration, unless the binding is the update itself (``total = total
-        # + loss`` carries the old value over).
-        return not any(
-            (b.node is iteration or self.tree.contains(iteration.body, b.node)) and not b.augmented and
-            not self._reads(b.value, root) for b in self.scopes.bindings(self.scopes.scope_of(at)).get(root, [])
-        )
+        # + loss`` carries the old value over), or an inner loop over objects that outlive the
+        # iteration (``for metric in metrics: metric.update(...)``).
+        inside = [b for b in self.scopes.bindings(self.scopes.scope_of(at)).get(root, [])
+                  if (b.node is iteration or self.tree.contains(iteration.body, b.node)) and not b.augmented
+                  and not self._reads(b.value, root)]
+        if inside and _depth < 3 and all(
+                isinstance(b.node, cst.For) and b.node is not iteration and isinstance(b.node.target, cst.Name)
+                and isinstance(b.node.iter, (cst.Name, cst.Attribute))
+                and self.outlives(b.node.iter, b.node, iteration, _depth + 1) for b in inside):
+            return True
+        return not inside
 
     def _fresh_in_enclosing_step(self, function, root: str) -> bool:
         """A hook's closure over a container that the function around it makes anew on each of
