@@ -143,14 +143,26 @@ class Calls:
         """A parameter called like the one callable class of the file whose name ends with it
         (``cam`` for ``YOLOCAM``, ``pool`` for ``FakeImagePool``): calling it runs that class's
         ``__call__``, a guess, as for a method found by its name alone."""
-        spelled = name.replace("_", "").lower()
+        cls = self._class_named_for(cst.Name(name), at, callable_only=True)
+        method = self.method_of(cls, "__call__") if cls is not None else None
+        return Callee(method, skipped=1, guessed=True) if method is not None else None
+
+    def _class_named_for(self, receiver: cst.BaseExpression, at: cst.CSTNode,
+                         callable_only: bool = False) -> Optional[cst.ClassDef]:
+        """The one class of the file (with ``__call__``, for ``callable_only``) whose name ends
+        with the name of the parameter ``receiver`` (``learner`` for ``STDPLearner``)."""
+        if not isinstance(receiver, cst.Name):
+            return None
+        spelled = receiver.value.replace("_", "").lower()
         if len(spelled) < 3:
             return None
-        bindings = self.scopes.bindings_of(name, at)
+        bindings = self.scopes.bindings_of(receiver.value, at)
         if len(bindings) != 1 or not isinstance(bindings[0].node, cst.Param):
             return None
-        methods = [m for cls, m in self._callable_classes if cls.name.value.lower().endswith(spelled)]
-        return Callee(methods[0], skipped=1, guessed=True) if len(methods) == 1 else None
+        classes = [cls for cls, _ in self._callable_classes] if callable_only else \
+            [cls for cls in self.scopes.classes_by_name.values() if not self.scopes.is_torch_module_class(cls)]
+        named = [cls for cls in classes if cls.name.value.lower().endswith(spelled)]
+        return named[0] if len(named) == 1 else None
 
     @cached_property
     def _callable_classes(self) -> list[tuple[cst.ClassDef, cst.FunctionDef]]:
@@ -197,6 +209,11 @@ class Calls:
                     return Callee(found, skipped=0 if _is_static(found) else 1)
         if built_from or self.imports.qualify(receiver) is not None:
             return None
+        named_for = self._class_named_for(receiver, at)
+        if named_for is not None:  # ``learner.step()`` with ``learner`` a parameter and ``STDPLearner`` the class
+            found = self.method_of(named_for, name)
+            if found is not None:
+                return Callee(found, skipped=0 if _is_static(found) else 1)
         methods = [f for f in self.scopes.functions_by_name[name] if self.scopes.class_of(f) is not None]
         if len(methods) > 1:  # an abstract base's stub and the one subclass that implements it
             methods = [f for f in methods if not _is_stub(f)]

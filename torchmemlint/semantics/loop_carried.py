@@ -409,17 +409,40 @@ class LoopCarried:
         cls = self.scopes.self_class(func)
         if cls is not None and any(  # (a method of the instance: a static ``hard_reset(v, spike)`` computes)
             _RESET_METHOD.search(f.name.value) and f.params.params and f.params.params[0].name.value == "self"
-            for f in self.tree.descendants(cls, cst.FunctionDef)
+            and self._runs_per_step_if_called(f) for f in self.tree.descendants(cls, cst.FunctionDef)
         ):
             return True
         for assign in self.tree.nodes(cst.Assign):
-            if self.tree.contains(body, assign) or (self.scopes.function_of(assign) is not None and
-                                                    self.scopes.function_of(assign).name.value == "__init__"):
-                continue
+            owner = self.scopes.function_of(assign)
+            if self.tree.contains(body, assign) or owner is not None and (owner.name.value == "__init__" or (
+                    _RESET_METHOD.search(owner.name.value) and not self._runs_per_step_if_called(owner))):
+                continue  # (a reset the file runs once per epoch leaves the chain growing within it)
             for target in assign.targets:
                 if isinstance(target.target, cst.Attribute) and target.target.attr.value == attribute:
                     return True
         return False
+
+    def _runs_per_step_if_called(self, method: cst.FunctionDef) -> bool:
+        """A reset method that this file never calls (a framework may, every step), or calls in
+        a step loop; not one called only once per epoch (``learner.reset()`` after the loop over
+        batches), while the chain grows batch after batch."""
+        sites = self.flow.calls.calls_spelled(method.name.value, method=True)
+        return not sites or any(
+            self._in_innermost_step_loop(site)
+            or ((caller := self.scopes.function_of(site)) is not None and self.iterations.runs_per_step(caller))
+            for site in sites)
+
+    def _in_innermost_step_loop(self, node: cst.CSTNode) -> bool:
+        """``node`` runs once per step: in a step loop with no step loop of its own inside (not
+        in an epoch loop around the loop over batches)."""
+        def steps(loop: Loop) -> bool:
+            return self.scopes.is_step_loop(loop) or self.iterations.runs_step(loop)
+
+        innermost = next((loop for loop in self.scopes.loops_around(node) if steps(loop)), None)
+        if innermost is None:
+            return False
+        inner = [*self.scopes.loop_body_nodes(innermost, cst.For), *self.scopes.loop_body_nodes(innermost, cst.While)]
+        return not any(steps(loop) for loop in inner)
 
     def _requires_grad(self, name: str, region: Iteration) -> bool:
         """Evidence that the carried tensor itself requires grad: ``x.requires_grad_()``,
