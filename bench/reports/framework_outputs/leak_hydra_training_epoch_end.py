@@ -1,0 +1,48 @@
+# Source: https://github.com/ashleve/lightning-hydra-template/issues/458
+# Report: overriding training_epoch_end in the template made Lightning keep every training batch's returned dict until epoch end: a slow "leak" and OOM on large datasets
+# Shape: training_step returns loss, preds and targets; because training_epoch_end is overridden, Lightning stores that dict for every step of the epoch
+# Expect: TML017 line 36
+import torch
+from pytorch_lightning import LightningModule
+from torchmetrics import MaxMetric
+from torchmetrics.classification.accuracy import Accuracy
+
+
+class MNISTLitModule(LightningModule):
+    def __init__(self, net: torch.nn.Module, lr: float = 1e-3):
+        super().__init__()
+        self.save_hyperparameters(logger=False, ignore=["net"])
+        self.net = net
+        self.criterion = torch.nn.CrossEntropyLoss()
+        self.train_acc = Accuracy(task="multiclass", num_classes=10)
+        self.val_acc = Accuracy(task="multiclass", num_classes=10)
+        self.val_acc_best = MaxMetric()
+
+    def forward(self, x):
+        return self.net(x)
+
+    def model_step(self, batch):
+        x, y = batch
+        logits = self.forward(x)
+        loss = self.criterion(logits, y)
+        preds = torch.argmax(logits, dim=1)
+        return loss, preds, y
+
+    def training_step(self, batch, batch_idx):
+        loss, preds, targets = self.model_step(batch)
+        acc = self.train_acc(preds, targets)
+        self.log("train/loss", loss, on_step=False, on_epoch=True, prog_bar=True)
+        self.log("train/acc", acc, on_step=False, on_epoch=True, prog_bar=True)
+        return {"loss": loss, "preds": preds, "targets": targets}  # expect: TML017
+
+    def training_epoch_end(self, outputs):
+        # `outputs` is the list of every dict returned by training_step this epoch
+        self.train_acc.reset()
+
+    def validation_step(self, batch, batch_idx):
+        loss, preds, targets = self.model_step(batch)
+        self.val_acc.update(preds, targets)
+        self.log("val/loss", loss, on_step=False, on_epoch=True)
+
+    def configure_optimizers(self):
+        return torch.optim.Adam(self.parameters(), lr=self.hparams.lr)
