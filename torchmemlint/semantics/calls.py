@@ -156,21 +156,25 @@ class Calls:
         spelled = receiver.value.replace("_", "").lower()
         if len(spelled) < 3:
             return None
-        bindings = self.scopes.bindings_of(receiver.value, at)
-        if len(bindings) != 1 or not isinstance(bindings[0].node, cst.Param):
-            return None
-        classes = [cls for cls, _ in self._callable_classes] if callable_only else \
-            [cls for cls in self.scopes.classes_by_name.values() if not self.scopes.is_torch_module_class(cls)]
+        classes = [cls for cls, _ in self._callable_classes] if callable_only else self._plain_classes
         named = [cls for cls in classes if cls.name.value.lower().endswith(spelled)]
-        return named[0] if len(named) == 1 else None
+        if len(named) != 1:
+            return None
+        bindings = self.scopes.bindings_of(receiver.value, at)
+        return named[0] if len(bindings) == 1 and isinstance(bindings[0].node, cst.Param) else None
+
+    @cached_property
+    def _plain_classes(self) -> list[cst.ClassDef]:
+        """The classes of the file that are not modules."""
+        return [cls for cls in self.scopes.classes_by_name.values() if not self.scopes.is_torch_module_class(cls)]
 
     @cached_property
     def _callable_classes(self) -> list[tuple[cst.ClassDef, cst.FunctionDef]]:
         """Classes of the file, not modules, that define ``__call__``, each with that method."""
         found = []
-        for cls in self.scopes.classes_by_name.values():
+        for cls in self._plain_classes:
             method = self.method_of(cls, "__call__")
-            if method is not None and not self.scopes.is_torch_module_class(cls):
+            if method is not None:
                 found.append((cls, method))
         return found
 

@@ -731,8 +731,10 @@ def _may_add_to(value: ast.AST, spelled: str) -> bool:
         return spelled in (_dotted(value.left), _dotted(value.right))
     if kind is ast.IfExp:
         return _may_add_to(value.body, spelled) or _may_add_to(value.orelse, spelled)
-    if kind is ast.Call and type(value.func) is ast.Name and value.func.id in ("tuple", "list"):
-        return any(_dotted(node) == spelled for node in ast.walk(value))
+    if kind is ast.Call and type(value.func) is ast.Name and value.func.id in ("tuple", "list") and value.args:
+        mapped = value.args[0]  # ``map(sum, zip(t, v))``
+        return type(mapped) is ast.Call and type(mapped.func) is ast.Name and mapped.func.id == "map" and \
+            any(_dotted(node) == spelled for node in ast.walk(mapped))
     return False
 
 
