@@ -252,7 +252,7 @@ class FileFacts:
             if loop.has_step_call or any(LOADER_ITERABLE.search(i) for i in loop.header_identifiers) or \
                     loop.feeds_model and loop.scope is not None and loop.scope.sets_eval_mode or \
                     loop.could_be_step_loop and loop.calls or \
-                    loop.calls and loop.scope is not None and GENERATION_FUNCTION.search(loop.scope.name or ""):
+                    loop.feeds_model and loop.scope is not None and GENERATION_FUNCTION.search(loop.scope.name or ""):
                 return True  # (the last: a generation loop of a model's ``generate_text``)
             loop = loop.parent
         return False
@@ -544,8 +544,8 @@ class _Walker:
                 if name.startswith("register_") and "hook" in name:
                     keeps.add(HOOK)
                     sites.setdefault(HOOK, []).append((enclosing, scope, in_lambda, None))
-                if enclosing and node.args and (is_model_name(name) or any(
-                        is_model_name(_terminal_name(arg)) for arg in node.args)):  # (``Scopes._runs_a_model``)
+                if enclosing and node.args and (is_model_name(name) or name == "forward" or any(
+                        is_model_name(_terminal_name(arg)) for arg in node.args)):  # (``Scopes._runs_a_model``; ``self.forward(x)``)
                     for loop in enclosing:  # (given the element, or a name computed from it in the body)
                         loop.feeds_model = True
                 if name in _HANDING_CALLS:
