@@ -149,8 +149,7 @@ def _is_trainer(model: SemanticModel, receiver: cst.BaseExpression) -> bool:
     if "trainer" in (dotted_name(receiver) or "").lower():
         return True
     return isinstance(receiver, cst.Name) and any(
-        isinstance(b.value, cst.Call) and (dotted_name(b.value.func) or "").endswith("Trainer")
-        for b in model.scopes.reaching_bindings(receiver.value, receiver))
+        built.endswith("Trainer") for built in model.scopes.classes_built_into(receiver, receiver))
 
 
 def _per_example_parts(value: Value) -> list[str]:

@@ -218,12 +218,16 @@ class Calls:
             found = self.method_of(named_for, name)
             if found is not None:
                 return Callee(found, skipped=0 if _is_static(found) else 1)
-        methods = [f for f in self.scopes.functions_by_name[name] if self.scopes.class_of(f) is not None]
-        if len(methods) > 1:  # an abstract base's stub and the one subclass that implements it
-            methods = [f for f in methods if not _is_stub(f)]
+        methods = self._implementations(name)
         if len(methods) == 1:
             return Callee(methods[0], skipped=0 if _is_static(methods[0]) else 1, guessed=True)
         return None
+
+    def _implementations(self, name: str) -> list[cst.FunctionDef]:
+        """The methods ``name`` of the file's classes; where there are several, not the stubs (an
+        abstract base's declaration beside the subclasses that implement it)."""
+        methods = [f for f in self.scopes.functions_by_name.get(name, ()) if self.scopes.class_of(f) is not None]
+        return [f for f in methods if not _is_stub(f)] if len(methods) > 1 else methods
 
     def candidates(self, call: cst.Call) -> list[Callee]:
         """The methods an unresolved ``x.name(...)`` may run where several classes of the file
@@ -238,8 +242,7 @@ class Calls:
         if dotted_name(receiver) in ("self", None) and not isinstance(receiver, cst.Attribute) or \
                 self.scopes.classes_built_into(receiver, call) or self.imports.qualify(receiver) is not None:
             return []
-        methods = [f for f in self.scopes.functions_by_name[func.attr.value]
-                   if self.scopes.class_of(f) is not None and not _is_stub(f)]
+        methods = self._implementations(func.attr.value)
         return [Callee(m, skipped=0 if _is_static(m) else 1, guessed=True) for m in methods] if len(methods) > 1 else []
 
     def method_of(self, cls: cst.ClassDef, name: str, skip_own: bool = False) -> Optional[cst.FunctionDef]:

@@ -83,15 +83,12 @@ class Devices:
                 if (self.imports.qualify(c.func) or dotted_name(c.func)) in ("functools.partial", "partial")]
 
     def _passed_for(self, param: cst.Param) -> list[tuple[cst.BaseExpression, cst.CSTNode]]:
+        """``Calls.passed_to``, and the keyword ``partial(f, device=device)`` binds for it."""
         function = self.scopes.function_of(param)
         if function is None:
             return []
         name = param.name.value
-        passed = []
-        for site in self.calls.call_sites(function):
-            callee = self.calls.callee(site)
-            if callee is not None:
-                passed += self.calls.arguments(site, callee).get(name, [])
+        passed = self.calls.passed_to(param)
         for bound in self._partials:
             if bound.args and dotted_name(bound.args[0].value) == function.name.value:
                 passed += [(a.value, bound) for a in bound.args[1:] if a.keyword is not None and a.keyword.value == name]

@@ -18,7 +18,7 @@ import libcst as cst
 
 from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.iterations import Iteration, Iterations
-from torchmemlint.semantics.scopes import Scopes, first_param
+from torchmemlint.semantics.scopes import Scopes, first_param, tests_every_n_steps
 from torchmemlint.semantics.tree import Tree
 from torchmemlint.semantics.calls import HOOK_REGISTRATIONS
 
@@ -353,7 +353,7 @@ class Hooks:
             if not (isinstance(ancestor, cst.If) and self.tree.contains(ancestor.body, call)):
                 continue
             test = ancestor.test
-            if any(isinstance(op.operator, cst.Modulo) for op in self.tree.descendants(test, cst.BinaryOperation)):
+            if tests_every_n_steps(test):
                 continue
             if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
                 return True

@@ -208,10 +208,9 @@ class LoopCarried:
     def _runs_model_per_step(self, loop: Loop) -> bool:
         """A rollout (a loop stepping an environment: ``env.step(action)``), another step loop
         (``for step in itertools.count()``) or a loop of evaluation code that runs a model each
-        iteration, with no backward
-        after it in the function (that would be backpropagation through the episode or the
-        unroll, on purpose). A loop of a numerical algorithm (``for _ in range(iters)`` of a
-        Sinkhorn normalisation) runs no model."""
+        iteration, with no backward after it in the function (that would be backpropagation
+        through the episode or the unroll, on purpose). A loop of a numerical algorithm
+        (``for _ in range(iters)`` of a Sinkhorn normalisation) runs no model."""
         calls = self.scopes.loop_body_nodes(loop, cst.Call)
         if any(steps_an_environment(call) for call in calls):
             return not self.scopes.step_follows(loop)
@@ -219,8 +218,10 @@ class LoopCarried:
             return False
         # A generation loop of evaluation code (``model.eval()``, then ``output, hidden =
         # model(inp, hidden)`` word after word) is a step loop too, whatever it iterates.
-        if self.scopes.is_step_loop(loop) or not _counts(loop) or self.scopes.step_follows(loop):
-            return self.scopes.is_step_loop(loop)
+        if self.scopes.is_step_loop(loop):
+            return True
+        if not _counts(loop) or self.scopes.step_follows(loop):
+            return False
         if self.scopes.in_generation_function(loop):  # ``def generate_text(self, ...)`` of a model
             return True
         return not self.scopes.in_model_method(loop) and self.scopes.sets_eval_mode(self.scopes.scope_of(loop))

@@ -586,6 +586,18 @@ def _item_classes(container: cst.BaseExpression) -> list[str]:
     return []
 
 
+def tests_every_n_steps(test: cst.BaseExpression) -> bool:
+    """An ``if`` test that holds once every N iterations: it takes a count modulo something
+    (``step % log_interval == 0``)."""
+    stack: list[cst.CSTNode] = [test]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo):
+            return True
+        stack.extend(node.children)
+    return False
+
+
 def is_step_call(call: cst.Call) -> bool:
     """A backward pass or an optimizer's (or gradient scaler's) step."""
     func = call.func

@@ -17,7 +17,7 @@ from torchmemlint.semantics.calls import Calls, Function
 from torchmemlint.semantics.flow import MODULE, TENSOR, Flow
 from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.iterations import Iteration, Iterations
-from torchmemlint.semantics.scopes import Loop, Scopes, first_param, root_name
+from torchmemlint.semantics.scopes import Loop, Scopes, first_param, root_name, tests_every_n_steps
 from torchmemlint.semantics.tree import Tree
 from torchmemlint.semantics.vocabulary import METER_CLASS, METER_METHODS, STORING_METHODS
 
@@ -456,8 +456,7 @@ class Stores:
         for ancestor in self.tree.ancestors(node):
             if ancestor is region:
                 return False
-            if isinstance(ancestor, cst.If) and any(
-                    isinstance(op.operator, cst.Modulo) for op in self.tree.descendants(ancestor.test, cst.BinaryOperation)):
+            if isinstance(ancestor, cst.If) and tests_every_n_steps(ancestor.test):
                 return True
         return False
 
@@ -688,6 +687,8 @@ class Stores:
 
 # A key that names one call of a per-step function (a trial, an epoch, a step), not one of a few slots.
 _PER_CALL_KEY = re.compile(r"number|\bid\b|_id\b|idx|index|step|epoch|fold|trial|iteration", re.IGNORECASE)
+
+
 def _added_to(value: cst.BaseExpression, spelled: str) -> Optional[cst.BaseExpression]:
     """What ``value`` adds to the total ``spelled``: ``v`` of ``t + v`` (``v + t``, ``t * v``),
     of ``v if t is None else t + v`` (the first step sets the total, the later ones add), and of
