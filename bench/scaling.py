@@ -6,6 +6,7 @@ LibCST's parse alone, the time per line, and the growth ratio per doubling (2.0 
     python bench/scaling.py                      # 1k .. 64k lines, every shape
     python bench/scaling.py --max-lines 32000 --shapes functions,class
     python bench/scaling.py --profile huge_function:16000   # cProfile of one check, top 25
+    python bench/scaling.py --each-rule              # every rule alone, 4k and 16k lines
 
 Shapes (each a file whose every part is reachable by the semantic layer's queries):
 
@@ -177,14 +178,49 @@ def measure(shape: str, size: int, repeat: int) -> tuple[int, float, float, int]
     return source.count(b"\n"), check, parse, len(diagnostics)
 
 
+def each_rule_alone(shapes: list[str], repeat: int) -> float:
+    """Each rule alone on a fresh semantic model, at 4k and 16k lines: a quadratic path that a
+    full check hides (another rule asked the question first and its answer was memoised) shows
+    here, as ``--select`` of that one rule would meet it. Prints each rule's growth over the 4x
+    size (4.0 is linear) and returns the worst."""
+    from torchmemlint import engine
+    from torchmemlint.semantics import SemanticModel
+    from torchmemlint.semantics.prescreen import scan
+
+    worst = 0.0
+    for shape in shapes:
+        models = []
+        for size in (4_000, 16_000):
+            source = SHAPES[shape](size).encode()
+            module, error = engine.parse(source, f"{shape}.py", scan(source, f"{shape}.py"))
+            if module is None:
+                raise SystemExit(f"{shape}_{size}.py: {error.message}")
+            models.append(module)
+        growths = []
+        for rule in all_rules():
+            small, large = (cpu_seconds(lambda: list(rule.check(SemanticModel(m, f"{shape}.py"))), repeat)
+                            for m in models)
+            growths.append((large / max(small, 1e-6), rule.code, small, large))
+        growths.sort(reverse=True)
+        worst = max(worst, growths[0][0])
+        print(f"{shape:<14} " + ", ".join(f"{code} {g:.1f}x ({a:.2f} s -> {b:.2f} s)" for g, code, a, b in growths[:3]),
+              flush=True)
+    print(f"worst growth of one rule alone from 4k to 16k lines: {worst:.1f}x (4.0 is linear)")
+    return worst
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--max-lines", type=int, default=SIZES[-1])
     parser.add_argument("--shapes", default=",".join(SHAPES), help="comma-separated: " + ", ".join(SHAPES))
     parser.add_argument("--repeat", type=int, default=1, help="runs per measurement (the minimum is kept)")
     parser.add_argument("--profile", metavar="SHAPE:LINES", help="profile one check instead")
+    parser.add_argument("--each-rule", action="store_true", help="time every rule alone instead")
     args = parser.parse_args()
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))  # LibCST's codegen on deep nesting
+    if args.each_rule:
+        each_rule_alone(args.shapes.split(","), args.repeat)
+        return 0
     if args.profile:
         shape, _, size = args.profile.partition(":")
         source = SHAPES[shape](int(size)).encode()

@@ -49,7 +49,7 @@ without `set_to_none`, `.grad` buffers held through the next forward (a higher p
 """
 from __future__ import annotations
 
-from typing import Iterator, Optional, Union
+from typing import Iterator, Optional, Sequence, Union
 
 import libcst as cst
 
@@ -100,7 +100,7 @@ class MissingZeroGrad(Rule):
                           fix=_insert_zero_grad(model, [(c, o) for c, o in steps if o in unreset], backwards, steps))
 
 
-def _region_calls(model: SemanticModel, region: Region) -> list[cst.Call]:
+def _region_calls(model: SemanticModel, region: Region) -> Sequence[cst.Call]:
     if isinstance(region, cst.FunctionDef):
         return model.scopes.scope_nodes(region, cst.Call)
     return model.scopes.loop_body_nodes(region, cst.Call)

@@ -222,11 +222,11 @@ def _only_called_to_evaluate(model: SemanticModel, func: cst.FunctionDef, helper
 def _after_eval_call(model: SemanticModel, scope: Scope, call: cst.Call) -> bool:
     """``x.eval()`` earlier in the same scope with no ``x.train()`` between it and ``call``."""
     mode: Optional[str] = None
-    for other in model.scopes.scope_nodes(scope, cst.Call):
+    for other in model.scopes.mode_switches(scope):
         if not model.tree.before(other, call):
             break
         func = other.func
-        if isinstance(func, cst.Attribute) and func.attr.value in ("eval", "train") and not _is_builtin_eval(func):
+        if not _is_builtin_eval(func):
             if func.attr.value == "eval" and _is_own_inference_api(model, scope, func):
                 continue
             if _is_other_submodule(model, scope, func, call):

@@ -636,12 +636,13 @@ class Flow:
         names: set[str] = set()
         for node in self.scopes.scope_nodes(scope, cst.Name):
             parent = self.tree.parent.get(node)
-            if isinstance(parent, cst.Attribute) and parent.value is node:
+            parent_type = type(parent)  # (``isinstance`` on LibCST's ABC classes is slow to miss)
+            if parent_type is cst.Attribute and parent.value is node:
                 if parent.attr.value in _TENSOR_ONLY_MEMBERS:
                     names.add(node.value)
-            elif isinstance(parent, cst.BinaryOperation) and type(parent.operator).__name__ in TENSOR_OPERATORS:
+            elif parent_type is cst.BinaryOperation and type(parent.operator).__name__ in TENSOR_OPERATORS:
                 names.add(node.value)
-            elif isinstance(parent, cst.Arg) and parent.keyword is None and parent.value is node:
+            elif parent_type is cst.Arg and parent.keyword is None and parent.value is node:
                 call = self.tree.parent.get(parent)
                 if isinstance(call, cst.Call) and self._takes_tensors(call):
                     names.add(node.value)
@@ -841,7 +842,7 @@ class Flow:
     def _lambda_parameter(self, expr: cst.Name) -> Optional[cst.Lambda]:
         """The lambda whose parameter ``expr`` is, if any."""
         for ancestor in self.tree.ancestors(expr):
-            if isinstance(ancestor, cst.Lambda):
+            if type(ancestor) is cst.Lambda:
                 params = ancestor.params
                 if any(p.name.value == expr.value for p in (*params.posonly_params, *params.params,
                                                              *params.kwonly_params)):

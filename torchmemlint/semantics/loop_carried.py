@@ -374,7 +374,7 @@ class LoopCarried:
         """``if h is None: h = init()`` (``if not isinstance(h, torch.Tensor):``) gives the first
         value, it does not cut the chain."""
         for ancestor in self.tree.ancestors(site):
-            if isinstance(ancestor, cst.If):
+            if type(ancestor) is cst.If:
                 test = ancestor.test
                 if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
                     tested = test.expression  # ``if not h:``, ``if not isinstance(h, torch.Tensor):``

@@ -49,6 +49,7 @@ def _node_types(kind: str) -> frozenset:
     return frozenset({
         "scope": (cst.FunctionDef, cst.Lambda, cst.ClassDef),
         "loop": (cst.For, cst.While),
+        "block": (cst.If, cst.Else, cst.Try, cst.ExceptHandler, cst.For, cst.While),
         "branch": (cst.If, cst.Else, cst.Try, cst.ExceptHandler, cst.For, cst.While,
                    cst.FunctionDef, cst.Lambda, cst.ClassDef),
     }[kind])
@@ -73,9 +74,11 @@ class Scopes:
         self.imports = imports
         self._bindings: dict[cst.CSTNode, dict[str, list[Binding]]] = {}
         self._function_of: dict[cst.CSTNode, Optional[cst.FunctionDef]] = {}
+        self._scope_nodes: dict[tuple[Scope, type], tuple] = {}
         self._class_bases_cache: dict[cst.ClassDef, tuple[str, ...]] = {}
         self._step_loops: dict[cst.CSTNode, bool] = {}
         self._eval_mode: dict[Scope, bool] = {}
+        self._mode_switches: dict[Scope, tuple[cst.Call, ...]] = {}
         self._assigned: Optional[dict[str, list[cst.Assign]]] = None
         self.classes_by_name = {c.name.value: c for c in tree.nodes(cst.ClassDef)}
         self.functions_by_name: dict[str, list[cst.FunctionDef]] = {}
@@ -177,9 +180,16 @@ class Scopes:
     def _same_function(self, node: cst.CSTNode, anchor: cst.CSTNode) -> bool:
         return self.function_of(node) is self.function_of(anchor)
 
-    def scope_nodes(self, scope: Scope, node_type: type) -> list:
-        """Nodes of a type in a function (or module) body, outside nested functions."""
-        return [n for n in self.tree.descendants(scope, node_type) if self.scope_of(n) is scope]
+    def scope_nodes(self, scope: Scope, node_type: type) -> tuple:
+        """Nodes of a type in a function (or module) body, outside nested functions, in source
+        order. Asked per node by many rules (once per scope and type here, or a long function
+        costs its length at each ask)."""
+        key = (scope, node_type)
+        found = self._scope_nodes.get(key)
+        if found is None:
+            found = self._scope_nodes[key] = tuple(
+                n for n in self.tree.descendants(scope, node_type) if self.scope_of(n) is scope)
+        return found
 
     # -- classes ----------------------------------------------------------------------
     def class_bases(self, cls: cst.ClassDef, _seen: frozenset = frozenset()) -> tuple[str, ...]:
@@ -284,8 +294,17 @@ class Scopes:
         known = self._eval_mode.get(scope)
         if known is None:
             known = self._eval_mode[scope] = any(
-                isinstance(c.func, cst.Attribute) and c.func.attr.value == "eval" and not c.args
-                for c in self.scope_nodes(scope, cst.Call))
+                c.func.attr.value == "eval" and not c.args for c in self.mode_switches(scope))
+        return known
+
+    def mode_switches(self, scope: Scope) -> tuple[cst.Call, ...]:
+        """``x.eval()`` and ``x.train(...)`` calls of ``scope``, in source order (a handful, where
+        a scope may hold thousands of calls)."""
+        known = self._mode_switches.get(scope)
+        if known is None:
+            known = self._mode_switches[scope] = tuple(
+                c for c in self.scope_nodes(scope, cst.Call)
+                if isinstance(c.func, cst.Attribute) and c.func.attr.value in ("eval", "train"))
         return known
 
     def evaluates_each_element(self, loop: cst.For) -> bool:
@@ -466,7 +485,7 @@ class Scopes:
         for ancestor in self.tree.ancestors(binding):
             if self.tree.contains(ancestor, at):
                 return False
-            if isinstance(ancestor, (cst.If, cst.Else, cst.Try, cst.ExceptHandler, cst.For, cst.While)):
+            if type(ancestor) in _node_types("block"):
                 return True
         return False
 

@@ -456,7 +456,7 @@ class Stores:
         for ancestor in self.tree.ancestors(node):
             if ancestor is region:
                 return False
-            if isinstance(ancestor, cst.If) and tests_every_n_steps(ancestor.test):
+            if type(ancestor) is cst.If and tests_every_n_steps(ancestor.test):
                 return True
         return False
 
