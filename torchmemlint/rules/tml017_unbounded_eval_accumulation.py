@@ -16,8 +16,8 @@ Also flags the return of a LightningModule's `training_step` / `validation_step`
 `predict_step` when the module overrides the 1.x hook `<stage>_epoch_end(self, outputs)` and the
 step returns per-example tensors (logits, predictions, masks, targets on the device; the loss and
 scalar metrics are fine): Lightning collects every step's return value for that hook. The same
-for `predict_step` when the file uses what `trainer.predict(...)` returns (`return_predictions`
-left on): Lightning keeps every step's return value for that list.
+for `predict_step` when the file calls `trainer.predict(...)` with `return_predictions` left on
+(even where it drops the result): Lightning keeps every step's return value for that list.
 
 ## Why is this bad?
 To call `compute_metrics` once at the end, the evaluation loop gathers the logits and labels of
@@ -130,16 +130,15 @@ def _lightning_epoch_outputs(model: SemanticModel) -> Iterator[Finding]:
 
 
 def _predictions_kept(model: SemanticModel) -> bool:
-    """The file calls ``trainer.predict(...)`` and uses what it returns (``return_predictions``
-    left on): Lightning keeps every ``predict_step`` output for that list."""
+    """The file calls ``trainer.predict(...)`` with ``return_predictions`` left on: Lightning
+    keeps every ``predict_step`` output for the list it returns, also where the caller drops
+    that list (a prediction-writer callback that already wrote each batch)."""
     for call in model.tree.nodes(cst.Call):
         func = call.func
         if not (isinstance(func, cst.Attribute) and func.attr.value == "predict" and _is_trainer(model, func.value)):
             continue
         returned = keyword(call, "return_predictions")
-        if returned is not None and not (isinstance(returned, cst.Name) and returned.value == "True"):
-            continue
-        if not isinstance(model.tree.parent.get(call), cst.Expr):
+        if returned is None or isinstance(returned, cst.Name) and returned.value == "True":
             return True
     return False
 

@@ -105,19 +105,26 @@ class Calls:
         for assign in self.tree.nodes(cst.Assign):
             if isinstance(assign.value, (cst.Call, cst.Lambda, cst.Attribute, cst.Name)):
                 names.update(t.target.value for t in assign.targets if isinstance(t.target, cst.Name))
+            if isinstance(assign.value, cst.Call):  # ``logits, loss_fn = self._forward_step(batch)``
+                names.update(e.value.value for t in assign.targets if isinstance(t.target, cst.Tuple)
+                             for e in t.target.elements if isinstance(e.value, cst.Name))
         return frozenset(names)
 
     def _resolve_name(self, name: str, at: cst.CSTNode, depth: int) -> Optional[Callee]:
         for binding in self.scopes.bindings_of(name, at):
-            value = binding.value
+            value, made_at = binding.value, binding.node
+            if binding.index is not None:  # ``logits, loss_fn = self._forward_step(batch)``
+                value, made_at = self._returned_callable(value, binding.index)
             if isinstance(value, cst.Lambda):
                 return Callee(value)
             if isinstance(value, cst.Call) and self.imports.qualify(value.func) == "functools.partial" and value.args:
-                inner = self._resolve(value.args[0].value, binding.node, depth + 1)
+                inner = self._resolve(value.args[0].value, made_at, depth + 1)
                 if inner is None or inner.constructs is not None:
                     return None
                 bound = tuple(a.value for a in value.args[1:] if a.keyword is None and not a.star)
-                return Callee(inner.function, inner.skipped, bound, binding.node)
+                return Callee(inner.function, inner.skipped, bound, made_at)
+            if binding.index is not None:
+                return None
             if isinstance(value, (cst.Name, cst.Attribute)):  # ``step = trainer.train_step``
                 return self._resolve(value, binding.node, depth + 1)
             if isinstance(value, cst.Call):  # ``pool = ImagePool(50)``; ``pool(images)``
@@ -127,6 +134,20 @@ class Calls:
         if cls is not None:
             return Callee(self.method_of(cls, "__init__"), skipped=1, constructs=cls)
         return self._visible_function(name, at)
+
+    def _returned_callable(self, call: Optional[cst.BaseExpression], index: int) \
+            -> tuple[Optional[cst.BaseExpression], Optional[cst.CSTNode]]:
+        """The ``partial(...)`` or lambda that a function of the file returns at position
+        ``index`` of its tuple (``return logits, partial(self._loss_func, batch)``), with the
+        ``return`` it is made at, where every return gives one; else (None, None)."""
+        callee = self.callee(call) if isinstance(call, cst.Call) else None
+        if callee is None or not isinstance(callee.function, cst.FunctionDef):
+            return None, None
+        made = [(ret.value.elements[index].value, ret) for ret in self.scopes.scope_nodes(callee.function, cst.Return)
+                if isinstance(ret.value, cst.Tuple) and len(ret.value.elements) > index]
+        if len(made) != 1 or not isinstance(made[0][0], (cst.Call, cst.Lambda)):
+            return None, None
+        return made[0]
 
     def _instance_call(self, func: cst.BaseExpression, at: cst.CSTNode) -> Optional[Callee]:
         """Calling an object of a class of the file runs its ``__call__`` (``self.rms(x)`` with

@@ -307,6 +307,9 @@ class Flow:
         self._attributes: dict[tuple[cst.ClassDef, str], Value] = {}
         self._self_assignments: dict[cst.ClassDef, dict[str, list[SelfAssignment]]] = {}
         self._tensor_uses: dict[object, set[str]] = {}
+        self._host_moves: dict[object, dict[str, list[cst.Expr]]] = {}
+        self._type_guards: dict[object, dict[str, list[cst.If]]] = {}
+        self._guard_types: dict[cst.If, set[str]] = {}
         self._mapping_uses: dict[object, set[str]] = {}
         self._grad_inputs: dict[object, set[str]] = {}
         self._scalar_losses: dict[object, set[str]] = {}
@@ -463,7 +466,11 @@ class Flow:
             return Value(detached=True, device=any(v.device for v in operands),
                          kind=NUMBER if all(v.kind == NUMBER for v in operands) else None)
         if isinstance(expr, cst.IfExp):
-            return join([self.value(expr.body, at), self.value(expr.orelse, at)])
+            orelse = self.value(expr.orelse, at)
+            if isinstance(expr.test, cst.Attribute) and expr.test.attr.value == "requires_grad" and \
+                    dotted_name(expr.test.value) is not None and dotted_name(expr.test.value) == dotted_name(expr.orelse):
+                orelse = orelse.without_graph()  # ``x.detach() if x.requires_grad else x``: that ``x`` has no graph
+            return join([self.value(expr.body, at), orelse])
         if isinstance(expr, (cst.Tuple, cst.List, cst.Set)):
             return self._sequence(expr.elements, at)
         if isinstance(expr, cst.Dict):
@@ -535,7 +542,57 @@ class Flow:
         if result.kind in (TENSOR, None) and (result.graph or result.kind == TENSOR) and \
                 name in self._backwarded_as_scalar(scope):
             result = replace(result, kind=TENSOR, scalar=True)  # ``backward()`` without a gradient needs one
+        if (result.graph or result.params) and self._past_structure_guards(expr, scope):
+            result = result.without_graph()
+        if result.device and any(all(self.tree.before(b.node, move) for b in bindings) and self.tree.before(move, at)
+                                 for move in self._moved_to_host_in_place(scope).get(name, ())):
+            result = replace(result, device=False)
         return result
+
+    def _past_structure_guards(self, expr: cst.Name, scope) -> bool:
+        """``expr`` is read after ``if isinstance(x, torch.Tensor): return ...``, ``if
+        isinstance(x, dict): return ...`` and ``if isinstance(x, (list, tuple)): return ...``
+        of its function (a walker over nested results, ``detach_tree``): what is left there is
+        neither a tensor nor a container of them."""
+        if not isinstance(scope, cst.FunctionDef):
+            return False
+        covered: set[str] = set()
+        for branch in self._early_return_guards(scope).get(expr.value, ()):
+            if self.tree.before(branch, expr) and not self.tree.contains(branch, expr):
+                covered |= self._guard_types[branch]
+        return "Tensor" in covered and bool(covered & {"dict", "Mapping"}) and bool(covered & {"list", "tuple", "Sequence"})
+
+    def _early_return_guards(self, scope: cst.FunctionDef) -> dict[str, list[cst.If]]:
+        """``if isinstance(name, T): ... return ...`` statements of ``scope``, by name (the
+        type names each tests in ``_guard_types``)."""
+        known = self._type_guards.get(scope)
+        if known is None:
+            known = self._type_guards[scope] = {}
+            for branch in self.scopes.scope_nodes(scope, cst.If):
+                test, body = branch.test, branch.body
+                if not (isinstance(test, cst.Call) and dotted_name(test.func) == "isinstance" and len(test.args) == 2
+                        and isinstance(test.args[0].value, cst.Name) and isinstance(body, cst.IndentedBlock)
+                        and body.body and isinstance(body.body[-1], cst.SimpleStatementLine)
+                        and isinstance(body.body[-1].body[-1], cst.Return)):
+                    continue
+                self._guard_types[branch] = {(dotted_name(n) or "").rsplit(".", 1)[-1]
+                                             for n in [test.args[1].value, *(e.value for e in getattr(test.args[1].value, "elements", ()))]}
+                known.setdefault(test.args[0].value.value, []).append(branch)
+        return known
+
+    def _moved_to_host_in_place(self, scope) -> dict[str, list[cst.Expr]]:
+        """Statements ``model.cpu()`` / ``model.to("cpu")`` of ``scope`` whose result is dropped, by
+        name: a tensor's ``.to`` returns a copy, so code that drops it moves a module, in place,
+        and the name holds nothing on the device after it."""
+        known = self._host_moves.get(scope)
+        if known is None:
+            known = self._host_moves[scope] = {}
+            for statement in self.scopes.scope_nodes(scope, cst.Expr):
+                call = statement.value
+                if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and \
+                        isinstance(call.func.value, cst.Name) and _moves_to_host(call):
+                    known.setdefault(call.func.value.value, []).append(statement)
+        return known
 
     def _tensor_guard(self, node: cst.CSTNode, name: str) -> Optional[cst.If]:
         """The ``if isinstance(name, torch.Tensor):`` whose body holds the binding ``node``."""
@@ -1240,7 +1297,12 @@ class Flow:
             return UNKNOWN
         if on_model:  # on the model's device
             return Value(device=method not in _MODEL_NON_TENSOR_METHODS, detached=method in _MODEL_NON_TENSOR_METHODS)
-        # A tensor method keeps the graph.
+        # A tensor method keeps the graph: the receiver's, and an operand's (``sums.scatter_add(0,
+        # index, feats)``, ``a.matmul(b)``), not that of a tensor giving only a shape (``expand_as``).
+        if method in _COMBINING_METHODS and call.args:
+            operands = _combine([receiver, *(self.value(a.value, at) for a in call.args)])
+            receiver = replace(receiver, graph=operands.graph, detached=operands.detached, device=operands.device,
+                               params=operands.params, why=receiver.why or operands.why)
         reduction = method in _FULL_REDUCTIONS and not call.args
         keeps_loss = method in _LOSS_KEEPING_METHODS
         return receiver.derived(
@@ -1583,6 +1645,13 @@ def _returns_indices(expr: cst.BaseExpression) -> bool:
         expr.func.attr.value in _VALUES_AND_INDICES and bool(expr.args)
 
 
+# Tensor methods whose result is computed from their tensor arguments' values as well.
+_COMBINING_METHODS = frozenset({
+    "add", "add_", "sub", "sub_", "mul", "mul_", "div", "div_", "true_divide", "matmul", "mm", "bmm", "mv",
+    "dot", "pow", "scatter_add", "scatter_add_", "scatter", "scatter_", "index_add", "index_add_",
+    "index_copy", "index_copy_", "masked_scatter", "lerp", "lerp_", "addcmul", "addcmul_", "addcdiv",
+    "addcdiv_", "addmm", "baddbmm", "where", "maximum", "minimum", "copy_", "outer", "cross",
+})
 _SEVERAL_RESULTS = frozenset({"max", "min", "topk", "chunk", "split", "sort", "unbind", "median", "mode", "kthvalue"})
 
 
@@ -1679,3 +1748,16 @@ def _unpacked_length(node: cst.CSTNode) -> Optional[int]:
     if not isinstance(target, (cst.Tuple, cst.List)) or any(isinstance(e, cst.StarredElement) for e in target.elements):
         return None
     return len(target.elements)
+
+
+def _moves_to_host(call: cst.Call) -> bool:
+    """``x.cpu()``, ``x.to("cpu")``, ``x.to(torch.device("cpu"))``, ``x.to(device="cpu")``."""
+    method = call.func.attr.value
+    if method == "cpu":
+        return not call.args
+    if method != "to" or not call.args:
+        return False
+    target = call.args[0].value
+    if isinstance(target, cst.Call) and dotted_name(target.func) in ("torch.device", "device") and target.args:
+        target = target.args[0].value
+    return isinstance(target, cst.SimpleString) and target.evaluated_value == "cpu"

@@ -84,10 +84,11 @@ class HFTrainers:
             return None, True  # the Trainer's default TrainingArguments
         if self.is_arguments_call(value):
             return value, True  # type: ignore[return-value]
-        if isinstance(value, cst.Name):
+        if isinstance(value, cst.Name):  # ``args = TrainingArguments(...)`` / ``args = build_args(...)``
             bindings = self.scopes.bindings_of(value.value, call)
-            if bindings and all(self.is_arguments_call(b.value) for b in bindings):
-                return bindings[-1].value, True  # type: ignore[return-value]
+            made = [b.value if self.is_arguments_call(b.value) else self._made_by_helper(b.value) for b in bindings]
+            if made and all(m is not None for m in made):
+                return made[-1], True  # type: ignore[return-value]
         made = self._made_by_helper(value)
         if made is not None:
             return made, True

@@ -357,14 +357,24 @@ class Hooks:
                 continue
             if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
                 return True
-            selecting = {name for loop in self.scopes.loops_around(ancestor) if isinstance(loop, cst.For)
-                         for name in _target_names(loop.target)}
+            selecting = set().union(*(self._member_names(loop) for loop in self.scopes.loops_around(ancestor)
+                                      if isinstance(loop, cst.For)))
             for comparison in self.tree.descendants(test, cst.Comparison):
                 if isinstance(comparison.left, cst.Name) and comparison.left.value in selecting:
                     continue  # ``for name, m in model.named_modules(): if name == layer:`` picks a member
                 if any(isinstance(c.operator, (cst.Is, cst.IsNot, cst.Equal, cst.In, cst.NotIn)) for c in comparison.comparisons):
                     return True
         return False
+
+
+    def _member_names(self, loop: cst.For) -> set[str]:
+        """The loop's targets and the names its body computes from them (``counter =
+        COUNTERS.get(type(m))``): a test of one picks members, it does not guard a registration."""
+        names = _target_names(loop.target)
+        for assign in self.scopes.loop_body_nodes(loop, cst.Assign):
+            if any(n.value in names for n in self.tree.descendants(assign.value, cst.Name)):
+                names |= {n for t in assign.targets for n in _target_names(t.target)}
+        return names
 
 
 # Methods Python runs without a call in the file: a context manager's exit, a finaliser.

@@ -28,7 +28,7 @@ from torchmemlint.semantics.iterations import Iteration, Iterations, keyword_is_
 from torchmemlint.semantics.scopes import Loop, Scopes, steps_an_environment
 from torchmemlint.semantics.stores import Stores
 from torchmemlint.semantics.tree import Tree
-from torchmemlint.semantics.vocabulary import IN_PLACE_WRITES, names_a_cache, names_segment_memories
+from torchmemlint.semantics.vocabulary import IN_PLACE_WRITES, PER_EPOCH_METHOD, names_a_cache, names_segment_memories
 from torchmemlint.semantics.flow import (
     BREAKING_BUILTINS, GRAPH_BREAKING_METHODS, MODULE, NON_GRAPH_ATTRIBUTES, OPTIMIZER, TENSOR, Flow, destructure,
 )
@@ -381,12 +381,12 @@ class LoopCarried:
                     if isinstance(tested, cst.Call) and dotted_name(tested.func) == "isinstance" and tested.args:
                         tested = tested.args[0].value
                     return carried_name(tested) == name
-                if isinstance(test, cst.Comparison) and carried_name(test.left) == name and \
-                        isinstance(test.comparisons[0].operator, cst.Is) and \
-                        isinstance(test.comparisons[0].comparator, cst.Name) and \
-                        test.comparisons[0].comparator.value == "None":
-                    return True
-                return False
+                while isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
+                    test = test.left  # ``if h is None or h.size(1) != batch_size:`` (re)starts the chain
+                return isinstance(test, cst.Comparison) and carried_name(test.left) == name and \
+                    isinstance(test.comparisons[0].operator, cst.Is) and \
+                    isinstance(test.comparisons[0].comparator, cst.Name) and \
+                    test.comparisons[0].comparator.value == "None"
             if isinstance(ancestor, (cst.For, cst.While, cst.FunctionDef)):
                 return False
         return False
@@ -408,14 +408,17 @@ class LoopCarried:
         attribute = name.split(".", 1)[1]
         func = region if isinstance(region, cst.FunctionDef) else self.scopes.function_of(region)
         cls = self.scopes.self_class(func)
-        if cls is not None and any(  # (a method of the instance: a static ``hard_reset(v, spike)`` computes)
+        if cls is not None and any(  # (a method of the instance: a static ``hard_reset(v, spike)`` computes;
+            # one that returns a fresh state, ``init_hidden``, resets only where its result is bound)
             _RESET_METHOD.search(f.name.value) and f.params.params and f.params.params[0].name.value == "self"
+            and not any(r.value is not None for r in self.scopes.scope_nodes(f, cst.Return))
             and self._runs_per_step_if_called(f) for f in self.tree.descendants(cls, cst.FunctionDef)
         ):
             return True
         for assign in self.tree.nodes(cst.Assign):
             owner = self.scopes.function_of(assign)
-            if self.tree.contains(body, assign) or owner is not None and (owner.name.value == "__init__" or (
+            if self.tree.contains(body, assign) or owner is not None and (
+                    owner.name.value == "__init__" or PER_EPOCH_METHOD.match(owner.name.value) or (
                     _RESET_METHOD.search(owner.name.value) and not self._runs_per_step_if_called(owner))):
                 continue  # (a reset the file runs once per epoch leaves the chain growing within it)
             for target in assign.targets:
@@ -428,10 +431,21 @@ class LoopCarried:
         a step loop; not one called only once per epoch (``learner.reset()`` after the loop over
         batches), while the chain grows batch after batch."""
         sites = self.flow.calls.calls_spelled(method.name.value, method=True)
-        return not sites or any(
+        if not sites:
+            return not self._trains_without_resets
+        return any(
             self._in_innermost_step_loop(site)
             or ((caller := self.scopes.function_of(site)) is not None and self.iterations.runs_per_step(caller))
             for site in sites)
+
+    @cached_property
+    def _trains_without_resets(self) -> bool:
+        """The file runs its own training loop (a loop with a backward pass or an optimizer
+        step) and calls no reset of any kind (``m.reset()``, ``reset_net(net)``, ``init_hidden``):
+        an uncalled reset method is then not called by a framework on this file's behalf."""
+        return any(self.iterations.runs_step(loop) for loop in (*self.tree.nodes(cst.For), *self.tree.nodes(cst.While))) \
+            and not any(_RESET_METHOD.search((func.attr.value if isinstance(func, cst.Attribute) else dotted_name(func)) or "")
+                        for func in (call.func for call in self.tree.nodes(cst.Call)))
 
     def _in_innermost_step_loop(self, node: cst.CSTNode) -> bool:
         """``node`` runs once per step: in a step loop with no step loop of its own inside (not

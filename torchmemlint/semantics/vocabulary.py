@@ -13,6 +13,10 @@ PER_STEP_METHODS = frozenset({
     "on_predict_batch_end", "on_train_batch_start", "on_validation_batch_start",
     "on_before_backward", "on_after_backward",
 })
+
+# Framework hooks run once per epoch or per run (Lightning's ``on_train_epoch_start``, a
+# callback's ``on_epoch_end``): a reset there leaves a chain growing over the epoch's steps.
+PER_EPOCH_METHOD = re.compile(r"^on_(\w+_)?(epoch|fit|train|validation)_(start|end)$")
 # Calls that run the function they get once per hyper-parameter trial.
 SEARCH_DRIVERS = frozenset({"optimize", "fmin", "gp_minimize", "forest_minimize", "Tuner", "maximize", "minimize"})
 # Registrations of a function PyTorch calls on every forward pass of a module.
