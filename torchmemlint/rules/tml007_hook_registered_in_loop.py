@@ -10,8 +10,8 @@ parameter — `self.x`, a model bound before the loop, the modules or parameters
 `for block in self.blocks` — whose handle is never `.remove()`d. The registration may sit in a
 helper, a method or an `__init__` that the loop calls: `attach(model)` per batch,
 `explainer.saliency(image)` whose helper registers, `GradCAM(model, layer)` built per image (the
-object is new, the model it hooks is not). A construction is reported at the construction in the
-loop, with the registration as related location; a helper's registration where it is written.
+object is new, the model it hooks is not). Each is reported at the registration, where the fix
+goes, with the loop's call or construction as related location.
 
 ## Why is this bad?
 Each call adds one more hook; none replaces the previous one. After n iterations every forward
@@ -87,20 +87,18 @@ class HookRegisteredInLoop(Rule):
         return super().could_match(facts) and facts.hooks_may_pile_up()
 
     def check(self, model: SemanticModel) -> Iterator[Finding]:
-        reported = set()
         for registration in model.hooks.registrations:
             pile = model.hooks.piles_up(registration)
             if pile is None:
                 continue
             target = model.code(registration.receiver) if registration.receiver is not None else "every module"
-            if pile.constructs is not None:  # the construction in the loop is what to change
-                if pile.at in reported:
-                    continue
-                reported.add(pile.at)
-                yield Finding(pile.at, related=[(registration.call, f"`{registration.method}` on `{target}`")],
-                              message=f"`{pile.constructs}(...)` runs every iteration and its construction registers "
-                                      f"`{registration.method}` on `{target}`, never removed: hooks and what their "
-                                      f"closures capture pile up; build it once before the loop, or remove its hooks")
+            if pile.constructs is not None:  # reported where the hook is registered, as for a helper's
+                yield Finding(registration.call, related=[(pile.at, f"`{pile.constructs}(...)` built here on every iteration")],
+                              message=f"`{registration.method}` on `{target}` runs each time `{pile.constructs}(...)` is "
+                                      f"built, once per iteration, and is never removed: hooks and what their closures "
+                                      f"capture pile up; build it once before the loop, or remove its hooks",
+                              no_fix="no automatic fix: the hook is registered by a constructor the loop calls; where "
+                                     "it should live is the author's call")
                 continue
             related = [] if pile.at is registration.call else [(pile.at, "called here on every iteration")]
             fix, no_fix = _register_once_fix(model, registration, pile)
