@@ -1299,7 +1299,8 @@ class Flow:
             return Value(device=method not in _MODEL_NON_TENSOR_METHODS, detached=method in _MODEL_NON_TENSOR_METHODS)
         # A tensor method keeps the graph: the receiver's, and an operand's (``sums.scatter_add(0,
         # index, feats)``, ``a.matmul(b)``), not that of a tensor giving only a shape (``expand_as``).
-        if method in _COMBINING_METHODS and call.args:
+        if method in _COMBINING_METHODS and call.args and (receiver.kind == TENSOR or receiver.graph or receiver.leaf):
+            # (``buffer.add(batch)`` of an object that is not known to be a tensor stores, it does not compute)
             operands = _combine([receiver, *(self.value(a.value, at) for a in call.args)])
             receiver = replace(receiver, graph=operands.graph, detached=operands.detached, device=operands.device,
                                params=operands.params, why=receiver.why or operands.why)
