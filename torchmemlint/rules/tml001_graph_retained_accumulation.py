@@ -99,7 +99,7 @@ class GraphRetainedAccumulation(Rule):
 
     def check(self, model: SemanticModel) -> Iterator[Finding]:
         for store in model.stores.stores():
-            if model.stores.never_grows(store) or _kept_for_backward(model, store.node, store.container,
+            if store.device_only or model.stores.never_grows(store) or _kept_for_backward(model, store.node, store.container,
                                                                      stored=store.value):
                 continue
             finding = _finding(model, store.node, store.container, store.value, store.inside)

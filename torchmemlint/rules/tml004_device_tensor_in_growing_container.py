@@ -103,8 +103,8 @@ class DeviceTensorInGrowingContainer(Rule):
             if names_a_cache(dotted_name(store.container)):
                 continue  # ``latents_cache.append(...)`` behind ``--cache_latents``: kept on the device on purpose
             value = model.flow.value(store.value, store.node)
-            if not value.device or value.graph:
-                continue  # (a graph-attached value is TML001's)
+            if not value.device or value.graph and not store.device_only:
+                continue  # (a graph-attached value is TML001's, unless the callee keeps it detached)
             if _scalars_only(value):
                 continue  # one 512-byte block per step, kept on the device on purpose (no sync)
             reported.add(store.node)

@@ -151,9 +151,15 @@ class Calls:
 
     def _instance_call(self, func: cst.BaseExpression, at: cst.CSTNode) -> Optional[Callee]:
         """Calling an object of a class of the file runs its ``__call__`` (``self.rms(x)`` with
-        ``self.rms = RunningStats()``); a module's ``forward`` is read as a forward pass instead."""
+        ``self.rms = RunningStats()``), or a torchmetrics ``Metric``'s ``update``; a module's
+        ``forward`` is read as a forward pass instead."""
         for class_name in self.scopes.classes_built_into(func, at):
             cls = self.scopes.classes_by_name.get(class_name)
+            if cls is not None and any(base.startswith("torchmetrics.") and base.endswith("Metric")
+                                       for base in self.scopes.class_bases(cls)):
+                method = self.method_of(cls, "update")  # (``Metric.forward`` runs ``update``)
+                if method is not None:
+                    return Callee(method, skipped=1)
             if cls is not None and not self.scopes.is_torch_module_class(cls):
                 method = self.method_of(cls, "__call__")
                 if method is not None:

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Iterable, Optional
 
 import libcst as cst
 
+from torchmemlint.semantics.autograd import FUNCTION_BASES
 from torchmemlint.semantics.calls import Callee, Calls, HOOK_REGISTRATIONS
 from torchmemlint.semantics.grad import GradContexts
 from torchmemlint.semantics.imports import ImportTable, dotted_name
@@ -175,6 +176,10 @@ class Value:
     scalar: bool = False
     loss: bool = False
     params: frozenset[str] = frozenset()
+    # Parameters whose device (not graph) this value has: ``z.detach()`` of a parameter ``z`` is on
+    # whatever device the caller's ``z`` is, and holds no graph whatever the caller passes. Read
+    # where a function keeps it (``Stores.kept_parameters``), not carried to its callers.
+    device_params: frozenset[str] = frozenset()
     alias: Optional[str] = None
     elements: Optional[tuple["Value", ...]] = None
     fields: Optional[tuple[tuple[str, "Value"], ...]] = None
@@ -213,7 +218,7 @@ class Value:
         """A value computed from this one by an operation that keeps the graph (the structure
         and the alias are not carried over)."""
         base = dict(graph=self.graph or self.leaf, detached=self.detached, device=self.device, params=self.params,
-                    why=self.why)
+                    device_params=self.device_params, why=self.why)
         base.update(changes)
         return Value(**base)
 
@@ -270,7 +275,8 @@ def _join2(a: Value, b: Value) -> Value:
     return Value(
         graph=a.graph or b.graph, detached=a.detached and b.detached, device=a.device or b.device,
         leaf=a.leaf or b.leaf, kind=a.kind if a.kind == b.kind else None, scalar=a.scalar and b.scalar, loss=a.loss and b.loss,
-        params=a.params | b.params, alias=a.alias if a.alias == b.alias else None, elements=elements,
+        params=a.params | b.params, device_params=a.device_params | b.device_params,
+        alias=a.alias if a.alias == b.alias else None, elements=elements,
         fields=fields, element=element, cls=a.cls if a.cls == b.cls else None,
         why=a.why if a.graph or not b.graph else b.why,
     )
@@ -281,6 +287,7 @@ def _combine(values: list[Value], **facets) -> Value:
     return Value(
         graph=any(v.graph or v.leaf for v in values), detached=all(v.detached for v in values),
         device=any(v.device for v in values), params=frozenset().union(*(v.params for v in values)),
+        device_params=frozenset().union(*(v.device_params for v in values)),
         why=next((v.why for v in values if v.graph), ()), **facets)
 
 
@@ -998,6 +1005,9 @@ class Flow:
             known = self._known_method(func.attr.value, func, call, at)
             if known is not None:
                 return known
+            if func.attr.value == "apply" and self._is_autograd_function(func.value):
+                # ``SpikeFn.apply(mem)``: what its ``forward`` returns joins its inputs' graphs
+                return _combine([self.value(a.value, at) for a in call.args], kind=TENSOR)
         callee = self.calls.callee(call)
         if callee is not None:
             return self._local_call(callee, call, at)
@@ -1046,8 +1056,8 @@ class Flow:
             returned = self._classes_return(_unpacked_length(assign), losses=False)
             if returned is not None:
                 return returned
-        return Value(graph=True, device=not self._built_on_cpu(call.func, module), why=why,
-                     kind=TENSOR if returns_one_tensor else None)
+        return Value(graph=True, device=not self._host_only_file and not self._built_on_cpu(call.func, module),
+                     why=why, kind=TENSOR if returns_one_tensor else None)
 
     def _built_on_cpu(self, func: cst.BaseExpression, module: Value) -> bool:
         """A module built here from literals and other modules built here
@@ -1179,7 +1189,7 @@ class Flow:
                 why=((call, "graph made by `torch.autograd.grad(..., create_graph=True)`"),) if graph else ())
         if function in _FACTORIES:
             device = _keyword(call, "device")
-            on_device = (not _is_cpu(device)) if device is not None else (
+            on_device = (not self._is_host(device, at)) if device is not None else (
                 function.endswith("_like") and bool(args) and args[0].device)
             return Value(kind=TENSOR, detached=True, device=on_device)
         if qualified.startswith("torch.nn."):
@@ -1218,7 +1228,8 @@ class Flow:
         if method in ("detach", "detach_"):
             receiver = self.value(func.value, at)
             return Value(kind=TENSOR if receiver.kind in (TENSOR, None) else receiver.kind, detached=True,
-                         device=receiver.device, scalar=receiver.scalar, loss=receiver.loss)
+                         device=receiver.device, scalar=receiver.scalar, loss=receiver.loss,
+                         device_params=receiver.device_params | ({receiver.alias} if receiver.alias else set()))
         return None
 
     def _method(self, method: str, receiver: Value, func: cst.Attribute, call: cst.Call, at: cst.CSTNode) -> Value:
@@ -1269,14 +1280,15 @@ class Flow:
             gathered = self.value(call.args[0].value, at) if call.args else UNKNOWN
             return Value(kind=gathered.kind, detached=True, device=True, loss=gathered.loss, scalar=False)
         if method == "cpu":
-            return receiver.derived(device=False, kind=receiver.kind if receiver.kind in (TENSOR, MODULE) else None,
-                                    scalar=receiver.scalar, loss=receiver.loss)
+            return receiver.derived(device=False, device_params=frozenset(), scalar=receiver.scalar, loss=receiver.loss,
+                                    kind=receiver.kind if receiver.kind in (TENSOR, MODULE) else None)
         if method == "cuda":
             return receiver.derived(device=True, kind=receiver.kind if receiver.kind in (TENSOR, MODULE) else None,
                                     scalar=receiver.scalar, loss=receiver.loss)
         if method == "to":
             destination = self._to_destination(call)
             return receiver.derived(device=receiver.device if destination is None else destination,
+                                    device_params=receiver.device_params if destination is None else frozenset(),
                                     kind=receiver.kind if receiver.kind in (TENSOR, MODULE) else None,
                                     scalar=receiver.scalar, loss=receiver.loss)
         if method == "generate" and (receiver.kind == MODULE or is_model_name(terminal_name(func.value))):
@@ -1296,7 +1308,8 @@ class Flow:
         if named_model and not on_model:
             return UNKNOWN
         if on_model:  # on the model's device
-            return Value(device=method not in _MODEL_NON_TENSOR_METHODS, detached=method in _MODEL_NON_TENSOR_METHODS)
+            return Value(device=method not in _MODEL_NON_TENSOR_METHODS and not self._host_only_file,
+                         detached=method in _MODEL_NON_TENSOR_METHODS)
         # A tensor method keeps the graph: the receiver's, and an operand's (``sums.scatter_add(0,
         # index, feats)``, ``a.matmul(b)``), not that of a tensor giving only a shape (``expand_as``).
         if method in _COMBINING_METHODS and call.args and (receiver.kind == TENSOR or receiver.graph or receiver.leaf):
@@ -1312,6 +1325,37 @@ class Flow:
             scalar=reduction or (keeps_loss and receiver.scalar and method not in ("repeat", "expand")),
             loss=reduction or (keeps_loss and receiver.loss))
 
+    def _is_autograd_function(self, expr: cst.BaseExpression) -> bool:
+        cls = self.scopes.classes_by_name.get(expr.value) if isinstance(expr, cst.Name) else None
+        return cls is not None and any(base in FUNCTION_BASES for base in self.scopes.class_bases(cls))
+
+    @cached_property
+    def _host_only_file(self) -> bool:
+        """The file names a device only to choose the CPU (``device = torch.device("cpu")``,
+        ``def act(state, device="cpu")``) and never CUDA (no ``.cuda()``, no ``"cuda"``): a model
+        it runs is taken to be on the host, not on an accelerator somewhere else."""
+        named = False
+        for assign in self.tree.nodes(cst.Assign):
+            if any(isinstance(t.target, cst.Name) and _DEVICE_NAME.search(t.target.value) for t in assign.targets):
+                if not _is_cpu(assign.value):
+                    return False
+                named = True
+        for param in self.tree.nodes(cst.Param):
+            if _DEVICE_NAME.search(param.name.value) and not _is_cpu(param.default):
+                return False
+        return named and not any(a.attr.value == "cuda" for a in self.tree.nodes(cst.Attribute)) and not any(
+            "cuda" in string.value for string in self.tree.nodes(cst.SimpleString))
+
+    def _is_host(self, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
+        """``"cpu"``, ``torch.device("cpu")``, or a name only ever bound to one (``device =
+        torch.device("cpu")`` at the top of a script that runs on the CPU)."""
+        if _is_cpu(expr):
+            return True
+        if not isinstance(expr, cst.Name):
+            return False
+        bindings = self.scopes.bindings_of(expr.value, at)
+        return bool(bindings) and all(_is_cpu(b.value) for b in bindings)
+
     def _to_destination(self, call: cst.Call) -> Optional[bool]:
         """For ``x.to(...)``: True if it moves to an accelerator, False if to the CPU, None if
         it only changes the dtype (the device stays)."""
@@ -1319,7 +1363,7 @@ class Flow:
             if arg.keyword is not None and arg.keyword.value != "device":
                 continue
             value = arg.value
-            if _is_cpu(value):
+            if self._is_host(value, call):
                 return False
             if isinstance(value, cst.SimpleString):
                 return True
@@ -1619,6 +1663,7 @@ def _substitute(value: Value, arguments: dict[str, Value]) -> Value:
         device=value.device or any(v.device for v in passed),
         detached=value.detached and all(v.detached for v in passed),
         params=frozenset().union(*(v.params for v in passed)) if passed else frozenset(),
+        device_params=frozenset(),  # (read where a function keeps its parameter, not where it returns it)
         elements=tuple(_substitute(e, arguments) for e in value.elements) if value.elements else value.elements,
         fields=tuple((k, _substitute(v, arguments)) for k, v in value.fields) if value.fields else value.fields,
         element=_substitute(value.element, arguments) if value.element else None,

@@ -278,6 +278,14 @@ class LoopCarried:
                     yield from self._graph_reads(binding.value, name, region, binding.node, depth + 1, previous_only)
             return
         if isinstance(expr, cst.Attribute):
+            spelled = carried_name(expr)
+            if spelled is not None and spelled.startswith("self.") and spelled != name and \
+                    isinstance(region, (cst.For, cst.While, cst.FunctionDef)):
+                # ``self.spk = fire(self.mem)`` after ``self.mem = ... self.spk ...`` in the same step
+                earlier = [b for b in self._bindings_in(spelled, region)
+                           if isinstance(b, cst.Assign) and self.tree.before(b, site)]
+                if earlier and not self.grad.is_disabled(earlier[-1]):
+                    yield from self._graph_reads(earlier[-1].value, name, region, earlier[-1], depth + 1, previous_only)
             if expr.attr.value not in NON_GRAPH_ATTRIBUTES:
                 yield from self._graph_reads(expr.value, name, region, site, depth, previous_only)
             return
@@ -408,10 +416,11 @@ class LoopCarried:
         attribute = name.split(".", 1)[1]
         func = region if isinstance(region, cst.FunctionDef) else self.scopes.function_of(region)
         cls = self.scopes.self_class(func)
-        if cls is not None and any(  # (a method of the instance: a static ``hard_reset(v, spike)`` computes;
-            # one that returns a fresh state, ``init_hidden``, resets only where its result is bound)
-            _RESET_METHOD.search(f.name.value) and f.params.params and f.params.params[0].name.value == "self"
+        if cls is not None and any(  # (a method of the instance or class: a static ``hard_reset(v, spike)``
+            # computes; one that returns a fresh state, ``init_hidden``, resets only where its result is bound)
+            _RESET_METHOD.search(f.name.value) and f.params.params and f.params.params[0].name.value in ("self", "cls")
             and not any(r.value is not None for r in self.scopes.scope_nodes(f, cst.Return))
+            and self._resets_attribute(f, attribute, cls)
             and self._runs_per_step_if_called(f) for f in self.tree.descendants(cls, cst.FunctionDef)
         ):
             return True
@@ -425,6 +434,18 @@ class LoopCarried:
                 if isinstance(target.target, cst.Attribute) and target.target.attr.value == attribute:
                     return True
         return False
+
+    def _resets_attribute(self, method: cst.FunctionDef, attribute: str, cls: cst.ClassDef) -> bool:
+        """Whether a reset method may reset ``attribute``: it names it (``self.h = None``,
+        ``layer.mem.detach_()``), or names none of the attributes the class sets on ``self`` (it
+        delegates: ``for m in self.modules(): m.reset()``). One that resets others only
+        (``detach_hidden`` of the membrane, not of the spike) leaves it carried."""
+        named = {a.attr.value for a in self.tree.descendants(method, cst.Attribute)}
+        if attribute in named:
+            return True
+        own = {t.target.attr.value for assign in self.tree.descendants(cls, cst.Assign) for t in assign.targets
+               if isinstance(t.target, cst.Attribute) and dotted_name(t.target.value) == "self"}
+        return not named & own
 
     def _runs_per_step_if_called(self, method: cst.FunctionDef) -> bool:
         """A reset method that this file never calls (a framework may, every step), or calls in
@@ -546,7 +567,10 @@ class LoopCarried:
             while isinstance(target, cst.Call) and isinstance(target.func, cst.Attribute) and \
                     target.func.attr.value in IN_PLACE_WRITES:  # ``buf.mul_(m).add_(v)``: the same tensor
                 target = target.func.value
-            values = [a.value for a in call.args if a.keyword is None or a.keyword.value not in ("alpha", "value")]
+            skipped = _INDEX_POSITION.get(func.attr.value)  # (``scatter_(1, slots, src)``: integer positions)
+            values = [a.value for position, a in enumerate(call.args)
+                      if (a.keyword is None and position != skipped) or
+                      a.keyword is not None and a.keyword.value not in ("alpha", "value", "index", "indices", "mask")]
             found += self._write(call, target, values)
         for assign in self.tree.nodes(cst.Assign):
             for target in assign.targets:
@@ -629,7 +653,11 @@ def _is_true(expr: cst.BaseExpression) -> bool:
 
 
 # Inputs of a ``forward`` that are data about the batch (labels, masks, token ids), not activations.
-_NON_ACTIVATION = re.compile(r"label|target|mask|index|indices|idx|ids?$|tokens?$|^y$|^t$|step", re.IGNORECASE)
+# In-place writes whose argument at this position says where to write (indices, a mask), not what.
+_INDEX_POSITION = {"index_add_": 1, "index_copy_": 1, "scatter_": 1, "scatter_add_": 1, "index_put_": 0,
+                   "masked_scatter_": 0, "put_": 0}
+_NON_ACTIVATION = re.compile(r"label|target|mask|index|indices|idx|ids?$|tokens?$|^y$|^t$|step|position",
+                             re.IGNORECASE)
 
 
 def carried_name(expr: cst.BaseExpression) -> Optional[str]:

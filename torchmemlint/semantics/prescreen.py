@@ -305,6 +305,11 @@ class FileFacts:
     def _sites_of(self, name: str) -> list[tuple[tuple[LoopFacts, ...], "_Scope", bool, bool]]:
         """The calls that may run the function ``name``: spelled so, or through an alias."""
         sites = self.call_sites.get(name, [])
+        if name == "update" and any(self.aliases.get(base.split(".")[0], base).startswith("torchmetrics")
+                                    or base.endswith("Metric") for cls in self.classes if "update" in cls.methods
+                                    for base in cls.bases):
+            # calling a torchmetrics ``Metric`` object (``self.knn(feats)``) runs its ``update``
+            sites = [site for spelled in self.call_sites.values() for site in spelled]
         aliases = self.aliases_of(name) if self.alias_targets else ()
         return [*sites, *(site for alias in aliases for site in self.call_sites.get(alias, ()))] if aliases else sites
 

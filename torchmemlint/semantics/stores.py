@@ -43,6 +43,7 @@ class Store:
     appended: bool = True  # grows a container (False: added into a running total)
     inside: Optional[cst.CSTNode] = None
     computed: bool = False  # the callee keeps what it computes from ``value``, not ``value`` itself
+    device_only: bool = False  # the callee keeps ``value`` detached (``z.detach()``): its device, not its graph
 
     @property
     def overwrites_fixed_slot(self) -> bool:
@@ -73,6 +74,8 @@ class Kept:
     # What is kept is computed from the parameter (``self.total += psnr.sum()``), not the object
     # itself: called under ``torch.no_grad()``, it holds no graph.
     computed: bool = False
+    # What is kept is detached from the parameter (``logs.append(z.detach())``): its device only.
+    device_only: bool = False
 
 
 class Stores:
@@ -164,11 +167,14 @@ class Stores:
             return
         arguments = self.calls.arguments(call, callee)
         receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
+        if isinstance(callee.function, cst.FunctionDef) and isinstance(call.func, cst.Attribute) and \
+                call.func.attr.value != callee.function.name.value and callee.skipped == 1 and not callee.prefix:
+            receiver = call.func  # ``self.knn(feats)``: the object called runs its ``__call__`` (``update``)
         disabled = None
         for keep in kept:
             if appended_only and not keep.appended:
                 continue
-            if keep.computed:
+            if keep.computed and not keep.device_only:  # (no graph under no_grad; the device stays)
                 disabled = self.flow.grad.is_disabled(call) if disabled is None else disabled
                 if disabled:
                     continue
@@ -182,7 +188,8 @@ class Stores:
             if container is None:
                 continue
             for value, _ in arguments.get(keep.param, ()):
-                yield Store(call, container, value, appended=keep.appended, inside=keep.store, computed=keep.computed)
+                yield Store(call, container, value, appended=keep.appended, inside=keep.store, computed=keep.computed,
+                            device_only=keep.device_only)
 
     # -- what a function keeps ------------------------------------------------------------------
     def kept_parameters(self, function: Function) -> list[Kept]:
@@ -215,10 +222,11 @@ class Stores:
             # from a caller that passes some container, it is no append.
             appended = store.appended and store.key is None
             value = self.flow.value(store.value, store.node)
-            for param in value.params & params:
+            for param in (value.params | value.device_params) & params:
                 if into != f"param:{param}":  # (a container storing what it already holds)
                     found.append(Kept(param, into, store.inside or store.node, store.container, appended,
-                                      computed=store.computed or value.alias != param))
+                                      computed=store.computed or value.alias != param,
+                                      device_only=store.device_only or param not in value.params))
         for accumulation in self.accumulations():
             if self.scopes.function_of(accumulation.node) is not function:
                 continue
