@@ -1,0 +1,57 @@
+# Source: https://github.com/huggingface/transformers/issues/5993
+# Report: Trainer._prediction_loop kept every batch's logits (and label ids) on the GPU, concatenating them each iteration and moving them to CPU only after the loop, so GPU memory grew linearly with the test set
+# Shape: prediction_step returns detached no_grad logits from an HF-style output object; the loop grows device accumulators with torch.cat on every batch
+# Expect: TML008 line 44; TML008 line 46
+import numpy as np
+import torch
+from tqdm import tqdm
+
+
+class PredictionOutput:
+    def __init__(self, predictions, label_ids, metrics):
+        self.predictions = predictions
+        self.label_ids = label_ids
+        self.metrics = metrics
+
+
+class Trainer:
+    def __init__(self, model, args, compute_metrics=None):
+        self.model = model.to(args.device)
+        self.args = args
+        self.compute_metrics = compute_metrics
+
+    def prediction_step(self, model, inputs):
+        inputs = {k: v.to(self.args.device) for k, v in inputs.items()}
+        has_labels = "labels" in inputs
+        with torch.no_grad():
+            outputs = model(**inputs)
+            loss = outputs.loss.mean().item() if has_labels else None
+            logits = outputs.logits
+        labels = inputs["labels"] if has_labels else None
+        return loss, logits.detach(), labels
+
+    def _prediction_loop(self, dataloader, description):
+        model = self.model
+        model.eval()
+        eval_losses = []
+        preds = None
+        label_ids = None
+        for inputs in tqdm(dataloader, desc=description):
+            loss, logits, labels = self.prediction_step(model, inputs)
+            if loss is not None:
+                eval_losses.append(loss)
+            if logits is not None:
+                preds = logits if preds is None else torch.cat((preds, logits), dim=0)  # expect: TML008
+            if labels is not None:
+                label_ids = labels if label_ids is None else torch.cat((label_ids, labels), dim=0)  # expect: TML008
+
+        if preds is not None:
+            preds = preds.cpu().numpy()
+        if label_ids is not None:
+            label_ids = label_ids.cpu().numpy()
+        metrics = {}
+        if self.compute_metrics is not None and preds is not None and label_ids is not None:
+            metrics = self.compute_metrics(preds, label_ids)
+        if eval_losses:
+            metrics["eval_loss"] = float(np.mean(eval_losses))
+        return PredictionOutput(predictions=preds, label_ids=label_ids, metrics=metrics)
