@@ -16,7 +16,9 @@ Shapes (each a file whose every part is reachable by the semantic layer's querie
 - ``huge_function``: one function whose body is thousands of training loops one after another;
 - ``class``: one ``nn.Module``/trainer class with many methods that read and write ``self``
   attributes and call each other;
-- ``nested``: functions whose training step sits under ten levels of ``for``/``if``/``with``.
+- ``nested``: functions whose training step sits under ten levels of ``for``/``if``/``with``;
+- ``carried_state``: one module whose ``forward`` updates thousands of ``self`` states from their
+  previous values, each reading the one before (what TML005 asks of every carried attribute).
 
 Times are CPU seconds of this process (``time.process_time``), the minimum of ``--repeat`` runs,
 so other processes on a busy machine disturb them less than wall time.
@@ -131,8 +133,23 @@ def nested(lines: int) -> str:
     return "".join(chunks)
 
 
+def carried_state(lines: int) -> str:
+    """One module whose ``forward`` updates thousands of ``self`` states from their previous
+    values (a running statistic each; one in eight kept with its graph: a TML005 finding)."""
+    count = max(1, (lines - 12) // 2)
+    init = "".join(f"        self.s{i} = torch.zeros(4)\n" for i in range(count))
+    steps = "".join(
+        f"        self.s{i} = 0.9 * self.s{i}{'' if i % 8 == 0 else '.detach()'} + 0.1 * (x + self.s{max(i - 1, 0)})\n"
+        for i in range(count))
+    return (HEADER + "class Statistics(nn.Module):\n    def __init__(self):\n        super().__init__()\n" + init +
+            "\n    def forward(self, x):\n" + steps + "        return x\n\n\n"
+            "def train(model, loader, optimizer):\n    for batch in loader:\n        optimizer.zero_grad()\n"
+            "        model(batch).sum().backward()\n        optimizer.step()\n")
+
+
 SHAPES: dict[str, Callable[[int], str]] = {
     "functions": small_functions, "huge_function": huge_function, "class": one_class, "nested": nested,
+    "carried_state": carried_state,
 }
 
 

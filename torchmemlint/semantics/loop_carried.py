@@ -104,6 +104,10 @@ class LoopCarried:
         self.flow = flow
         self.stores = stores
         self.iterations = iterations
+        self._region_assignments: dict[cst.CSTNode, list[Assignment]] = {}
+        self._region_assignments_by_name: dict[cst.CSTNode, dict[str, list[Assignment]]] = {}
+        self._in_place_detached: dict[cst.CSTNode, set[str]] = {}
+        self._requiring_grad: dict[object, set[str]] = {}
 
     # -- join accumulations ------------------------------------------------------------
     @cached_property
@@ -227,6 +231,24 @@ class LoopCarried:
         return not self.scopes.in_model_method(loop) and self.scopes.sets_eval_mode(self.scopes.scope_of(loop))
 
     def _assignments(self, region: Iteration) -> list[Assignment]:
+        """The assignments of ``region`` in source order (asked again for each attribute a carry
+        reads: once per region)."""
+        known = self._region_assignments.get(region)
+        if known is None:
+            known = self._region_assignments[region] = self._collect_assignments(region)
+        return known
+
+    def _assignments_by_name(self, region: Iteration) -> dict[str, list[Assignment]]:
+        """``_assignments`` by each name they assign, in source order (once per region)."""
+        known = self._region_assignments_by_name.get(region)
+        if known is None:
+            known = self._region_assignments_by_name[region] = {}
+            for site in self._assignments(region):
+                for name in set(self._assigned_names(site)):
+                    known.setdefault(name, []).append(site)
+        return known
+
+    def _collect_assignments(self, region: Iteration) -> list[Assignment]:
         nodes: list[Assignment] = []
         for node_type in (cst.Assign, cst.AnnAssign, cst.AugAssign):
             if isinstance(region, cst.FunctionDef):
@@ -279,8 +301,8 @@ class LoopCarried:
             return
         if isinstance(expr, cst.Attribute):
             spelled = carried_name(expr)
-            if spelled is not None and spelled.startswith("self.") and spelled != name and \
-                    isinstance(region, (cst.For, cst.While, cst.FunctionDef)):
+            if spelled is not None and spelled.startswith("self.") and spelled != name and depth < 2 and \
+                    isinstance(region, (cst.For, cst.While, cst.FunctionDef)):  # (a step's own chain: short)
                 # ``self.spk = fire(self.mem)`` after ``self.mem = ... self.spk ...`` in the same step
                 earlier = [b for b in self._bindings_in(spelled, region)
                            if isinstance(b, cst.Assign) and self.tree.before(b, site)]
@@ -372,7 +394,7 @@ class LoopCarried:
     def _bindings_in(self, name: str, region: Iteration) -> list[cst.CSTNode]:
         body = region if isinstance(region, cst.FunctionDef) else region.body
         if name.startswith("self."):
-            return [a for a in self._assignments(region) if name in self._assigned_names(a)]
+            return self._assignments_by_name(region).get(name, [])
         scope = self.scopes.scope_of(region) if not isinstance(region, cst.FunctionDef) else region
         # (a parameter's binding is the value the call brings in: the previous one, when fed back)
         return [b.node for b in self.scopes.bindings(scope).get(name, [])
@@ -403,14 +425,8 @@ class LoopCarried:
         """``h.detach_()`` in the iteration; for a ``self`` attribute, a reset elsewhere in the
         class or file (``model.hidden = model.init_hidden()``, a ``reset_states`` method)."""
         body = region if isinstance(region, cst.FunctionDef) else region.body
-        for call in self.tree.descendants(body, cst.Call):
-            func = call.func
-            if isinstance(func, cst.Attribute) and func.attr.value == "detach_":
-                detached = func.value
-                while isinstance(detached, cst.Subscript):  # ``hidden[0].detach_()``
-                    detached = detached.value
-                if carried_name(detached) == name:
-                    return True
+        if name in self._detached_in_place(body):
+            return True
         if not name.startswith("self."):
             return False
         attribute = name.split(".", 1)[1]
@@ -424,16 +440,40 @@ class LoopCarried:
             and self._runs_per_step_if_called(f) for f in self.tree.descendants(cls, cst.FunctionDef)
         ):
             return True
-        for assign in self.tree.nodes(cst.Assign):
+        for assign in self._attribute_assignments.get(attribute, ()):
             owner = self.scopes.function_of(assign)
             if self.tree.contains(body, assign) or owner is not None and (
                     owner.name.value == "__init__" or PER_EPOCH_METHOD.match(owner.name.value) or (
                     _RESET_METHOD.search(owner.name.value) and not self._runs_per_step_if_called(owner))):
                 continue  # (a reset the file runs once per epoch leaves the chain growing within it)
-            for target in assign.targets:
-                if isinstance(target.target, cst.Attribute) and target.target.attr.value == attribute:
-                    return True
+            return True
         return False
+
+    def _detached_in_place(self, body: cst.CSTNode) -> set[str]:
+        """Names and attribute chains ``body`` detaches in place: ``h.detach_()``,
+        ``hidden[0].detach_()`` (once per body)."""
+        known = self._in_place_detached.get(body)
+        if known is None:
+            known = self._in_place_detached[body] = set()
+            for call in self.tree.descendants(body, cst.Call):
+                func = call.func
+                if isinstance(func, cst.Attribute) and func.attr.value == "detach_":
+                    detached = func.value
+                    while isinstance(detached, cst.Subscript):  # ``hidden[0].detach_()``
+                        detached = detached.value
+                    spelled = carried_name(detached)
+                    if spelled is not None:
+                        known.add(spelled)
+        return known
+
+    @cached_property
+    def _attribute_assignments(self) -> dict[str, list[cst.Assign]]:
+        """The file's assignments to an attribute (``x.hidden = ...``), by the attribute's name."""
+        found: dict[str, list[cst.Assign]] = {}
+        for assign in self.tree.nodes(cst.Assign):
+            for attribute in {t.target.attr.value for t in assign.targets if isinstance(t.target, cst.Attribute)}:
+                found.setdefault(attribute, []).append(assign)
+        return found
 
     def _resets_attribute(self, method: cst.FunctionDef, attribute: str, cls: cst.ClassDef) -> bool:
         """Whether a reset method may reset ``attribute``: it names it (``self.h = None``,
@@ -485,23 +525,8 @@ class LoopCarried:
         ``requires_grad=True``, ``nn.Parameter(...)``, a read of ``x.grad``, or
         ``torch.autograd.grad(loss, x)``."""
         scope = region if isinstance(region, cst.FunctionDef) else self.scopes.scope_of(region)
-        for call in self.scopes.scope_nodes(scope, cst.Call):
-            func = call.func
-            if isinstance(func, cst.Attribute) and func.attr.value == "requires_grad_" and \
-                    carried_name(func.value) == name:
-                return True
-            if name in self.flow.differentiated_inputs(call):
-                return True
-        for attribute in self.scopes.scope_nodes(scope, cst.Attribute):
-            if carried_name(attribute.value) != name:
-                continue
-            parent = self.tree.parent.get(attribute)
-            assigned = isinstance(parent, cst.AssignTarget)
-            if attribute.attr.value == "grad" and not assigned:  # reading ``x.grad``
-                return True
-            if attribute.attr.value == "requires_grad" and assigned and \
-                    _is_true(self.tree.parent[parent].value):  # ``x.requires_grad = True``
-                return True
+        if name in self._marked_requiring_grad(scope):
+            return True
         if "." not in name:
             for binding in self.scopes.bindings(scope).get(name, []):
                 value = binding.value
@@ -516,6 +541,35 @@ class LoopCarried:
                     if isinstance(call.func, cst.Attribute) and call.func.attr.value == "requires_grad_":
                         return True
         return False
+
+    def _marked_requiring_grad(self, scope) -> set[str]:
+        """Names and attribute chains ``scope`` marks as requiring grad: ``x.requires_grad_()``,
+        differentiated with respect to (``torch.autograd.grad(loss, x)``), ``x.grad`` read,
+        ``x.requires_grad = True`` (once per scope)."""
+        known = self._requiring_grad.get(scope)
+        if known is not None:
+            return known
+        known = self._requiring_grad[scope] = set()
+        for call in self.scopes.scope_nodes(scope, cst.Call):
+            func = call.func
+            if isinstance(func, cst.Attribute) and func.attr.value == "requires_grad_" and \
+                    (spelled := carried_name(func.value)) is not None:
+                known.add(spelled)
+            known |= self.flow.differentiated_inputs(call)
+        for attribute in self.scopes.scope_nodes(scope, cst.Attribute):
+            if attribute.attr.value not in ("grad", "requires_grad"):
+                continue
+            spelled = carried_name(attribute.value)
+            if spelled is None:
+                continue
+            parent = self.tree.parent.get(attribute)
+            assigned = isinstance(parent, cst.AssignTarget)
+            if attribute.attr.value == "grad" and not assigned:  # reading ``x.grad``
+                known.add(spelled)
+            elif attribute.attr.value == "requires_grad" and assigned and \
+                    _is_true(self.tree.parent[parent].value):  # ``x.requires_grad = True``
+                known.add(spelled)
+        return known
 
     def _attached(self, site: Assignment, requires_grad: bool, name: str) -> bool:
         if requires_grad:
