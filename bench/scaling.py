@@ -18,7 +18,9 @@ Shapes (each a file whose every part is reachable by the semantic layer's querie
   attributes and call each other;
 - ``nested``: functions whose training step sits under ten levels of ``for``/``if``/``with``;
 - ``carried_state``: one module whose ``forward`` updates thousands of ``self`` states from their
-  previous values, each reading the one before (what TML005 asks of every carried attribute).
+  previous values, each reading the one before (what TML005 asks of every carried attribute);
+- ``many_stores``: one training loop appending to thousands of lists, each emptied every N steps
+  (what TML001 and TML004 ask of every container).
 
 Times are CPU seconds of this process (``time.process_time``), the minimum of ``--repeat`` runs,
 so other processes on a busy machine disturb them less than wall time.
@@ -147,9 +149,21 @@ def carried_state(lines: int) -> str:
             "        model(batch).sum().backward()\n        optimizer.step()\n")
 
 
+def many_stores(lines: int) -> str:
+    """One training loop that appends to thousands of lists, each emptied every N steps: what
+    TML001 and TML004 ask of every container (is it reset in this loop? in another method?)."""
+    count = max(1, (lines - 16) // 4)
+    inits = "".join(f"    kept_{i} = []\n" for i in range(count))
+    stores = "".join(f"        kept_{i}.append({'loss' if i % 8 == 0 else 'loss.item()'})\n"
+                     f"        if step % 100 == 0:\n            kept_{i}.clear()\n" for i in range(count))
+    return (HEADER + "def train(model, loader, optimizer):\n" + inits +
+            "    for step, batch in enumerate(loader):\n        optimizer.zero_grad()\n"
+            "        loss = model(batch).sum()\n        loss.backward()\n        optimizer.step()\n" + stores)
+
+
 SHAPES: dict[str, Callable[[int], str]] = {
     "functions": small_functions, "huge_function": huge_function, "class": one_class, "nested": nested,
-    "carried_state": carried_state,
+    "carried_state": carried_state, "many_stores": many_stores,
 }
 
 

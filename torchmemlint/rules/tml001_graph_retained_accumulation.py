@@ -222,22 +222,9 @@ def _elements_used_only_as_numbers(model: SemanticModel, container: cst.BaseExpr
     if any(ret.value is not None and name in _returned_names(ret.value)
            for ret in model.scopes.scope_nodes(scope, cst.Return)):
         return False  # the caller's use of the elements is not seen here
-    for call in model.scopes.scope_nodes(scope, cst.Call):
-        qualified = model.imports.qualify(call.func) or ""
-        if qualified.startswith("torch.") and any(
-                isinstance(a.value, cst.Name) and a.value.value == name for a in call.args):
-            return False
-    element_names = set()
-    for iteration in [*model.scopes.scope_nodes(scope, cst.For), *model.scopes.scope_nodes(scope, cst.CompFor)]:
-        if isinstance(iteration.iter, cst.Name) and iteration.iter.value == name:
-            element_names.update(n.value for n in model.tree.descendants(iteration.target, cst.Name))
-    for attribute in model.scopes.scope_nodes(scope, cst.Attribute):
-        receiver = attribute.value
-        if isinstance(receiver, cst.Subscript) and isinstance(receiver.value, cst.Name) and receiver.value.value == name:
-            return False
-        if isinstance(receiver, cst.Name) and receiver.value in element_names:
-            return False
-    return True
+    uses = model.scopes.name_uses(scope)
+    return name not in uses.torch_arguments and name not in uses.item_attribute_receivers and \
+        not uses.element_names.get(name, frozenset()) & uses.attribute_receivers
 
 
 def _item_fix(value: cst.BaseExpression, safe: bool) -> NodeFix:

@@ -64,7 +64,7 @@ from torchmemlint.semantics import SemanticModel
 from torchmemlint.semantics.flow import MODULE, RECORD, Value
 from torchmemlint.semantics.imports import dotted_name
 from torchmemlint.semantics.prescreen import CALL_STORE, LIST_STORE, SUBSCRIPT_STORE
-from torchmemlint.semantics.scopes import root_name, steps_an_environment
+from torchmemlint.semantics.scopes import root_name
 from torchmemlint.semantics.vocabulary import names_a_cache
 
 MODULE_MESSAGE = ("{what} on the device kept in a container that grows every iteration (one per trial or "
@@ -208,8 +208,7 @@ def _rollout_returned(model: SemanticModel, store, iteration) -> bool:
     """A rollout: the loop steps an environment and fills a container that the same function
     makes and hands back (``return batch``) or empties before the loop (``buffer.reset()``): one
     rollout's worth, kept on purpose."""
-    if isinstance(iteration, cst.FunctionDef) or not any(
-            steps_an_environment(c) for c in model.scopes.loop_body_nodes(iteration, cst.Call)):
+    if isinstance(iteration, cst.FunctionDef) or not model.scopes.steps_environment_in(iteration):
         return False
     func = model.scopes.function_of(store.node)
     root = root_name(store.container)

@@ -353,7 +353,7 @@ class Hooks:
             if not (isinstance(ancestor, cst.If) and self.tree.contains(ancestor.body, call)):
                 continue
             test = ancestor.test
-            if tests_every_n_steps(test):
+            if tests_every_n_steps(test, self.tree):
                 continue
             if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
                 return True

@@ -25,7 +25,7 @@ import libcst as cst
 from torchmemlint.semantics.grad import GradContexts
 from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.iterations import Iteration, Iterations, keyword_is_true
-from torchmemlint.semantics.scopes import Loop, Scopes, steps_an_environment
+from torchmemlint.semantics.scopes import Loop, Scopes
 from torchmemlint.semantics.stores import Stores
 from torchmemlint.semantics.tree import Tree
 from torchmemlint.semantics.vocabulary import IN_PLACE_WRITES, PER_EPOCH_METHOD, names_a_cache, names_segment_memories
@@ -216,7 +216,7 @@ class LoopCarried:
         through the episode or the unroll, on purpose). A loop of a numerical algorithm
         (``for _ in range(iters)`` of a Sinkhorn normalisation) runs no model."""
         calls = self.scopes.loop_body_nodes(loop, cst.Call)
-        if any(steps_an_environment(call) for call in calls):
+        if self.scopes.steps_environment_in(loop):
             return not self.scopes.step_follows(loop)
         if not any(self.iterations.runs_forward(call) for call in calls):
             return False

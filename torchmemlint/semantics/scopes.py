@@ -68,6 +68,18 @@ class Binding:
     index: Optional[int] = None
 
 
+@dataclass(frozen=True)
+class NameUses:
+    """How a scope uses its plain names, beyond binding them: handed to a ``torch`` function
+    (``torch.stack(losses)``), iterated (the loop or comprehension targets over each name),
+    attributes read from them (``l.item()``) or from an item of them (``losses[0].item()``)."""
+
+    torch_arguments: frozenset[str]
+    element_names: dict[str, frozenset[str]]
+    attribute_receivers: frozenset[str]
+    item_attribute_receivers: frozenset[str]
+
+
 class Scopes:
     def __init__(self, tree: Tree, imports: ImportTable) -> None:
         self.tree = tree
@@ -75,6 +87,9 @@ class Scopes:
         self._bindings: dict[cst.CSTNode, dict[str, list[Binding]]] = {}
         self._function_of: dict[cst.CSTNode, Optional[cst.FunctionDef]] = {}
         self._scope_nodes: dict[tuple[Scope, type], tuple] = {}
+        self._loop_body_nodes: dict[tuple[Loop, type], tuple] = {}
+        self._rollouts: dict[Loop, bool] = {}
+        self._name_uses: dict[Scope, NameUses] = {}
         self._class_bases_cache: dict[cst.ClassDef, tuple[str, ...]] = {}
         self._step_loops: dict[cst.CSTNode, bool] = {}
         self._eval_mode: dict[Scope, bool] = {}
@@ -170,12 +185,47 @@ class Scopes:
             child = ancestor
         return loops
 
-    def loop_body_nodes(self, loop: Loop, node_type: type) -> list:
-        """Nodes of a type inside the loop's body, outside nested functions and classes."""
-        return [
-            n for n in self.tree.descendants(loop.body, node_type)
-            if self._same_function(n, loop)
-        ]
+    def loop_body_nodes(self, loop: Loop, node_type: type) -> tuple:
+        """Nodes of a type inside the loop's body, outside nested functions and classes (once per
+        loop and type, as ``scope_nodes``)."""
+        key = (loop, node_type)
+        found = self._loop_body_nodes.get(key)
+        if found is None:
+            found = self._loop_body_nodes[key] = tuple(
+                n for n in self.tree.descendants(loop.body, node_type) if self._same_function(n, loop))
+        return found
+
+    def name_uses(self, scope: Scope) -> NameUses:
+        """``NameUses`` of ``scope`` (once per scope: asked for each list a rule looks at)."""
+        known = self._name_uses.get(scope)
+        if known is not None:
+            return known
+        torch_arguments = {a.value.value for call in self.scope_nodes(scope, cst.Call)
+                           if (self.imports.qualify(call.func) or "").startswith("torch.")
+                           for a in call.args if isinstance(a.value, cst.Name)}
+        elements: dict[str, set[str]] = {}
+        for iteration in (*self.scope_nodes(scope, cst.For), *self.scope_nodes(scope, cst.CompFor)):
+            if isinstance(iteration.iter, cst.Name):
+                elements.setdefault(iteration.iter.value, set()).update(
+                    n.value for n in self.tree.descendants(iteration.target, cst.Name))
+        receivers, item_receivers = set(), set()
+        for attribute in self.scope_nodes(scope, cst.Attribute):
+            receiver = attribute.value
+            if isinstance(receiver, cst.Name):
+                receivers.add(receiver.value)
+            elif isinstance(receiver, cst.Subscript) and isinstance(receiver.value, cst.Name):
+                item_receivers.add(receiver.value.value)
+        known = self._name_uses[scope] = NameUses(
+            frozenset(torch_arguments), {name: frozenset(found) for name, found in elements.items()},
+            frozenset(receivers), frozenset(item_receivers))
+        return known
+
+    def steps_environment_in(self, loop: Loop) -> bool:
+        """A rollout loop: its body steps an environment (``env.step(action)``); once per loop."""
+        known = self._rollouts.get(loop)
+        if known is None:
+            known = self._rollouts[loop] = any(steps_an_environment(c) for c in self.loop_body_nodes(loop, cst.Call))
+        return known
 
     def _same_function(self, node: cst.CSTNode, anchor: cst.CSTNode) -> bool:
         return self.function_of(node) is self.function_of(anchor)
@@ -605,16 +655,11 @@ def _item_classes(container: cst.BaseExpression) -> list[str]:
     return []
 
 
-def tests_every_n_steps(test: cst.BaseExpression) -> bool:
+def tests_every_n_steps(test: cst.BaseExpression, tree: Tree) -> bool:
     """An ``if`` test that holds once every N iterations: it takes a count modulo something
-    (``step % log_interval == 0``)."""
-    stack: list[cst.CSTNode] = [test]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo):
-            return True
-        stack.extend(node.children)
-    return False
+    (``step % log_interval == 0``). (Read from the tree's index: LibCST's ``children`` runs a
+    visitor per node.)"""
+    return any(type(operation.operator) is cst.Modulo for operation in tree.descendants(test, cst.BinaryOperation))
 
 
 def is_step_call(call: cst.Call) -> bool:

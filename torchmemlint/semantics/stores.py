@@ -88,6 +88,8 @@ class Stores:
         self.flow = flow
         self.iterations = iterations
         self._kept: dict[Function, list[Kept]] = {}
+        self._resets: dict[cst.CSTNode, dict[str, list[cst.CSTNode]]] = {}
+        self._class_resets: dict[cst.ClassDef, dict[str, list[cst.FunctionDef]]] = {}
 
     # -- visible stores ------------------------------------------------------------------------
     @cached_property
@@ -439,24 +441,33 @@ class Stores:
             if spelled is None:
                 return False
 
-        def later(nodes: list) -> list:
-            if after is not None:
-                nodes = [n for n in nodes if self.tree.before(after, n)]
-            return [n for n in nodes if not self._every_n_steps(n, region)] if every_step else nodes
-
-        for assign in later(self.tree.descendants(region, cst.Assign)):
-            if any(spelled in _assigned_spellings(t.target) for t in assign.targets) and (
-                    not self._reads(assign.value, spelled) or _slice_of(assign.value, spelled)):
-                return True
-        for call in later(self.tree.descendants(region, cst.Call)):
-            func = call.func
-            if isinstance(func, cst.Attribute) and func.attr.value == "clear" and dotted_name(func.value) == spelled:
-                return True
-        for delete in later(self.tree.descendants(region, cst.Del)):
-            target = delete.target
-            if isinstance(target, cst.Subscript) and dotted_name(target.value) == spelled:
+        for node in self._resets_by_spelling(region).get(spelled, ()):
+            if after is not None and not self.tree.before(after, node) or every_step and self._every_n_steps(node, region):
+                continue
+            if not isinstance(node, cst.Assign) or not self._reads(node.value, spelled) or _slice_of(node.value, spelled):
                 return True
         return False
+
+    def _resets_by_spelling(self, region: cst.CSTNode) -> dict[str, list[cst.CSTNode]]:
+        """The assignments, ``.clear()`` calls and ``del c[...]`` of ``region`` by the name or
+        attribute chain each may reset, in source order (once per region: asked per container)."""
+        known = self._resets.get(region)
+        if known is not None:
+            return known
+        known = self._resets[region] = {}
+        for assign in self.tree.descendants(region, cst.Assign):
+            for spelled in set().union(*(_assigned_spellings(t.target) for t in assign.targets)):
+                known.setdefault(spelled, []).append(assign)
+        for call in self.tree.descendants(region, cst.Call):
+            func = call.func
+            if isinstance(func, cst.Attribute) and func.attr.value == "clear" and \
+                    (spelled := dotted_name(func.value)) is not None:
+                known.setdefault(spelled, []).append(call)
+        for delete in self.tree.descendants(region, cst.Del):
+            target = delete.target
+            if isinstance(target, cst.Subscript) and (spelled := dotted_name(target.value)) is not None:
+                known.setdefault(spelled, []).append(delete)
+        return known
 
     def _every_n_steps(self, node: cst.CSTNode, region: cst.CSTNode) -> bool:
         """``node`` runs under an ``if`` of ``region`` that tests a step count modulo something
@@ -464,7 +475,7 @@ class Stores:
         for ancestor in self.tree.ancestors(node):
             if ancestor is region:
                 return False
-            if type(ancestor) is cst.If and tests_every_n_steps(ancestor.test):
+            if type(ancestor) is cst.If and tests_every_n_steps(ancestor.test, self.tree):
                 return True
         return False
 
@@ -684,13 +695,26 @@ class Stores:
         ``initialize_decoder_states`` at the start of each ``forward``, before ``decode`` adds to
         the attribute per time step): then it lives for one step."""
         cls = self.scopes.self_class(method)
-        if cls is None:
+        spelled = dotted_name(container.value if isinstance(container, cst.Subscript) else container)
+        if cls is None or spelled is None:
             return False
         return any(
             self._reset_in(container, other) and (not per_step or self.iterations.runs_per_step(other))
-            for other in self.tree.descendants(cls, cst.FunctionDef)
-            if other is not method and other.name.value != "__init__"
+            for other in self._methods_resetting(cls).get(spelled, ())
+            if other is not method
         )
+
+    def _methods_resetting(self, cls: cst.ClassDef) -> dict[str, list[cst.FunctionDef]]:
+        """The methods of ``cls`` (not ``__init__``) that may reset each name or attribute chain
+        (``_resets_by_spelling``), once per class: asked for every container kept on ``self``."""
+        known = self._class_resets.get(cls)
+        if known is None:
+            known = self._class_resets[cls] = {}
+            for other in self.tree.descendants(cls, cst.FunctionDef):
+                if other.name.value != "__init__":
+                    for spelled in self._resets_by_spelling(other):
+                        known.setdefault(spelled, []).append(other)
+        return known
 
 
 # A key that names one call of a per-step function (a trial, an epoch, a step), not one of a few slots.
