@@ -10,7 +10,9 @@ as `out.loss` or `outputs["loss"]`, handed to a method that keeps it (`meter.upd
 `update` does `self.sum += val * n`, a logger whose body appends what it gets, a replay buffer's
 `push`), or stored on `self` in a method the training loop calls once per step — also by a forward
 hook that appends the activations it sees, a closure handed to `optimizer.step`, a logger's
-`setdefault(k, []).append(v)`, or a policy's `dist.log_prob(a)`. A fixed key
+`setdefault(k, []).append(v)`, or a policy's `dist.log_prob(a)`; also a graph a helper makes
+itself and keeps in a container its caller hands it (`memory.logprobs.append(dist.log_prob(a))`
+in `act(obs, memory)`, called per step without `no_grad`), reported where the helper keeps it. A fixed key
 (`last["loss"] = loss`) keeps only the newest value and stays silent, as do containers that the
 code empties right after differentiating them (a REINFORCE agent's `learn`) and hook lists emptied
 (or popped) between forwards. In evaluation code (a function that calls `model.eval()`), a loop
@@ -99,10 +101,11 @@ class GraphRetainedAccumulation(Rule):
 
     def check(self, model: SemanticModel) -> Iterator[Finding]:
         for store in model.stores.stores():
-            if store.device_only or model.stores.never_grows(store) or _kept_for_backward(model, store.node, store.container,
-                                                                     stored=store.value):
+            if store.device_only or model.stores.never_grows(store) or _kept_for_backward(
+                    model, store.node, store.container, stored=None if store.made_inside else store.value):
                 continue
-            finding = _finding(model, store.node, store.container, store.value, store.inside)
+            finding = _finding(model, store.node, store.container, store.value, store.inside,
+                               made_at=store.inside if store.made_inside else None)
             if finding is not None:
                 finding.fix, finding.no_fix = _store_fix(model, store)
                 yield finding
@@ -116,13 +119,14 @@ class GraphRetainedAccumulation(Rule):
 
 
 def _finding(model: SemanticModel, node: cst.CSTNode, container: cst.BaseExpression, value: cst.BaseExpression,
-             inside: Optional[cst.CSTNode] = None) -> Optional[Finding]:
+             inside: Optional[cst.CSTNode] = None, made_at: Optional[cst.CSTNode] = None) -> Optional[Finding]:
     """A finding when ``value``, stored into ``container`` at ``node``, holds a graph and the
-    container outlives the step iteration (not a loop over layers inside one forward)."""
+    container outlives the step iteration (not a loop over layers inside one forward).
+    ``made_at``: ``value`` is an expression of the callee, read there."""
     iteration = model.iterations.step_iteration(node)
     if iteration is None or not model.stores.outlives(container, node, iteration):
         return None
-    held = model.flow.value(value, node)
+    held = model.flow.value(value, made_at or node)
     if not held.graph:
         return None
     why = list(held.why)
@@ -195,7 +199,9 @@ def _store_fix(model: SemanticModel, store: Store) -> tuple[Optional[NodeFix], s
     (logged, summed, averaged, plotted): the list then holds floats and nothing of the graph.
     Else the value without its graph (``.detach()`` by what it holds), where elements are later
     used as tensors (``torch.stack(losses)``, ``l.item() for l in losses``). Both change what the
-    container holds: unsafe."""
+    container holds: unsafe. What a callee made is detached where the callee keeps it."""
+    if store.made_inside:
+        return _detach_fix(model, store.value, store.inside)
     if _is_scalar(model, store.value, store.node) and _elements_used_only_as_numbers(model, store.container):
         return _item_fix(store.value, safe=False), ""
     # ``buffer[t] = value`` into a tensor writes it in place: it is a tensor operand.

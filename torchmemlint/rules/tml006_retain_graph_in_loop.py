@@ -148,7 +148,7 @@ def _outliving_attached(model: SemanticModel, iteration: Iteration) -> Optional[
             return carry.name
     holds_graph = model.loop_carried.holds_graph
     for store in model.stores.stores():
-        if model.tree.contains(region, store.node) and not store.device_only and not model.stores.never_grows(store) \
+        if model.tree.contains(region, store.node) and not store.device_only and not store.made_inside and not model.stores.never_grows(store) \
                 and model.stores.outlives(store.container, store.node, iteration) \
                 and holds_graph(store.value, store.node):
             return carried_name(store.container) or model.code(store.container)

@@ -558,7 +558,8 @@ class Scopes:
     def classes_built_into(self, receiver: cst.BaseExpression, at: cst.CSTNode) -> list[str]:
         """The callees, spelled, whose calls built ``receiver`` at ``at``: ``meter = AverageMeter()``
         for a name, ``self.meter = AverageMeter()`` anywhere in the file for an attribute of self,
-        ``meters.setdefault(key, AverageMeter())``; for an item (``meters[key]``), what the
+        ``meters.setdefault(key, AverageMeter())``, ``self.policy = Policy().to(device)``; for an
+        item (``meters[key]``), what the
         container was filled with: ``defaultdict(AverageMeter)``, ``{k: AverageMeter() for k in keys}``."""
         if isinstance(receiver, cst.Subscript):
             return [name for value in self._values_bound_to(receiver.value, at) for name in _item_classes(value)]
@@ -568,7 +569,8 @@ class Scopes:
             if loops:
                 return [name for loop in loops for value in [loop.iter, *self._values_bound_to(loop.iter, loop)]
                         for name in _item_classes(value)]
-        return [name for value in self._values_bound_to(receiver, at) if isinstance(value, cst.Call)
+        # (``self.policy = ActorCritic(...).to(device)``: the module the calls return is the one built)
+        return [name for value in map(module_itself, self._values_bound_to(receiver, at)) if isinstance(value, cst.Call)
                 for name in _built_class(value)]
 
     def _values_bound_to(self, receiver: cst.BaseExpression, at: cst.CSTNode) -> list[cst.BaseExpression]:

@@ -44,6 +44,9 @@ class Store:
     inside: Optional[cst.CSTNode] = None
     computed: bool = False  # the callee keeps what it computes from ``value``, not ``value`` itself
     device_only: bool = False  # the callee keeps ``value`` detached (``z.detach()``): its device, not its graph
+    # ``value`` is what a callee made and kept (``memory.logprobs.append(log_prob)`` in ``act(state,
+    # memory)``), an expression of the callee: what it holds is read where ``inside`` is.
+    made_inside: bool = False
 
     @property
     def overwrites_fixed_slot(self) -> bool:
@@ -76,6 +79,10 @@ class Kept:
     computed: bool = False
     # What is kept is detached from the parameter (``logs.append(z.detach())``): its device only.
     device_only: bool = False
+    # A graph the function makes itself and keeps in a container it is handed (``param`` is empty;
+    # ``value`` is the kept expression, at ``store``).
+    made_inside: bool = False
+    value: Optional[cst.BaseExpression] = None
 
 
 class Stores:
@@ -176,6 +183,12 @@ class Stores:
         for keep in kept:
             if appended_only and not keep.appended:
                 continue
+            if keep.made_inside and keep.into.startswith("param:"):
+                given = arguments.get(keep.into[len("param:"):])
+                if given and not self.flow.grad.is_disabled(call):
+                    yield Store(call, given[0][0], keep.value, appended=keep.appended, inside=keep.store,
+                                computed=True, made_inside=True)
+                continue
             if keep.computed and not keep.device_only:  # (no graph under no_grad; the device stays)
                 disabled = self.flow.grad.is_disabled(call) if disabled is None else disabled
                 if disabled:
@@ -223,7 +236,17 @@ class Stores:
             # An item assignment (``buf[i] = v``) grows a dict, never a list or a tensor: as seen
             # from a caller that passes some container, it is no append.
             appended = store.appended and store.key is None
+            if store.made_inside:  # (handed on: the caller's caller passes the container)
+                if into.startswith("param:"):
+                    found.append(Kept("", into, store.inside, store.container, appended, computed=True,
+                                      made_inside=True, value=store.value))
+                continue
             value = self.flow.value(store.value, store.node)
+            if into.startswith("param:") and value.graph and not value.params and store.inside is None \
+                    and not self.never_grows(store):
+                # ``memory.logprobs.append(log_prob)``: a graph made here, kept in the caller's container
+                found.append(Kept("", into, store.node, store.container, appended, computed=True,
+                                  made_inside=True, value=store.value))
             for param in (value.params | value.device_params) & params:
                 if into != f"param:{param}":  # (a container storing what it already holds)
                     found.append(Kept(param, into, store.inside or store.node, store.container, appended,
