@@ -55,7 +55,10 @@ class Devices:
         if isinstance(expr, cst.Call):
             if self.imports.qualify(expr.func) == "torch.device" and expr.args:
                 return self.is_cuda(expr.args[0].value, at, depth)
-            return False
+            callee = self.calls.callee(expr)  # ``get_device()`` of the file: what it returns
+            return callee is not None and isinstance(callee.function, cst.FunctionDef) and callee.constructs is None \
+                and any(ret.value is not None and self.is_cuda(ret.value, ret, depth)
+                        for ret in self.scopes.scope_nodes(callee.function, cst.Return))
         if isinstance(expr, cst.Name):
             return any(value is not None and self.is_cuda(value, node, depth)
                        for value, node in self._name_values(expr.value, at))

@@ -6,7 +6,7 @@ carried across its iterations crosses a backward. A *batch* loop does one step's
 an epoch loop around it, or a loop over models, is no batch loop."""
 from __future__ import annotations
 
-from typing import Optional, Union
+from typing import Callable, Optional, Union
 
 import libcst as cst
 
@@ -86,9 +86,11 @@ class Iterations:
         self._per_step[func] = result
         return result
 
-    def fed_back(self, function: cst.FunctionDef, name: str) -> bool:
+    def fed_back(self, function: cst.FunctionDef, name: str,
+                 counts: Callable[[cst.Call], bool] = lambda site: True) -> bool:
         """A parameter that ``function`` returns (alone or in a tuple) and that a caller's step
-        loop passes back in: ``ema = loop_body(x, ema)`` carries it from one call to the next."""
+        loop passes back in: ``ema = loop_body(x, ema)`` carries it from one call to the next
+        (through the call sites ``counts`` keeps)."""
         params = [p.name.value for p in (*function.params.posonly_params, *function.params.params)]
         if name not in params:
             return False
@@ -102,6 +104,8 @@ class Iterations:
             return False
         index, width = position
         for site in self.calls.call_sites(function):
+            if not counts(site):
+                continue
             callee = self.calls.callee(site)
             given = self.calls.arguments(site, callee).get(name, ()) if callee is not None else ()
             passed = given[0][0] if given else None

@@ -160,7 +160,7 @@ class LoopCarried:
             for site in self._assignments(region):
                 for name in self._assigned_names(site):
                     if isinstance(region, cst.FunctionDef) and not name.startswith("self.") and \
-                            not self.iterations.fed_back(region, name):
+                            not self.iterations.fed_back(region, name, counts=self._grad_enabled):
                         continue  # a per-step method's locals die with the call
                     sites_by_name.setdefault(name, []).append(site)
             for name, sites in sites_by_name.items():
@@ -175,6 +175,10 @@ class LoopCarried:
                         found.append(Carry(name, site, region, reads, self._kind(site, name, region), requires_grad,
                                            self._carried_inside_callee(site, name)))
         return found
+
+    def _grad_enabled(self, site: cst.CSTNode) -> bool:
+        """(A call that feeds a value back under ``no_grad``, a rollout's, carries no graph.)"""
+        return not self.grad.is_disabled(site)
 
     def _carried_inside_callee(self, site: Assignment, name: str) -> bool:
         value = getattr(site, "value", None)
