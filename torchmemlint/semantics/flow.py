@@ -1799,11 +1799,4 @@ def _unpacked_length(node: cst.CSTNode) -> Optional[int]:
 def _moves_to_host(call: cst.Call) -> bool:
     """``x.cpu()``, ``x.to("cpu")``, ``x.to(torch.device("cpu"))``, ``x.to(device="cpu")``."""
     method = call.func.attr.value
-    if method == "cpu":
-        return not call.args
-    if method != "to" or not call.args:
-        return False
-    target = call.args[0].value
-    if isinstance(target, cst.Call) and dotted_name(target.func) in ("torch.device", "device") and target.args:
-        target = target.args[0].value
-    return isinstance(target, cst.SimpleString) and target.evaluated_value == "cpu"
+    return not call.args if method == "cpu" else method == "to" and bool(call.args) and _is_cpu(call.args[0].value)
