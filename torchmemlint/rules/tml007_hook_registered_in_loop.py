@@ -94,6 +94,7 @@ class HookRegisteredInLoop(Rule):
             target = model.code(registration.receiver) if registration.receiver is not None else "every module"
             if pile.constructs is not None:  # reported where the hook is registered, as for a helper's
                 yield Finding(registration.call, related=[(pile.at, f"`{pile.constructs}(...)` built here on every iteration")],
+                              iteration=pile.iteration,
                               message=f"`{registration.method}` on `{target}` runs each time `{pile.constructs}(...)` is "
                                       f"built, once per iteration, and is never removed: hooks and what their closures "
                                       f"capture pile up; build it once before the loop, or remove its hooks",
@@ -102,7 +103,7 @@ class HookRegisteredInLoop(Rule):
                 continue
             related = [] if pile.at is registration.call else [(pile.at, "called here on every iteration")]
             fix, no_fix = _register_once_fix(model, registration, pile)
-            yield Finding(registration.call, related=related, fix=fix, no_fix=no_fix,
+            yield Finding(registration.call, related=related, fix=fix, no_fix=no_fix, iteration=pile.iteration,
                           message=f"`{registration.method}` on `{target}` runs every iteration and the handle is never "
                                   f"removed: hooks and what their closures capture pile up; register once before the "
                                   f"loop, or keep the handle and call `.remove()`")
