@@ -316,7 +316,7 @@ class Flow:
         self._tensor_uses: dict[object, set[str]] = {}
         self._host_moves: dict[object, dict[str, list[cst.Expr]]] = {}
         self._type_guards: dict[object, dict[str, list[cst.If]]] = {}
-        self._guard_types: dict[cst.If, set[str]] = {}
+        self._guard_types: dict[cst.If, frozenset[str]] = {}
         self._mapping_uses: dict[object, set[str]] = {}
         self._grad_inputs: dict[object, set[str]] = {}
         self._scalar_losses: dict[object, set[str]] = {}
@@ -576,15 +576,13 @@ class Flow:
         if known is None:
             known = self._type_guards[scope] = {}
             for branch in self.scopes.scope_nodes(scope, cst.If):
-                test, body = branch.test, branch.body
-                if not (isinstance(test, cst.Call) and dotted_name(test.func) == "isinstance" and len(test.args) == 2
-                        and isinstance(test.args[0].value, cst.Name) and isinstance(body, cst.IndentedBlock)
-                        and body.body and isinstance(body.body[-1], cst.SimpleStatementLine)
-                        and isinstance(body.body[-1].body[-1], cst.Return)):
+                tested, body = self._isinstance_test(branch.test), branch.body
+                if tested is None or not (isinstance(body, cst.IndentedBlock) and body.body
+                                          and isinstance(body.body[-1], cst.SimpleStatementLine)
+                                          and isinstance(body.body[-1].body[-1], cst.Return)):
                     continue
-                self._guard_types[branch] = {(dotted_name(n) or "").rsplit(".", 1)[-1]
-                                             for n in [test.args[1].value, *(e.value for e in getattr(test.args[1].value, "elements", ()))]}
-                known.setdefault(test.args[0].value.value, []).append(branch)
+                self._guard_types[branch] = tested[1]
+                known.setdefault(tested[0], []).append(branch)
         return known
 
     def _moved_to_host_in_place(self, scope) -> dict[str, list[cst.Expr]]:
@@ -607,12 +605,18 @@ class Flow:
             if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
                 return None
             if isinstance(ancestor, cst.If) and self.tree.contains(ancestor.body, node):
-                test = ancestor.test
-                if isinstance(test, cst.Call) and dotted_name(test.func) == "isinstance" and len(test.args) == 2 and \
-                        isinstance(test.args[0].value, cst.Name) and test.args[0].value.value == name and \
-                        any(n.value == "Tensor" for n in self.tree.descendants(test.args[1].value, cst.Name)):
-                    return ancestor  # (``torch.Tensor``'s last part is a Name too)
+                tested = self._isinstance_test(ancestor.test)
+                if tested is not None and tested[0] == name and "Tensor" in tested[1]:
+                    return ancestor
         return None
+
+    def _isinstance_test(self, test: cst.BaseExpression) -> Optional[tuple[str, frozenset[str]]]:
+        """For ``isinstance(name, types)``: the name and every name spelled in ``types``
+        (``torch.Tensor`` gives ``torch`` and ``Tensor``, ``(list, tuple)`` both); else None."""
+        if not (isinstance(test, cst.Call) and dotted_name(test.func) == "isinstance" and len(test.args) == 2
+                and isinstance(test.args[0].value, cst.Name)):
+            return None
+        return test.args[0].value.value, frozenset(n.value for n in self.tree.descendants(test.args[1].value, cst.Name))
 
     def _appended_to(self, name: str, scope) -> list[Value]:
         """What ``scope`` appends (``append``, ``extend``'s elements, ``insert``) to the list

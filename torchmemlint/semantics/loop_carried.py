@@ -108,6 +108,7 @@ class LoopCarried:
         self._region_assignments_by_name: dict[cst.CSTNode, dict[str, list[Assignment]]] = {}
         self._in_place_detached: dict[cst.CSTNode, set[str]] = {}
         self._requiring_grad: dict[object, set[str]] = {}
+        self._own_attributes: dict[cst.ClassDef, frozenset[str]] = {}
 
     # -- join accumulations ------------------------------------------------------------
     @cached_property
@@ -485,11 +486,17 @@ class LoopCarried:
         delegates: ``for m in self.modules(): m.reset()``). One that resets others only
         (``detach_hidden`` of the membrane, not of the spike) leaves it carried."""
         named = {a.attr.value for a in self.tree.descendants(method, cst.Attribute)}
-        if attribute in named:
-            return True
-        own = {t.target.attr.value for assign in self.tree.descendants(cls, cst.Assign) for t in assign.targets
-               if isinstance(t.target, cst.Attribute) and dotted_name(t.target.value) == "self"}
-        return not named & own
+        return attribute in named or not named & self._attributes_set_on_self(cls)
+
+    def _attributes_set_on_self(self, cls: cst.ClassDef) -> frozenset[str]:
+        """The attributes the class's code assigns on ``self`` (once per class: asked for each
+        carried name and reset method)."""
+        known = self._own_attributes.get(cls)
+        if known is None:
+            known = self._own_attributes[cls] = frozenset(
+                t.target.attr.value for assign in self.tree.descendants(cls, cst.Assign) for t in assign.targets
+                if isinstance(t.target, cst.Attribute) and dotted_name(t.target.value) == "self")
+        return known
 
     def _runs_per_step_if_called(self, method: cst.FunctionDef) -> bool:
         """A reset method that this file never calls (a framework may, every step), or calls in
