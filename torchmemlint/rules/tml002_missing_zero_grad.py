@@ -63,6 +63,8 @@ from torchmemlint.semantics.scopes import Loop
 from torchmemlint.semantics.vocabulary import stepped_optimizer
 
 Region = Union[Loop, "cst.FunctionDef"]
+BRANCH_MESSAGE = ("this branch calls backward() and optimizer.step() without resetting gradients (only the other "
+                  "branch resets them); they accumulate across steps taken on this path")
 # ``dist_autograd.backward(context_id, ...)`` keeps gradients in the context, not in ``.grad``.
 _CONTEXT_BACKWARDS = frozenset({"torch.distributed.autograd.backward"})
 
@@ -94,6 +96,10 @@ class MissingZeroGrad(Rule):
                 continue
             unreset = _unreset_optimizers(model, region, calls, steps)
             if not unreset:
+                branch_step = _step_in_branch_without_reset(model, region, calls, backwards, steps)
+                if branch_step is not None:
+                    yield Finding(_backward_for(model, branch_step[0], backwards, steps), message=BRANCH_MESSAGE,
+                                  fix=_insert_zero_grad(model, [branch_step], backwards, steps))
                 continue
             first_step = next(call for call, optimizer in steps if optimizer in unreset)
             yield Finding(_backward_for(model, first_step, backwards, steps),
@@ -158,6 +164,39 @@ def _unreset_optimizers(model: SemanticModel, region: Region, calls: list[cst.Ca
         if all(r in others for r in receivers):  # every reset belongs to another optimizer
             unreset.append(optimizer)
     return unreset
+
+
+def _step_in_branch_without_reset(model: SemanticModel, region: Region, calls: Sequence[cst.Call],
+                                  backwards: list[cst.Call], steps: list[tuple[cst.Call, str]]) \
+        -> Optional[tuple[cst.Call, str]]:
+    """An optimizer step, with a backward before it, in one branch of an ``if`` whose other branch
+    holds every gradient reset of the region (``if amp: zero_grad(); scaler.step(opt) else:
+    loss.backward(); opt.step()``): that branch never resets."""
+    resets = [c for c in calls if _resets(model, c)]
+    if not resets or model.params.clears_grad_attribute(region):
+        return None
+    tree = model.tree
+    for ancestor in tree.ancestors(resets[0]):
+        if ancestor is region:
+            return None
+        branch = ancestor
+        choice = tree.parent.get(branch)
+        if not (isinstance(choice, cst.If) and branch in (choice.body, choice.orelse)):
+            continue
+        if not all(tree.contains(branch, reset) for reset in resets):
+            continue
+        other = choice.orelse if branch is choice.body else choice.body
+        for step, optimizer in steps:
+            if other is not None and tree.contains(other, step) and \
+                    any(tree.contains(other, b) and tree.before(b, step) for b in backwards):
+                return step, optimizer
+    return None
+
+
+def _resets(model: SemanticModel, call: cst.Call) -> bool:
+    func = call.func
+    name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
+    return name in RESET_METHODS or model.params.resets_gradients(call)
 
 
 def _models_of(model: SemanticModel, optimizer: str, steps: list[tuple[cst.Call, str]]) -> Optional[set[str]]:

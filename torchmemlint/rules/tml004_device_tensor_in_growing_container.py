@@ -31,9 +31,11 @@ with torch.no_grad():
         preds.append(model(x.to(device)).argmax(1).cpu())
 ```
 A Lightning `self.validation_step_outputs.append(...)` that another hook clears every epoch is
-the documented pattern and stays silent. So do loss values (`losses.append(loss.detach())`,
-`accelerator.gather_for_metrics(loss.repeat(bs))`): one small block per step, kept on the device
-on purpose, because `.item()` every step would wait for the GPU. Also silent: containers named as
+the documented pattern and stays silent; one that no hook clears is flagged even when it holds
+only losses, since it then grows for the whole run. Otherwise loss values stay silent
+(`losses.append(loss.detach())`, `accelerator.gather_for_metrics(loss.repeat(bs))`): one small
+block per step, kept on the device on purpose, because `.item()` every step would wait for the
+GPU. Also silent: containers named as
 caches (`latents_cache`, kept on the device on purpose behind an option like `--cache_latents`),
 a rollout's storage (filled by a loop that steps an environment, made and returned, or reset
 before the loop, by the same function), and item writes into a preallocated tensor.
@@ -70,6 +72,9 @@ from torchmemlint.semantics.vocabulary import names_a_cache
 MODULE_MESSAGE = ("{what} on the device kept in a container that grows every iteration (one per trial or "
                   "fold): every one's parameters, and whatever its optimizer state and closures hold, stay on "
                   "the device; keep its `state_dict()` on the CPU, or only its metrics")
+SCALARS_ON_SELF_MESSAGE = ("device scalars kept in a list on `self` that no hook empties: one device block per "
+                           "step for the whole run; empty it at the end of each epoch (`.clear()` in "
+                           "`on_<stage>_epoch_end`), or store `.item()`")
 MODULE_NO_FIX = "no automatic fix: what to keep of each model (weights on the CPU, a score) is the author's call"
 
 
@@ -105,8 +110,11 @@ class DeviceTensorInGrowingContainer(Rule):
             value = model.flow.value(store.value, store.node)
             if not value.device or value.graph and not store.device_only:
                 continue  # (a graph-attached value is TML001's, unless the callee keeps it detached)
+            message = None
             if _scalars_only(value):
-                continue  # one 512-byte block per step, kept on the device on purpose (no sync)
+                if not _lightning_step_outputs(model, store.container, iteration):
+                    continue  # one 512-byte block per step, kept on the device on purpose (no sync)
+                message = SCALARS_ON_SELF_MESSAGE  # ... but never emptied: one block per step of the whole run
             reported.add(store.node)
             holder = _model_holder(value)
             if holder is not None:
@@ -116,7 +124,7 @@ class DeviceTensorInGrowingContainer(Rule):
             fix = None if new is None else NodeFix(
                 "store `.detach().cpu()`", safe=_only_host_consumers(model, store.container, store.node),
                 replacements=[Replacement(store.value, new)])
-            yield Finding(store.value, fix=fix, no_fix=no_fix)
+            yield Finding(store.value, message=message, fix=fix, no_fix=no_fix)
 
 
 # Where values end up on the host whatever device they come from.
@@ -179,6 +187,14 @@ def _moved_to_host(model: SemanticModel, expr: cst.BaseExpression) -> bool:
         if attribute.attr.value in _TO_HOST:
             return True
         expr = call
+
+
+def _lightning_step_outputs(model: SemanticModel, container: cst.BaseExpression, iteration) -> bool:
+    """A list on ``self`` that a LightningModule's step method fills (``self.validation_step_outputs``)
+    and, as this check has found, no method empties: Lightning 2's documented pattern without its
+    ``.clear()`` in ``on_validation_epoch_end``."""
+    return isinstance(iteration, cst.FunctionDef) and root_name(container) == "self" and \
+        model.scopes.is_lightning_module(model.scopes.class_of(iteration))
 
 
 def _scalars_only(value: Value) -> bool:

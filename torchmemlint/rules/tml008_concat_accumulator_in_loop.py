@@ -12,8 +12,8 @@ copied O(n²) elements, and each step briefly holds the old and the new accumula
 twice its size). When the pieces are graph-attached, the accumulator also keeps every step's
 graph alive.
 
-Only loops over data, steps or epochs (or that run a backward pass or an optimizer step) are
-reported: a short loop over a batch's items, a few classes or a module's layers copies little.
+Only loops over data, steps or epochs (or that run a backward pass or an optimizer step), or
+over the chunks of a tensor (`for begin in range(0, x.shape[0], chunk_size)`), are reported: a short loop over a batch's items, a few classes or a module's layers copies little.
 Loops that use the accumulator as their working input (autoregressive decoding feeds
 `tokens = torch.cat([tokens, next_token], 1)` back to the model; DenseNet blocks concatenate
 features they read) stay silent, and so does one `torch.cat(chunks)` after the loop.
@@ -85,7 +85,7 @@ class ConcatAccumulatorInLoop(Rule):
             if isinstance(iteration, cst.FunctionDef):
                 if not accumulation.name.startswith("self.") and not model.iterations.fed_back(iteration, accumulation.name):
                     continue  # a per-step method's locals die with the call
-            elif not model.scopes.is_step_loop(iteration) or \
+            elif not (model.scopes.is_step_loop(iteration) or model.scopes.chunks_a_tensor(iteration)) or \
                     not model.loop_carried.reaches_previous(accumulation.site, accumulation.name, iteration):
                 continue
             if _used_in_iteration(model, accumulation, iteration):

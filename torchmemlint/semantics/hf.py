@@ -26,6 +26,8 @@ ARGUMENT_CLASS_SUFFIXES = ("TrainingArguments", "Config")
 # Heads whose outputs are a few numbers per example (not per token): keeping them all is small.
 SMALL_OUTPUT_HEAD = re.compile(r"For(?:Sequence|Image|Audio|Video)Classification$|ForMultipleChoice$")
 MAX_MODEL_DEPTH = 6
+# Model settings that add per-layer, per-token tensors to the outputs.
+PER_TOKEN_OUTPUTS = ("output_attentions", "output_hidden_states")
 # Settings under which evaluation keeps nothing (or not on the device).
 BOUNDING_SETTINGS = ("eval_accumulation_steps", "prediction_loss_only", "batch_eval_metrics")
 
@@ -144,10 +146,22 @@ class HFTrainers:
             return False
         func = expr.func
         owner = func.value if isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained" else func
-        if SMALL_OUTPUT_HEAD.search(dotted_name(owner) or ""):
-            return True
+        if SMALL_OUTPUT_HEAD.search(self.imports.qualify(owner) or dotted_name(owner) or ""):
+            return not self._outputs_per_token(expr, depth)
         positional = [a for a in expr.args if a.keyword is None]  # a wrapper: get_peft_model(model, cfg)
         return bool(positional) and self._small_head(positional[0].value, at, depth - 1)
+
+    def _outputs_per_token(self, call: cst.Call, depth: int) -> bool:
+        """``output_attentions=True`` or ``output_hidden_states=True`` given to the model, or to
+        the config it is built from (``config=AutoConfig.from_pretrained(..., output_attentions=True)``):
+        every layer's attention maps or states join the logits that evaluation keeps."""
+        if any(_is_true(keyword(call, setting)) for setting in PER_TOKEN_OUTPUTS):
+            return True
+        config = keyword(call, "config")
+        if isinstance(config, cst.Name) and depth > 0:
+            return any(isinstance(b.value, cst.Call) and self._outputs_per_token(b.value, depth - 1)
+                       for b in self.scopes.bindings_of(config.value, call))
+        return isinstance(config, cst.Call) and self._outputs_per_token(config, depth - 1)
 
     def method_calls(self, setup: TrainerSetup, method: str) -> list[cst.Call]:
         """``<trainer>.<method>(...)`` calls on the name the setup is bound to."""
@@ -182,3 +196,7 @@ def keyword(call: cst.Call, name: str) -> Optional[cst.BaseExpression]:
             value = arg.value
             return None if isinstance(value, cst.Name) and value.value == "None" else value
     return None
+
+
+def _is_true(value: Optional[cst.BaseExpression]) -> bool:
+    return isinstance(value, cst.Name) and value.value == "True"

@@ -170,7 +170,34 @@ class Hooks:
         elif isinstance(value, (cst.Attribute, cst.Subscript, cst.Name)) or _member_owner(value) is not None:
             # ``layer = self.model.features[0]``, ``modules = dict(self.encoder.named_modules())``
             return self._as_seen_by_caller(value, func, site, callee)
+        elif isinstance(value, cst.Call) and (member := self._member_returned(value)) is not None:
+            # ``layer = find_layer(self.model, name)``, a helper that walks down its argument
+            return self._as_seen_by_caller(member, func, site, callee)
         return None
+
+    def _member_returned(self, call: cst.Call) -> Optional[cst.BaseExpression]:
+        """The argument whose member a helper of the file returns (``find_layer(model, name)``
+        whose every ``return`` reads down from its ``model`` parameter), or None."""
+        helper = self.iterations.calls.callee(call)
+        function = helper.function if helper is not None and helper.constructs is None else None
+        if not isinstance(function, cst.FunctionDef):
+            return None
+        parameters: set[str] = set()
+        for returned in self.scopes.scope_nodes(function, cst.Return):
+            base = _navigated_from(returned.value) if returned.value is not None else None
+            while isinstance(base, cst.Name) and base.value not in parameters:
+                bindings = [b for b in self.scopes.bindings(function).get(base.value, [])
+                            if not _walks_down(b.value, base.value)]  # (``target = target._modules[h]``)
+                if len(bindings) != 1 or bindings[0].value is None or isinstance(bindings[0].node, cst.Param):
+                    break
+                base = _navigated_from(bindings[0].value)
+            if not isinstance(base, cst.Name):
+                return None
+            parameters.add(base.value)
+        if len(parameters) != 1:
+            return None
+        given = self.iterations.calls.arguments(call, helper).get(parameters.pop(), ())
+        return given[0][0] if given else None
 
     def _stored_parameter(self, func: cst.FunctionDef, receiver: cst.BaseExpression, own_self: str) -> Optional[str]:
         """The ``__init__`` parameter that ``self.<first attribute of receiver>`` was set from

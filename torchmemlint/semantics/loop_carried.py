@@ -25,7 +25,7 @@ import libcst as cst
 from torchmemlint.semantics.grad import GradContexts
 from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.iterations import Iteration, Iterations, keyword_is_true
-from torchmemlint.semantics.scopes import Loop, Scopes
+from torchmemlint.semantics.scopes import Loop, Scopes, first_param
 from torchmemlint.semantics.stores import Stores
 from torchmemlint.semantics.tree import Tree
 from torchmemlint.semantics.vocabulary import IN_PLACE_WRITES, PER_EPOCH_METHOD, names_a_cache, names_segment_memories
@@ -462,7 +462,8 @@ class LoopCarried:
             known = self._in_place_detached[body] = set()
             for call in self.tree.descendants(body, cst.Call):
                 func = call.func
-                if isinstance(func, cst.Attribute) and func.attr.value == "detach_":
+                if isinstance(func, cst.Attribute) and (func.attr.value == "detach_" or
+                                                        "detach" in func.attr.value and self._detaches_own_state(call)):
                     detached = func.value
                     while isinstance(detached, cst.Subscript):  # ``hidden[0].detach_()``
                         detached = detached.value
@@ -470,6 +471,26 @@ class LoopCarried:
                     if spelled is not None:
                         known.add(spelled)
         return known
+
+    def _detaches_own_state(self, call: cst.Call) -> bool:
+        """``state.detach()`` on an object of the file whose method rebinds its own attributes
+        to detached values (``self.hidden = tuple(h.detach() for h in self.hidden)``), in place as
+        ``detach_()`` is. (One that only calls ``h.detach()`` and drops the result cuts nothing.)"""
+        callee = self.flow.calls.callee(call)
+        if callee is not None:
+            methods = [callee.function] if callee.skipped and isinstance(callee.function, cst.FunctionDef) else []
+        else:  # (``state`` returned by a model's ``forward``: the file's methods of that name)
+            methods = [f for f in self.scopes.functions_by_name.get(call.func.attr.value, ())
+                       if self.scopes.class_of(f) is not None]
+        return bool(methods) and all(self._rebinds_own_attributes_detached(method) for method in methods)
+
+    def _rebinds_own_attributes_detached(self, method: cst.FunctionDef) -> bool:
+        own = first_param(method)
+        return any(
+            isinstance(t.target, cst.Attribute) and dotted_name(t.target.value) == own and any(
+                isinstance(c.func, cst.Attribute) and c.func.attr.value == "detach"
+                for c in self.tree.descendants(assign.value, cst.Call))
+            for assign in self.scopes.scope_nodes(method, cst.Assign) for t in assign.targets)
 
     @cached_property
     def _attribute_assignments(self) -> dict[str, list[cst.Assign]]:
@@ -668,8 +689,33 @@ class LoopCarried:
             return []
         if names_a_cache(dotted_name(target)):
             return []  # a key/value cache filled during generation, where no graph is built
+        if self._detached_next(site, target):
+            return []
         carried = [v for v in values if self.holds_graph(v, site)]
         return [InPlaceWrite(site, target, carried[0], iteration)] if carried else []
+
+    def _detached_next(self, site: cst.CSTNode, target: cst.BaseExpression) -> bool:
+        """A later statement of the write's own block cuts the tensor from the graph the write
+        joined it to: ``t = t.detach()`` or ``t.detach_()`` (ray's moving average: ``add_`` then
+        rebinding the attribute to its detached value)."""
+        spelled = carried_name(target)
+        statement = self.tree.statement_of(site)
+        block = self.tree.parent.get(statement)
+        if spelled is None or not isinstance(block, (cst.IndentedBlock, cst.Module)):
+            return False
+        later = block.body[next(i for i, line in enumerate(block.body) if line is statement) + 1:]
+        for line in later:
+            if not isinstance(line, cst.SimpleStatementLine):
+                continue
+            for small in line.body:
+                value = small.value if isinstance(small, (cst.Assign, cst.Expr)) else None
+                if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
+                        and value.func.attr.value in ("detach", "detach_") and carried_name(value.func.value) == spelled):
+                    continue
+                if value.func.attr.value == "detach_" or isinstance(small, cst.Assign) and any(
+                        carried_name(t.target) == spelled for t in small.targets):
+                    return True
+        return False
 
     @cached_property
     def _accumulations(self) -> dict[cst.CSTNode, cst.BaseExpression]:

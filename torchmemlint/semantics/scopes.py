@@ -16,7 +16,7 @@ import libcst as cst
 from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.tree import Tree
 from torchmemlint.semantics.vocabulary import (
-    BATCH_STRIDE, GENERATION_FUNCTION, ITERATION_BUILTINS, LOADER_ITERABLE, MODEL_CLASS_SUFFIXES,
+    BATCH_STRIDE, CHUNK_STRIDE, GENERATION_FUNCTION, ITERATION_BUILTINS, LOADER_ITERABLE, MODEL_CLASS_SUFFIXES,
     MODULE_RETURNING_METHODS, PER_STEP_METHODS,
     is_class_name, is_model_name, is_step_identifier, is_step_target, makes_training_step, steps_environment,
 )
@@ -318,7 +318,8 @@ class Scopes:
         identifiers = iterable_identifiers(header)
         if isinstance(loop, cst.For):
             identifiers += self._bound_iterable_identifiers(loop)
-            if _strides_over_batches(loop.iter):
+            stop = _strided_stop(loop.iter, BATCH_STRIDE)
+            if stop is not None and _is_len_call(stop):
                 return True  # ``for start in range(0, len(texts), batch_size)``: one batch of data per iteration
         if self.in_model_method(loop) or self.in_generation_function(loop):
             # A model's own ``forward``/``generate``/``sample`` (or a generator's ``generate``)
@@ -337,6 +338,16 @@ class Scopes:
             return True  # ``while True:`` training loops run until a break (inside a loop over
             # data it is a per-sample search, e.g. beam search, unless it has step calls)
         return isinstance(loop, cst.For) and self.evaluates_each_element(loop)
+
+    def chunks_a_tensor(self, loop: Loop) -> bool:
+        """``for begin in range(0, n, chunk_size)`` where ``n`` is ``x.shape[0]``, ``x.size(0)``,
+        ``len(x)`` or a name bound to one of them: as many iterations as the tensor (a data set,
+        or a batch chunked to bound the peak) has chunks."""
+        stop = _strided_stop(loop.iter, CHUNK_STRIDE) if isinstance(loop, cst.For) else None
+        if isinstance(stop, cst.Name):
+            bindings = self.reaching_bindings(stop.value, loop)
+            stop = bindings[0].value if len(bindings) == 1 else None
+        return stop is not None and (_is_len_call(stop) or _first_dimension(stop))
 
     def sets_eval_mode(self, scope: Scope) -> bool:
         """Whether ``scope`` puts something in evaluation mode (``model.eval()``): evaluation code.
@@ -682,19 +693,30 @@ def first_param(function: cst.FunctionDef) -> Optional[str]:
     return params[0].name.value if params else None
 
 
-def _strides_over_batches(iterable: cst.BaseExpression) -> bool:
-    """``range(0, len(texts), batch_size)`` (also in ``tqdm(...)``, ``enumerate(...)``): the start
-    of one batch of a data set per iteration (not ``range(0, batch_size, micro_batch_size)``, the
-    parts of one batch)."""
+def _strided_stop(iterable: cst.BaseExpression, stride_names: re.Pattern) -> Optional[cst.BaseExpression]:
+    """The stop of ``range(0, stop, batch_size)`` (also in ``tqdm(...)``, ``enumerate(...)``) whose
+    stride is named like ``stride_names``: the start of one batch or chunk per iteration."""
     while isinstance(iterable, cst.Call) and dotted_name(iterable.func) in ("tqdm", "tqdm.tqdm", "enumerate") \
             and iterable.args:
         iterable = iterable.args[0].value
     if not (isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value == "range"
             and len(iterable.args) == 3):
-        return False
+        return None
     stop, stride = iterable.args[1].value, iterable.args[2].value
-    return isinstance(stop, cst.Call) and dotted_name(stop.func) == "len" and \
-        BATCH_STRIDE.search(terminal_name(stride) or "") is not None
+    return stop if stride_names.search(terminal_name(stride) or "") is not None else None
+
+
+def _is_len_call(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Call) and dotted_name(expr.func) == "len"
+
+
+def _first_dimension(expr: cst.BaseExpression) -> bool:
+    """``x.shape[0]`` or ``x.size(0)``."""
+    if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Attribute) and expr.value.attr.value == "shape":
+        index = expr.slice[0].slice if len(expr.slice) == 1 else None
+        return isinstance(index, cst.Index) and isinstance(index.value, cst.Integer) and index.value.value == "0"
+    return isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "size" \
+        and len(expr.args) == 1 and isinstance(expr.args[0].value, cst.Integer) and expr.args[0].value.value == "0"
 
 
 def _runs_a_model(call: cst.Call) -> bool:

@@ -144,6 +144,8 @@ GRADIENT_EXPLAINER = re.compile(r"GuidedBackprop|Grad[Cc][Aa][Mm]|Saliency|Integ
                                 r"InputXGradient|GradientShap")
 # The stride of ``range(0, n, batch_size)``: one batch of data per iteration.
 BATCH_STRIDE = re.compile(r"batch|^bs$|_bs$", re.IGNORECASE)
+# The stride of a loop over chunks of a tensor or data set (``range(0, n, chunk_size)``).
+CHUNK_STRIDE = re.compile(r"batch|chunk|^bs$|_bs$", re.IGNORECASE)
 # An iterable that yields batches of data.
 LOADER_ITERABLE = re.compile(r"loader|batches|dataset|\bdl\b|_dl\b", re.IGNORECASE)
 # A function that produces one output step by step (autoregressive decoding, sampling): its
