@@ -171,13 +171,14 @@ class Hooks:
             # ``layer = self.model.features[0]``, ``modules = dict(self.encoder.named_modules())``
             return self._as_seen_by_caller(value, func, site, callee)
         elif isinstance(value, cst.Call) and (member := self._member_returned(value)) is not None:
-            # ``layer = find_layer(self.model, name)``, a helper that walks down its argument
+            # ``layer = find_layer(self.model, "layer4")``, a helper that walks down its argument
             return self._as_seen_by_caller(member, func, site, callee)
         return None
 
     def _member_returned(self, call: cst.Call) -> Optional[cst.BaseExpression]:
-        """The argument whose member a helper of the file returns (``find_layer(model, name)``
-        whose every ``return`` reads down from its ``model`` parameter), or None."""
+        """The argument whose member a helper of the file returns (``find_layer(model, "layer4")``
+        whose every ``return`` reads down from its ``model`` parameter), or None; only with
+        constant other arguments, so that the member is the same one at every call."""
         helper = self.iterations.calls.callee(call)
         function = helper.function if helper is not None and helper.constructs is None else None
         if not isinstance(function, cst.FunctionDef):
@@ -196,7 +197,10 @@ class Hooks:
             parameters.add(base.value)
         if len(parameters) != 1:
             return None
-        given = self.iterations.calls.arguments(call, helper).get(parameters.pop(), ())
+        arguments = self.iterations.calls.arguments(call, helper)
+        given = arguments.pop(parameters.pop(), ())
+        if any(not isinstance(expr, (cst.SimpleString, cst.Integer)) for other in arguments.values() for expr, _ in other):
+            return None  # ``get_layer(model, name)``: which member may change with ``name`` (one hook per layer)
         return given[0][0] if given else None
 
     def _stored_parameter(self, func: cst.FunctionDef, receiver: cst.BaseExpression, own_self: str) -> Optional[str]:
