@@ -16,7 +16,7 @@ import libcst as cst
 from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.tree import Tree
 from torchmemlint.semantics.vocabulary import (
-    BATCH_STRIDE, CHUNK_STRIDE, GENERATION_FUNCTION, ITERATION_BUILTINS, LOADER_ITERABLE, MODEL_CLASS_SUFFIXES,
+    BATCH_STRIDE, CHUNK_STRIDE, GENERATION_FUNCTION, LOSS_TERMS, ITERATION_BUILTINS, LOADER_ITERABLE, MODEL_CLASS_SUFFIXES,
     MODULE_RETURNING_METHODS, PER_STEP_METHODS,
     is_class_name, is_model_name, is_step_identifier, is_step_target, makes_training_step, steps_environment,
 )
@@ -307,6 +307,9 @@ class Scopes:
         return cached
 
     def _is_step_loop(self, loop: Loop) -> bool:
+        if isinstance(loop, cst.For) and isinstance(loop.iter, (cst.Name, cst.Call)) and \
+                any(LOSS_TERMS.match(identifier) for identifier in iterable_identifiers(loop.iter)):
+            return False  # the loss terms of one step (a backward per head), not steps
         calls = self.loop_body_nodes(loop, cst.Call)
         if any(is_step_call(call) or steps_an_environment(call) for call in calls):
             return True

@@ -144,6 +144,9 @@ GRADIENT_EXPLAINER = re.compile(r"GuidedBackprop|Grad[Cc][Aa][Mm]|Saliency|Integ
                                 r"InputXGradient|GradientShap")
 # The stride of ``range(0, n, batch_size)``: one batch of data per iteration.
 BATCH_STRIDE = re.compile(r"batch|^bs$|_bs$", re.IGNORECASE)
+# An iterable of one step's loss terms (``for i, loss in enumerate(losses_per_layer)``): a loop over
+# it runs per term, however many backward passes it makes.
+LOSS_TERMS = re.compile(r"^(?:\w+_)?losses(?:_\w+)?$|^loss_(?:terms|list|parts|components)$", re.IGNORECASE)
 # The stride of a loop over chunks of a tensor or data set (``range(0, n, chunk_size)``).
 CHUNK_STRIDE = re.compile(r"batch|chunk|^bs$|_bs$", re.IGNORECASE)
 # An iterable that yields batches of data.

@@ -1,0 +1,48 @@
+# Source: https://discuss.pytorch.org/t/backwards-through-a-graph-iteratively-and-efficiently/176817
+# Report: rolling out a recurrence and calling backward(retain_graph=True) at every step to read the gradient so far; each step re-traverses the whole retained chain (0.002 s -> 0.06 s for 100 steps) and the chain is kept alive
+# Shape: simulator rollout kept in a list of states, each state built from the previous one; a per-step sensitivity check does backward(retain_graph=True) on the newest state
+# Expect: TML006 line 40; TML001 line 36
+import torch
+import torch.nn as nn
+
+
+class Dynamics(nn.Module):
+    def __init__(self, dim=64):
+        super().__init__()
+        self.lin = nn.Linear(dim, dim)
+
+    def forward(self, s):
+        return s + 0.1 * torch.tanh(self.lin(s))
+
+
+class SensitivityMonitor:
+    def __init__(self, x0):
+        self.x0 = x0
+        self.history = []
+
+    def record(self, step):
+        g = self.x0.grad
+        self.history.append((step, g.norm().item()))
+        self.x0.grad.zero_()
+
+
+def rollout_with_sensitivity(model, x0, n_steps=100):
+    x0 = x0.clone().requires_grad_(True)
+    monitor = SensitivityMonitor(x0)
+    states = [model(x0)]
+    states[0].sum().backward(retain_graph=True)
+    monitor.record(0)
+    for t in range(1, n_steps):
+        states.append(model(states[t - 1]))  # expect: TML001
+        objective = states[t].pow(2).mean()
+        # gradient of the objective at this step w.r.t. the initial state;
+        # retaining the graph so the next step can backprop through it again
+        objective.backward(retain_graph=True)  # expect: TML006
+        monitor.record(t)
+    return states[-1].detach(), monitor.history
+
+
+if __name__ == "__main__":
+    dyn = Dynamics().cuda()
+    final, hist = rollout_with_sensitivity(dyn, torch.randn(8, 64, device="cuda"))
+    print(hist[-5:])

@@ -1,0 +1,52 @@
+# Source: https://github.com/pytorch/pytorch/issues/7261
+# Report: wrapping a GAN discriminator's Conv2d/Linear layers with the first spectral_norm made GPU memory grow every epoch until OOM: the cached power-iteration vector u was recomputed from the weight with autograd on and stored back, so each forward chained onto the previous one (fixed in #7298 by running the power iteration without grad)
+# Shape: a SpectralNorm wrapper module keeps u on self and, in forward, rebinds it from a power iteration that starts from the previous u and multiplies by the trainable weight
+# Expect: TML005 line 37
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class SpectralNorm(nn.Module):
+    def __init__(self, module, name="weight", n_power_iterations=1, eps=1e-12):
+        super().__init__()
+        self.module = module
+        self.name = name
+        self.n_power_iterations = n_power_iterations
+        self.eps = eps
+        weight = getattr(module, name)
+        height = weight.size(0)
+        self.weight_u = F.normalize(weight.new_empty(height).normal_(0, 1), dim=0, eps=eps)
+        del module._parameters[name]
+        module.register_parameter(name + "_orig", nn.Parameter(weight.data))
+
+    def compute_weight(self):
+        weight = getattr(self.module, self.name + "_orig")
+        weight_mat = weight.view(weight.size(0), -1)
+        u = self.weight_u
+        for _ in range(self.n_power_iterations):
+            # u and v approximate the first left / right singular vectors of W
+            v = F.normalize(torch.matmul(weight_mat.t(), u), dim=0, eps=self.eps)
+            u = F.normalize(torch.matmul(weight_mat, v), dim=0, eps=self.eps)
+        sigma = torch.dot(u, torch.matmul(weight_mat, v))
+        return weight / sigma, u
+
+    def forward(self, *args):
+        weight, u = self.compute_weight()
+        setattr(self.module, self.name, weight)
+        self.weight_u = u  # expect: TML005
+        return self.module(*args)
+
+
+class Discriminator(nn.Module):
+    def __init__(self, ch=64):
+        super().__init__()
+        self.net = nn.Sequential(
+            SpectralNorm(nn.Conv2d(3, ch, 4, 2, 1)), nn.LeakyReLU(0.1),
+            SpectralNorm(nn.Conv2d(ch, ch * 2, 4, 2, 1)), nn.LeakyReLU(0.1),
+            SpectralNorm(nn.Conv2d(ch * 2, ch * 4, 4, 2, 1)), nn.LeakyReLU(0.1),
+            nn.Flatten(), SpectralNorm(nn.Linear(ch * 4 * 4 * 4, 1)),
+        )
+
+    def forward(self, x):
+        return self.net(x)
