@@ -7,8 +7,11 @@ while parts of a few hundred lines cost what a small file costs (31–43 µs per
 size; one function of 32k lines parsed in parts of 200 lines took 1.32 s, of 500 lines 1.48 s, of
 1,000 lines 1.60 s, where files of many statements changed by less than the noise). Splitting is
 done where Python's ``ast`` (the pre-screen's parse) says
-statements end: between top-level statements, and between the statements of a top-level
-``def``/``class`` body that is itself longer than a part. Anything this module is not sure it
+statements end: between top-level statements, and between the statements of the body of a
+compound statement with one body (``def``, ``class``, ``for``/``while`` without ``else``,
+``with``, ``if`` without ``else``) that is itself longer than a part, at any depth: its header is
+parsed with ``pass`` for a body, and each part of its body under stand-in headers (``if 1:``, one
+per enclosing level, at that level's indentation) that put the lines at their depth. Anything this module is not sure it
 joins exactly (another encoding than UTF-8, a byte-order mark, line ends or indentation that the
 parts detect differently, a part LibCST rejects) gives None, and the caller parses the whole file.
 
@@ -56,23 +59,85 @@ class _Joiner:
         self.indent: Optional[str] = None  # the indentation of the file's first indented block
 
     def module(self, statements: Sequence[ast.stmt]) -> Optional[cst.Module]:
-        body: list[cst.BaseStatement] = []
-        footer: Sequence[cst.EmptyLine] = ()
-        for start, end, members in self._parts(statements, 0, len(self.lines)):
-            single = members[0] if len(members) == 1 else None
-            inner = self._parts(single.body, start, single.end_lineno) \
-                if single is not None and end - start > self.part_lines and _splittable(single) else []
-            if len(inner) > 1:
-                body.append(self._compound(inner))
-                footer = self._footer(single.end_lineno, end)
-                continue
-            part = self._parsed(self.lines[start:end], any(map(_opens_block, members)))
-            body.extend(self._with_header(part) if start else part.body)
-            footer = part.footer
+        body, footer, _ = self._block(statements, 0, len(self.lines), [])
         if self.first is None or self.latest is None:
             return None
         return self.first.with_changes(body=body, footer=footer, has_trailing_newline=self.latest.has_trailing_newline,
                                        default_indent=self.indent or self.first.default_indent)
+
+    def _block(self, statements: Sequence[ast.stmt], start: int, stop: int, stand_ins: list[bytes]) \
+            -> tuple[list[cst.BaseStatement], Sequence[cst.EmptyLine], Optional[str]]:
+        """The statements of one block (the module's, or a compound's body under ``stand_ins``,
+        the ``if 1:`` headers that put its lines at their depth), parsed part by part; a part that
+        is one long compound statement is split in turn. With the block's footer and the
+        indentation LibCST gives it (relative to its header; None for the module)."""
+        body: list[cst.BaseStatement] = []
+        footer: Sequence[cst.EmptyLine] = ()
+        indent: Optional[str] = None
+        for begin, end, members in self._parts(statements, start, stop):
+            single = members[0] if len(members) == 1 else None
+            if single is not None and end - begin > self.part_lines and _splittable(single):
+                compound = self._split(single, begin, stand_ins)
+                if compound is not None:
+                    if end > single.end_lineno:
+                        if stand_ins:
+                            raise _CannotJoin  # (only the file's last part runs past its last statement)
+                        footer = self._footer(single.end_lineno, end)
+                    else:
+                        footer = ()
+                    body.append(compound)
+                    continue
+            statements_found, footer, part_indent = self._parsed_under(stand_ins, self.lines[begin:end],
+                                                                      any(map(_opens_block, members)), begin == 0)
+            if indent is not None and part_indent != indent:
+                raise _CannotJoin
+            indent = part_indent
+            body.extend(statements_found)
+        return body, footer, indent
+
+    def _split(self, statement: ast.stmt, begin: int, stand_ins: list[bytes]) -> Optional[cst.BaseStatement]:
+        """A long compound statement whose body is cut in parts: its header parsed with a stand-in
+        body (``pass``), its body's statements parsed under one more stand-in header, at its own
+        indentation. None when its body is one part."""
+        cut = first_line(statement.body[0]) - 1  # (0-based) the body's first statement, less
+        while cut > statement.lineno and (not self.lines[cut - 1].strip() or self.lines[cut - 1].lstrip().startswith(b"#")):
+            cut -= 1  # ... the blank and comment lines before it, which are its leading lines
+        if cut <= statement.lineno - 1 or len(self._parts(statement.body, cut, statement.end_lineno)) < 2:
+            return None
+        own_indent = _indentation(self.lines[statement.lineno - 1])
+        body_indent = _indentation(self.lines[first_line(statement.body[0]) - 1])
+        header = self._parsed_under(stand_ins, [*self.lines[begin:cut], body_indent + b"pass" + self.newline],
+                                    True, begin == 0)[0]
+        compound = header[0] if len(header) == 1 else None
+        if not isinstance(compound, _COMPOUNDS[type(statement)]) or not isinstance(compound.body, cst.IndentedBlock):
+            raise _CannotJoin
+        statements, footer, indent = self._block(statement.body, cut, statement.end_lineno,
+                                                 [*stand_ins, own_indent + b"if 1:" + self.newline])
+        if indent != compound.body.indent:
+            raise _CannotJoin
+        return compound.with_changes(body=compound.body.with_changes(body=statements, footer=footer))
+
+    def _parsed_under(self, stand_ins: list[bytes], lines: list[bytes], has_block: bool,
+                      file_start: bool) -> tuple[Sequence[cst.BaseStatement], Sequence[cst.EmptyLine], Optional[str]]:
+        """The statements of ``lines`` parsed inside ``stand_ins``, with the footer and
+        indentation of the innermost stand-in's block (None at the top, where the lines before
+        the first statement are the file's header at its start, else that statement's)."""
+        part = self._parsed([*stand_ins, *lines], has_block or bool(stand_ins))
+        if not stand_ins:
+            return part.body if file_start else self._with_header(part), part.footer, None
+        block: Optional[cst.IndentedBlock] = None
+        statements_found: Sequence[cst.BaseStatement] = part.body
+        if part.header:
+            raise _CannotJoin
+        for _ in stand_ins:
+            stand_in = statements_found[0] if len(statements_found) == 1 else None
+            if not isinstance(stand_in, cst.If) or stand_in.orelse is not None or \
+                    not isinstance(stand_in.body, cst.IndentedBlock) or stand_in.leading_lines:
+                raise _CannotJoin
+            block = stand_in.body
+            statements_found = block.body
+        assert block is not None
+        return statements_found, block.footer, block.indent
 
     def _footer(self, start: int, end: int) -> Sequence[cst.EmptyLine]:
         """The blank and comment lines ``[start, end)`` after the file's last statement."""
@@ -133,33 +198,6 @@ class _Joiner:
         first, *rest = part.body
         return [first.with_changes(leading_lines=[*part.header, *first.leading_lines]), *rest]
 
-    def _compound(self, body_parts: list[tuple[int, int, list[ast.stmt]]]) -> cst.BaseStatement:
-        """One long ``def``/``class`` whose body is cut in ``body_parts`` (the first holding its
-        header and leading lines): the first part parsed as it stands, each later one under a
-        stand-in header (``if 1:``), the body's statements joined in one block."""
-        (first_start, first_end, _), *later = body_parts
-        head = self._parsed(self.lines[first_start:first_end])
-        if len(head.body) != 1 or not isinstance(head.body[0], (cst.ClassDef, cst.FunctionDef)):
-            raise _CannotJoin
-        compound = head.body[0]
-        block = compound.body
-        if not isinstance(block, cst.IndentedBlock):
-            raise _CannotJoin
-        statements = list(block.body)
-        footer: Sequence[cst.EmptyLine] = block.footer
-        for part_start, part_end, _ in later:
-            part = self._parsed([b"if 1:" + self.newline, *self.lines[part_start:part_end]])
-            stand_in = part.body[0] if len(part.body) == 1 and not part.header else None
-            if not isinstance(stand_in, cst.If) or not isinstance(stand_in.body, cst.IndentedBlock) \
-                    or stand_in.body.indent != block.indent:
-                raise _CannotJoin
-            statements.extend(stand_in.body.body)
-            footer = stand_in.body.footer
-        compound = compound.with_changes(body=block.with_changes(body=statements, footer=footer))
-        if head.header and first_start:  # (a later part: its leading lines, as in ``_with_header``)
-            compound = compound.with_changes(leading_lines=[*head.header, *compound.leading_lines])
-        return compound
-
 
 def _opens_block(statement: ast.stmt) -> bool:
     """Whether an indented block may start in this top-level statement: a compound statement
@@ -170,4 +208,19 @@ def _opens_block(statement: ast.stmt) -> bool:
 
 
 def _splittable(statement: ast.stmt) -> bool:
-    return isinstance(statement, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and len(statement.body) > 1
+    """A compound statement with one body (no ``else``, handlers or cases) of several statements,
+    starting on a line after its header."""
+    if type(statement) not in _COMPOUNDS or getattr(statement, "orelse", None) or len(statement.body) < 2:
+        return False
+    return first_line(statement.body[0]) > statement.lineno
+
+
+def _indentation(line: bytes) -> bytes:
+    return line[:len(line) - len(line.lstrip(b" \t\f"))]
+
+
+# The compound statements whose body may be cut, with the LibCST node each parses to.
+_COMPOUNDS = {
+    ast.FunctionDef: cst.FunctionDef, ast.AsyncFunctionDef: cst.FunctionDef, ast.ClassDef: cst.ClassDef,
+    ast.For: cst.For, ast.While: cst.While, ast.With: cst.With, ast.If: cst.If,
+}
