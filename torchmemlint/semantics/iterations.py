@@ -26,6 +26,7 @@ class Iterations:
         self.scopes = scopes
         self.calls = calls
         self._per_step: dict[cst.FunctionDef, bool] = {}
+        self._steps_within: dict[cst.FunctionDef, bool] = {}
         self._training_loops: dict[Loop, bool] = {}
         self._step_calls: dict[Iteration, list[cst.Call]] = {}
 
@@ -76,7 +77,7 @@ class Iterations:
         if known is not None:
             return known
         self._per_step[func] = False  # recursion guard
-        is_step = bool(self.step_calls(func))  # it runs a backward or an optimizer step itself
+        is_step = self._steps(func, 0)  # it runs a backward or an optimizer step, itself or in a helper
         result = self.scopes.is_per_step_method(func) or func in self.calls.forward_hooks or \
             func in self.calls.step_closures or func in self.calls.trial_objectives or any(
             any(is_step or self.scopes.is_step_loop(loop) for loop in self.scopes.loops_around(site))
@@ -85,6 +86,20 @@ class Iterations:
         )
         self._per_step[func] = result
         return result
+
+    def _steps(self, func: cst.FunctionDef, depth: int) -> bool:
+        """``func`` runs a backward or an optimizer step itself, or through a function of the
+        file it calls (``partial_fit`` calling ``update_weights``), two calls deep at most."""
+        known = self._steps_within.get(func)
+        if known is None:
+            self._steps_within[func] = False  # recursion guard
+            known = bool(self.step_calls(func)) or depth < 2 and any(
+                isinstance(callee.function, cst.FunctionDef) and callee.function is not func
+                and self._steps(callee.function, depth + 1)
+                for call in self.scopes.scope_nodes(func, cst.Call)
+                if (callee := self.calls.callee(call)) is not None and callee.constructs is None)
+            self._steps_within[func] = known
+        return known
 
     def fed_back(self, function: cst.FunctionDef, name: str,
                  counts: Callable[[cst.Call], bool] = lambda site: True) -> bool:

@@ -665,11 +665,15 @@ class _Walker:
                 loop.header_identifiers |= frozenset(
                     name for call in self.made_by_calls[loop.iterable_name] for name in _identifiers_of(call))
         facts.depth = deepest
-        facts.step_functions = {scope.name for scope in scopes if scope.makes_step and scope.name is not None}
+        step_functions = {scope.name for scope in scopes if scope.makes_step and scope.name is not None}
+        for _ in range(2):  # (``Iterations._steps``: a function calling one that steps, two calls deep)
+            step_functions |= {scope.name for name in step_functions for _, scope, _, _ in call_sites.get(name, ())
+                               if scope.name is not None}
+        facts.step_functions = step_functions
         facts.assigning_loops = [loop for loop in loops if loop.assigns]
         # (a step of its own in a function called from a loop: ``loss = train_step(batch)``)
         facts.steps = facts.steps or HOOK in keeps or any(loop.could_be_step_loop for loop in loops) or any(
-            scope.makes_step and scope.name in called_in_loops for scope in scopes)
+            name in called_in_loops for name in step_functions)
         # ``_after_eval_call`` needs the eval-mode call and a forward after it in one scope.
         facts.eval_mode_then_call = any(scope.sets_eval_mode and scope.calls >= 2 for scope in scopes)
 

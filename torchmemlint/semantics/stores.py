@@ -302,6 +302,8 @@ class Stores:
     def _accumulations(self) -> list[Accumulation]:
         found = []
         for aug in self.tree.nodes(cst.AugAssign):
+            if isinstance(aug.target, cst.Attribute) and aug.target.attr.value == "data":
+                continue  # ``w.data -= lr * step``: written outside autograd, whatever ``step`` holds
             if isinstance(aug.operator, (cst.AddAssign, cst.SubtractAssign, cst.MultiplyAssign)) and \
                     not isinstance(aug.value, cst.List):
                 found.append(Accumulation(aug, aug.target, aug.value))
