@@ -109,7 +109,7 @@ class _Joiner:
         header = self._parsed_under(stand_ins, [*self.lines[begin:cut], body_indent + b"pass" + self.newline],
                                     True, begin == 0)[0]
         compound = header[0] if len(header) == 1 else None
-        if not isinstance(compound, _COMPOUNDS[type(statement)]) or not isinstance(compound.body, cst.IndentedBlock):
+        if type(compound).__name__ != _COMPOUNDS[type(statement)] or not isinstance(compound.body, cst.IndentedBlock):
             raise _CannotJoin
         statements, footer, indent = self._block(statement.body, cut, statement.end_lineno,
                                                  [*stand_ins, own_indent + b"if 1:" + self.newline])
@@ -219,8 +219,9 @@ def _indentation(line: bytes) -> bytes:
     return line[:len(line) - len(line.lstrip(b" \t\f"))]
 
 
-# The compound statements whose body may be cut, with the LibCST node each parses to.
+# The compound statements whose body may be cut, with the name of the LibCST node each parses to
+# (a name: importing this module must not load LibCST's nodes, which a file no rule checks never needs).
 _COMPOUNDS = {
-    ast.FunctionDef: cst.FunctionDef, ast.AsyncFunctionDef: cst.FunctionDef, ast.ClassDef: cst.ClassDef,
-    ast.For: cst.For, ast.While: cst.While, ast.With: cst.With, ast.If: cst.If,
+    ast.FunctionDef: "FunctionDef", ast.AsyncFunctionDef: "FunctionDef", ast.ClassDef: "ClassDef",
+    ast.For: "For", ast.While: "While", ast.With: "With", ast.If: "If",
 }

@@ -260,7 +260,21 @@ def _is_other_submodule(model: SemanticModel, scope: Scope, func: cst.Attribute,
             return False
     elif not receiver.startswith("self."):
         return False
-    return not any(called == receiver or called.startswith(receiver + ".") for called in _objects_run(model, call))
+    same = _same_object(model, scope, receiver)
+    return not any(called == spelled or called.startswith(spelled + ".")
+                   for called in _objects_run(model, call) for spelled in same)
+
+
+def _same_object(model: SemanticModel, method: cst.FunctionDef, receiver: str) -> set[str]:
+    """``self.network`` and the other attributes ``__init__`` set from the same parameter
+    (``self.network = network; self.mnetwork = network``): one object under several names."""
+    cls = model.scopes.self_class(method)
+    init = model.calls.method_of(cls, "__init__") if cls is not None else None
+    if init is None or receiver.count(".") != 1:
+        return {receiver}
+    stored = model.scopes.stored_parameters(init)
+    parameter = stored.get(receiver.split(".", 1)[1])
+    return {receiver} | {f"self.{attribute}" for attribute, given in stored.items() if parameter is not None and given == parameter}
 
 
 def _objects_run(model: SemanticModel, call: cst.Call) -> list[str]:

@@ -13,8 +13,11 @@ twice its size). When the pieces are graph-attached, the accumulator also keeps 
 graph alive.
 
 Only loops over data, steps or epochs (or that run a backward pass or an optimizer step), or
-over the chunks of a tensor (`for begin in range(0, x.shape[0], chunk_size)`), are reported: a short loop over a batch's items, a few classes or a module's layers copies little.
-Loops that use the accumulator as their working input (autoregressive decoding feeds
+over the chunks of a tensor (`for begin in range(0, x.shape[0], chunk_size)`), are reported: a
+short loop over a batch's items, a few classes or a module's layers copies little. A queue on
+`self` that a method of its class cuts back to a slice of itself (`self.memory =
+self.memory[:, :memory_len]`) has a bounded length and stays silent too. Loops that use the
+accumulator as their working input (autoregressive decoding feeds
 `tokens = torch.cat([tokens, next_token], 1)` back to the model; DenseNet blocks concatenate
 features they read) stay silent, and so does one `torch.cat(chunks)` after the loop.
 
@@ -88,7 +91,7 @@ class ConcatAccumulatorInLoop(Rule):
             elif not (model.scopes.is_step_loop(iteration) or model.scopes.chunks_a_tensor(iteration)) or \
                     not model.loop_carried.reaches_previous(accumulation.site, accumulation.name, iteration):
                 continue
-            if _used_in_iteration(model, accumulation, iteration):
+            if _used_in_iteration(model, accumulation, iteration) or _truncated(model, accumulation):
                 continue
             message = self.message
             if model.flow.value(accumulation.piece, accumulation.site).graph:
@@ -125,6 +128,25 @@ def _used_in_iteration(model: SemanticModel, accumulation: JoinAccumulation, ite
                 dotted_name(model.tree.parent[parent].func) == "len":
             continue
         return True
+    return False
+
+
+def _truncated(model: SemanticModel, accumulation: JoinAccumulation) -> bool:
+    """A ``self`` accumulator that a method of its class cuts back to a slice of itself
+    (``self.memory = self.memory[:, :memory_len]``, also in the growing statement itself): a
+    queue of bounded length, not one that grows."""
+    if not accumulation.name.startswith("self."):
+        return False
+    cls = model.scopes.self_class(model.scopes.function_of(accumulation.site))
+    if cls is None:
+        return False
+    for assign in model.tree.descendants(cls, cst.Assign):
+        if not any(carried_name(t.target) == accumulation.name for t in assign.targets):
+            continue
+        for subscript in model.tree.descendants(assign.value, cst.Subscript):
+            if carried_name(subscript.value) == accumulation.name and \
+                    any(isinstance(element.slice, cst.Slice) for element in subscript.slice):
+                return True
     return False
 
 

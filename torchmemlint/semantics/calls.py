@@ -153,7 +153,10 @@ class Calls:
         """Calling an object of a class of the file runs its ``__call__`` (``self.rms(x)`` with
         ``self.rms = RunningStats()``), or a torchmetrics ``Metric``'s ``update``; a module's
         ``forward`` is read as a forward pass instead."""
-        for class_name in self.scopes.classes_built_into(func, at):
+        built_from = self.scopes.classes_built_into(func, at)
+        if not built_from:
+            return self._stored_parameter_named_for_class(func, at)
+        for class_name in built_from:
             cls = self.scopes.classes_by_name.get(class_name)
             if cls is not None and any(base.startswith("torchmetrics.") and base.endswith("Metric")
                                        for base in self.scopes.class_bases(cls)):
@@ -174,21 +177,42 @@ class Calls:
         method = self.method_of(cls, "__call__") if cls is not None else None
         return Callee(method, skipped=1, guessed=True) if method is not None else None
 
+    def _stored_parameter_name(self, func: cst.Attribute, at: cst.CSTNode) -> Optional[str]:
+        """The ``__init__`` parameter ``self.<attribute>`` was set from, in a method of the class."""
+        cls = self.scopes.self_class(self.scopes.function_of(at))
+        init = self.method_of(cls, "__init__") if cls is not None else None
+        return self.scopes.stored_parameters(init).get(func.attr.value) if init is not None else None
+
+    def _stored_parameter_named_for_class(self, func: cst.BaseExpression, at: cst.CSTNode) -> Optional[Callee]:
+        """``self.actor(data)`` where ``__init__`` stored its ``actor`` parameter and the file has
+        one callable class whose name ends with it (``DiffusionTrackActor``): that class's
+        ``__call__``, a guess, as for a parameter of that name."""
+        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"):
+            return None
+        parameter = self._stored_parameter_name(func, at)
+        named = self._class_named(parameter, callable_only=True) if parameter is not None else None
+        method = self.method_of(named, "__call__") if named is not None else None
+        return Callee(method, skipped=1, guessed=True) if method is not None else None
+
     def _class_named_for(self, receiver: cst.BaseExpression, at: cst.CSTNode,
                          callable_only: bool = False) -> Optional[cst.ClassDef]:
         """The one class of the file (with ``__call__``, for ``callable_only``) whose name ends
         with the name of the parameter ``receiver`` (``learner`` for ``STDPLearner``)."""
         if not isinstance(receiver, cst.Name):
             return None
-        spelled = receiver.value.replace("_", "").lower()
+        named = self._class_named(receiver.value, callable_only)
+        if named is None:
+            return None
+        bindings = self.scopes.bindings_of(receiver.value, at)
+        return named if len(bindings) == 1 and isinstance(bindings[0].node, cst.Param) else None
+
+    def _class_named(self, name: str, callable_only: bool) -> Optional[cst.ClassDef]:
+        spelled = name.replace("_", "").lower()
         if len(spelled) < 3:
             return None
         classes = [cls for cls, _ in self._callable_classes] if callable_only else self._plain_classes
         named = [cls for cls in classes if cls.name.value.lower().endswith(spelled)]
-        if len(named) != 1:
-            return None
-        bindings = self.scopes.bindings_of(receiver.value, at)
-        return named[0] if len(bindings) == 1 and isinstance(bindings[0].node, cst.Param) else None
+        return named[0] if len(named) == 1 else None
 
     @cached_property
     def _plain_classes(self) -> list[cst.ClassDef]:
@@ -241,6 +265,9 @@ class Calls:
         if built_from or self.imports.qualify(receiver) is not None:
             return None
         named_for = self._class_named_for(receiver, at)
+        if named_for is None and isinstance(receiver, cst.Attribute) and dotted_name(receiver.value) == "self":
+            stored = self._stored_parameter_name(receiver, at)  # ``self.scorer.score(x)``, ``self.scorer = scorer``
+            named_for = self._class_named(stored, callable_only=False) if stored is not None else None
         if named_for is not None:  # ``learner.step()`` with ``learner`` a parameter and ``STDPLearner`` the class
             found = self.method_of(named_for, name)
             if found is not None:
@@ -490,6 +517,9 @@ class Calls:
                     isinstance(receiver, cst.Name) and receiver.value == "self" and self._in_module_class(call))
         if self.modules.submodule_attribute(func):  # self.fc1(x) where __init__ made fc1 a module
             return True
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self" and \
+                is_model_name(self._stored_parameter_name(func, call) or ""):
+            return True  # ``self.mnetwork(x)`` where ``__init__`` did ``self.mnetwork = network``
         if isinstance(func, cst.Subscript) and len(func.slice) == 1 and isinstance(func.slice[0].slice, cst.Index) \
                 and isinstance(func.slice[0].slice.value, cst.SimpleString):
             return is_model_name(terminal_name(func.value))  # ``self.model["generator"](x)``: one of a dict of models

@@ -600,11 +600,15 @@ class Scopes:
         owner = first_param(init)
         stored: dict[str, str] = {}
         for assign in self.scope_nodes(init, cst.Assign):
-            value = module_itself(assign.value)
-            if isinstance(value, cst.Name) and value.value in params:
-                for target in assign.targets:
-                    attribute = target.target
-                    if isinstance(attribute, cst.Attribute) and dotted_name(attribute.value) == owner:
+            for target in assign.targets:
+                pairs = [(target.target, assign.value)]
+                if isinstance(target.target, cst.Tuple) and isinstance(assign.value, cst.Tuple) and \
+                        len(target.target.elements) == len(assign.value.elements):  # ``self.a, self.b = a, b``
+                    pairs = [(t.value, v.value) for t, v in zip(target.target.elements, assign.value.elements)]
+                for attribute, value in pairs:
+                    value = module_itself(value)
+                    if isinstance(value, cst.Name) and value.value in params and \
+                            isinstance(attribute, cst.Attribute) and dotted_name(attribute.value) == owner:
                         stored.setdefault(attribute.attr.value, value.value)
         return stored
 
