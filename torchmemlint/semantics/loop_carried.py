@@ -407,7 +407,8 @@ class LoopCarried:
 
     def _initialises(self, site: Assignment, name: str) -> bool:
         """``if h is None: h = init()`` (``if not isinstance(h, torch.Tensor):``) gives the first
-        value, it does not cut the chain."""
+        value, and ``if h.size(1) != x.size(0): h = init(x.size(0))`` one for a new batch size:
+        neither cuts the chain on the other iterations."""
         for ancestor in self.tree.ancestors(site):
             if type(ancestor) is cst.If:
                 test = ancestor.test
@@ -418,10 +419,13 @@ class LoopCarried:
                     return carried_name(tested) == name
                 while isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
                     test = test.left  # ``if h is None or h.size(1) != batch_size:`` (re)starts the chain
-                return isinstance(test, cst.Comparison) and carried_name(test.left) == name and \
-                    isinstance(test.comparisons[0].operator, cst.Is) and \
-                    isinstance(test.comparisons[0].comparator, cst.Name) and \
-                    test.comparisons[0].comparator.value == "None"
+                if not isinstance(test, cst.Comparison):
+                    return False
+                operator, comparator = test.comparisons[0].operator, test.comparisons[0].comparator
+                if isinstance(operator, cst.NotEqual):  # ``if h.size(1) != x.size(0):`` a new batch size
+                    return any(_size_of(side) == name for side in (test.left, comparator))
+                return carried_name(test.left) == name and isinstance(operator, cst.Is) and \
+                    isinstance(comparator, cst.Name) and comparator.value == "None"
             if isinstance(ancestor, (cst.For, cst.While, cst.FunctionDef)):
                 return False
         return False
@@ -750,6 +754,17 @@ def _moves_itself(site: Assignment, name: str) -> bool:
     value = getattr(site, "value", None)
     return isinstance(site, cst.Assign) and isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
         and value.func.attr.value in _SELF_MOVES and carried_name(value.func.value) == name
+
+
+def _size_of(expr: cst.BaseExpression) -> Optional[str]:
+    """The carried name whose size ``expr`` reads: ``h.size(1)``, ``h.shape[0]``, ``h.shape``."""
+    if isinstance(expr, cst.Subscript):
+        expr = expr.value
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "size":
+        return carried_name(expr.func.value)
+    if isinstance(expr, cst.Attribute) and expr.attr.value == "shape":
+        return carried_name(expr.value)
+    return None
 
 
 def _counts(loop: Loop) -> bool:
