@@ -94,7 +94,27 @@ class HFTrainers:
         made = self._made_by_helper(value)
         if made is not None:
             return made, True
+        if isinstance(value, cst.Name) and self._is_parameter(value, call):
+            made = self._only_arguments_construction()
+            if made is not None:  # ``def finetune(model, training_args)``, beside ``def get_training_args()``
+                return made, True
         return None, False
+
+    def _is_parameter(self, name: cst.Name, at: cst.CSTNode) -> bool:
+        bindings = self.scopes.bindings_of(name.value, at)
+        return bool(bindings) and all(isinstance(b.node, cst.Param) for b in bindings)
+
+    def _only_arguments_construction(self) -> Optional[cst.Call]:
+        """The file's one ``TrainingArguments(...)`` call, where it is what a helper function of
+        the file returns: the arguments a Trainer given them as a parameter gets, as far as the
+        file says."""
+        constructions = [call for call in self.tree.nodes(cst.Call) if self.is_arguments_call(call)]
+        if len(constructions) != 1:
+            return None
+        helper = self.scopes.function_of(constructions[0])
+        if helper is None or self.scopes.class_of(helper) is not None:
+            return None
+        return self._returned_arguments(helper)
 
     def _made_by_helper(self, value: cst.BaseExpression) -> Optional[cst.Call]:
         """``args=make_training_args(...)``: a plain function of the file whose every return is a
@@ -105,10 +125,21 @@ class HFTrainers:
                      if self.scopes.class_of(f) is None]
         if len(functions) != 1:
             return None
-        returns = [r.value for r in self.scopes.scope_nodes(functions[0], cst.Return)]
-        if returns and all(self.is_arguments_call(r) for r in returns):
-            return returns[-1]  # type: ignore[return-value]
-        return None
+        return self._returned_arguments(functions[0])
+
+    def _returned_arguments(self, function: cst.FunctionDef) -> Optional[cst.Call]:
+        """The ``TrainingArguments(...)`` call every return of ``function`` gives, directly or
+        through a name bound to it (``args = TrainingArguments(...); return args``)."""
+        made = []
+        for returned in self.scopes.scope_nodes(function, cst.Return):
+            value = returned.value
+            if isinstance(value, cst.Name):
+                bindings = self.scopes.bindings_of(value.value, returned)
+                value = bindings[0].value if len(bindings) == 1 else None
+            if not self.is_arguments_call(value):
+                return None
+            made.append(value)
+        return made[-1] if made else None  # type: ignore[return-value]
 
     def keeps_outputs_on_device(self, setup: TrainerSetup) -> bool:
         """Evaluation gathers every step's outputs on the accelerator: no bounding setting in the
