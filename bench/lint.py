@@ -46,12 +46,13 @@ def all_rules():
     return list(ALL_RULES)
 
 
-def lint(source: bytes, path: Path, rules) -> tuple[list, list]:
-    """Diagnostics and file errors of ``rules`` on one file (``# noqa`` honoured as in a real run)."""
+def lint(source: bytes, path: Path, rules, fix_edits: bool = True) -> tuple[list, list]:
+    """Diagnostics and file errors of ``rules`` on one file (``# noqa`` honoured as in a real run);
+    ``fix_edits=False`` as the text output asks (fixes without their edits)."""
     _make_importable()
     from torchmemlint.engine import check_source
 
-    return check_source(source, str(path), rules)
+    return check_source(source, str(path), rules, fix_edits=fix_edits)
 
 
 def _make_importable() -> None:

@@ -193,7 +193,7 @@ def cpu_seconds(work: Callable[[], object], repeat: int) -> float:
     return best
 
 
-def measure(shape: str, size: int, repeat: int) -> tuple[int, float, float, int]:
+def measure(shape: str, size: int, repeat: int, fix_edits: bool = True) -> tuple[int, float, float, int]:
     """Lines, check seconds, parse seconds and the number of findings of one generated file."""
     import libcst
 
@@ -201,7 +201,7 @@ def measure(shape: str, size: int, repeat: int) -> tuple[int, float, float, int]
     path = Path(f"{shape}_{size}.py")
     rules = all_rules()
     found: list = []
-    check = cpu_seconds(lambda: found.append(lint(source, path, rules)), repeat)
+    check = cpu_seconds(lambda: found.append(lint(source, path, rules, fix_edits)), repeat)
     diagnostics, errors = found[-1]
     if errors:
         raise SystemExit(f"{path}: {errors[0].message}")
@@ -247,6 +247,8 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=1, help="runs per measurement (the minimum is kept)")
     parser.add_argument("--profile", metavar="SHAPE:LINES", help="profile one check instead")
     parser.add_argument("--each-rule", action="store_true", help="time every rule alone instead")
+    parser.add_argument("--without-fix-edits", action="store_true",
+                        help="check as the text output does, which shows no fix's edits (json and sarif show them)")
     args = parser.parse_args()
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))  # LibCST's codegen on deep nesting
     if args.each_rule:
@@ -269,7 +271,7 @@ def main() -> int:
         previous = None
         per_line, parse_per_line, ratios = [], [], []
         for size in (s for s in SIZES if s <= args.max_lines):
-            lines, check, parse, findings = measure(shape, size, args.repeat)
+            lines, check, parse, findings = measure(shape, size, args.repeat, not args.without_fix_edits)
             growth = f"{check / previous:.2f}" if previous else "-"
             previous = check
             per_line.append(check / lines)
