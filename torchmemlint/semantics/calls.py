@@ -368,11 +368,11 @@ class Calls:
             func = call.func
             spelled = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) \
                 else None
-            if spelled is None or spelled not in names:
-                continue
+            if spelled is None or spelled not in names and not (isinstance(func, cst.Name) and self._callable_classes):
+                continue  # (a parameter named for a callable class of the file: ``unit(batch)`` runs its ``__call__``)
             callee = self.callee(call)
             if callee is not None and callee.function is not None and callee.constructs is None and \
-                    (not callee.guessed or self._collaborator_call(call)):
+                    (not callee.guessed or isinstance(func, cst.Name) or self._collaborator_call(call)):
                 sites.setdefault(callee.function, []).append(call)
         return sites
 

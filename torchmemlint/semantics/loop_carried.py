@@ -733,7 +733,7 @@ class LoopCarried:
         if self._differentiated_with_respect_to(name, region):
             return UPDATE  # ``x = x + step`` of the variable ``torch.autograd.grad(loss, x)`` optimizes
         added = self._accumulations.get(site)
-        if added is not None and self.flow.value(added, site).graph:
+        if added is not None and self.holds_graph(added, site):
             return ACCUMULATION
         value = site.value
         return UPDATE if isinstance(value, (cst.BinaryOperation, cst.UnaryOperation)) else STATE

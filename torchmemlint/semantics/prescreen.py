@@ -310,6 +310,9 @@ class FileFacts:
                                     for base in cls.bases):
             # calling a torchmetrics ``Metric`` object (``self.knn(feats)``) runs its ``update``
             sites = [site for spelled in self.call_sites.values() for site in spelled]
+        elif name == "__call__":  # calling an object (``unit(batch)``, ``self.actor(obs)``) runs its ``__call__``
+            sites = [site for spelled, found in self.call_sites.items() if spelled not in self.function_names
+                     for site in found]
         aliases = self.aliases_of(name) if self.alias_targets else ()
         return [*sites, *(site for alias in aliases for site in self.call_sites.get(alias, ()))] if aliases else sites
 
