@@ -8,7 +8,9 @@ in the loop (`optimizer.zero_grad()`, `model.zero_grad()`, `p.grad = None`, `p.g
 With two optimizers (a GAN), a reset of one model does not cover the other's optimizer. A step
 function called once per iteration (a function or method with the backward and the step, whose
 callers in the file do not reset, or a manually optimized Lightning `training_step`) counts as
-the loop's body.
+the loop's body. A loop whose only resets sit in one branch of an `if` is flagged for the step
+in the other branch (`if amp: opt.zero_grad(); scaler.step(opt)` / `else: loss.backward();
+opt.step()`), with the fix inserted in that branch.
 
 ## Why is this bad?
 Gradients accumulate *in place* into `.grad`: each step applies the sum of all previous

@@ -1,8 +1,8 @@
 """TML003 eval-without-no-grad.
 
 ## What it does
-Flags a forward pass in an evaluation context — after `model.eval()` in the same scope with no
-later `.train()`, in a loop over a validation/test loader, or in a function named like
+Flags a forward pass in an evaluation context — after `model.eval()` (or `model.train(False)`)
+in the same scope or the function around a closure, with no later `.train()`, in a loop over a validation/test loader, or in a function named like
 `evaluate`/`validate`/`test`/`predict`/`infer` that loops over data, or in a helper of the file
 that only such code calls (`score_batch(model, batch)` in the validation loop) — with no
 `.backward()` and no grad-disabled context (`torch.no_grad()`, `torch.inference_mode()`, a

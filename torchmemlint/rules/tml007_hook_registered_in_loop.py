@@ -7,7 +7,9 @@ the global `torch.nn.modules.module.register_module_*` hooks) called on every it
 loop, in a per-step method (`forward`, `training_step`, ...), or in a method that the file calls
 again and again on one object (`cam.generate(image)` for each image), on a persistent module or
 parameter — `self.x`, a model bound before the loop, the modules or parameters of one,
-`for block in self.blocks` — whose handle is never `.remove()`d. The registration may sit in a
+`for block in self.blocks`, a layer a helper of the file looks up from one
+(`resolve_layer(model, "blocks.3")`, with constant other arguments) — whose handle is never
+`.remove()`d. The registration may sit in a
 helper, a method or an `__init__` that the loop calls: `attach(model)` per batch,
 `explainer.saliency(image)` whose helper registers, `GradCAM(model, layer)` built per image (the
 object is new, the model it hooks is not). Each is reported at the registration, where the fix

@@ -3,14 +3,17 @@
 ## What it does
 Flags a Hugging Face `Trainer` (also `Seq2SeqTrainer`, trl trainers, and subclasses defined in
 the file) that evaluates with `compute_metrics=` while its `TrainingArguments` (resolved in the
-same file) set no `eval_accumulation_steps`, and `trainer.predict(...)` on such a trainer.
+same file, also as the file's one construction that a helper returns when the Trainer gets them
+as a parameter) set no `eval_accumulation_steps`, and `trainer.predict(...)` on such a trainer.
 Silent when the arguments cannot be resolved in the file (parsed from the command line,
 `**config`), when they set `eval_accumulation_steps`, `prediction_loss_only=True` or
 `batch_eval_metrics=True`, when the Trainer gets `preprocess_logits_for_metrics=` (the documented
 way to shrink what is kept), when nothing is evaluated (no `eval_dataset`, no `.evaluate()`), or
 when the model is built in the file with a per-example head (`...ForSequenceClassification`,
 `...ForImageClassification`, `...ForMultipleChoice`, also wrapped as `get_peft_model(model, ...)`):
-a few numbers per example do not threaten device memory.
+a few numbers per example do not threaten device memory — unless the model or its config asks
+for `output_attentions=True` or `output_hidden_states=True`, which add every layer's per-token
+tensors to what evaluation keeps.
 
 Also flags the return of a LightningModule's `training_step` / `validation_step` / `test_step` /
 `predict_step` when the module overrides the 1.x hook `<stage>_epoch_end(self, outputs)` and the
