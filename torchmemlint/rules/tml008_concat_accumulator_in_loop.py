@@ -4,7 +4,8 @@
 Flags an accumulator grown by concatenation inside a loop — `acc = torch.cat([acc, x])`, also
 `torch.stack`, `vstack`, `hstack`, `dstack`, `column_stack`, `concat`/`concatenate`,
 `torch.cat((acc, x), dim=1)`, and the `acc = x if acc is None else torch.cat([acc, x])` form — or
-across steps in a per-step method (`self.preds = torch.cat([self.preds, preds])`).
+across steps in a per-step method (`self.preds = torch.cat([self.preds, preds])`), also into a slot
+of a dict (`self.columns[key] = torch.cat([self.columns[key], scores])`).
 
 ## Why is this bad?
 `torch.cat` allocates a new tensor and copies both inputs every time: after n iterations it has
@@ -16,7 +17,8 @@ Only loops over data, steps or epochs (or that run a backward pass or an optimiz
 over the chunks of a tensor (`for begin in range(0, x.shape[0], chunk_size)`), are reported: a
 short loop over a batch's items, a few classes or a module's layers copies little. A queue on
 `self` that a method of its class cuts back to a slice of itself (`self.memory =
-self.memory[:, :memory_len]`) has a bounded length and stays silent too. Loops that use the
+self.memory[:, :memory_len]`) has a bounded length and stays silent too, as does one grown only
+below a size (`elif samples.size(0) < 10:`). Loops that use the
 accumulator as their working input (autoregressive decoding feeds
 `tokens = torch.cat([tokens, next_token], 1)` back to the model; DenseNet blocks concatenate
 features they read) stay silent, and so does one `torch.cat(chunks)` after the loop.
@@ -58,7 +60,7 @@ import libcst as cst
 from torchmemlint.rules.base import Finding, NodeFix, Replacement, Rule
 from torchmemlint.semantics import SemanticModel
 from torchmemlint.semantics.imports import dotted_name
-from torchmemlint.semantics.loop_carried import ASSOCIATIVE_JOINS, JoinAccumulation, carried_name
+from torchmemlint.semantics.loop_carried import ASSOCIATIVE_JOINS, JoinAccumulation, accumulator_name, carried_name
 from torchmemlint.semantics.prescreen import JOIN
 from torchmemlint.semantics.scopes import Loop
 
@@ -91,7 +93,8 @@ class ConcatAccumulatorInLoop(Rule):
             elif not (model.scopes.is_step_loop(iteration) or model.scopes.chunks_a_tensor(iteration)) or \
                     not model.loop_carried.reaches_previous(accumulation.site, accumulation.name, iteration):
                 continue
-            if _used_in_iteration(model, accumulation, iteration) or _truncated(model, accumulation):
+            if _used_in_iteration(model, accumulation, iteration) or _truncated(model, accumulation) or \
+                    _grown_only_below_a_size(model, accumulation, iteration):
                 continue
             message = self.message
             if model.flow.value(accumulation.piece, accumulation.site).graph:
@@ -102,11 +105,42 @@ class ConcatAccumulatorInLoop(Rule):
 
 def _mentions(model: SemanticModel, region: cst.CSTNode, name: str) -> list[cst.BaseExpression]:
     nodes: list[cst.BaseExpression] = []
-    node_type = cst.Attribute if name.startswith("self.") else cst.Name
+    node_type = cst.Subscript if name.endswith("]") else cst.Attribute if name.startswith("self.") else cst.Name
     for node in model.tree.descendants(region, node_type):
-        if carried_name(node) == name:
+        if accumulator_name(node) == name:
             nodes.append(node)
     return nodes
+
+
+def _grown_only_below_a_size(model: SemanticModel, accumulation: JoinAccumulation, iteration: cst.CSTNode) -> bool:
+    """Grown under ``if acc.size(0) < 10:`` (``len(acc) <``, ``acc.shape[0] <=``, or the size of
+    another accumulator grown in the same branch): a few samples kept, not one piece per step."""
+    for ancestor in model.tree.ancestors(accumulation.site):
+        if ancestor is iteration:
+            return False
+        test = ancestor.test if isinstance(ancestor, cst.If) else None
+        if isinstance(test, cst.Comparison) and \
+                isinstance(test.comparisons[0].operator, (cst.LessThan, cst.LessThanEqual)) and \
+                _measured(test.left) in _grown_in(model, ancestor.body):
+            return True  # (``if acc["imgs"].size(0) < 10:`` bounds ``acc["masked"]`` grown beside it too)
+    return False
+
+
+def _grown_in(model: SemanticModel, block: cst.CSTNode) -> set[str]:
+    return {a.name for a in model.loop_carried.join_accumulations if model.tree.contains(block, a.site)}
+
+
+def _measured(expr: cst.BaseExpression) -> Optional[str]:
+    """The accumulator whose size ``expr`` reads: ``acc.size(0)``, ``acc.shape[0]``, ``len(acc)``."""
+    if isinstance(expr, cst.Subscript):
+        expr = expr.value
+    if isinstance(expr, cst.Call):
+        if dotted_name(expr.func) == "len" and expr.args:
+            return accumulator_name(expr.args[0].value)
+        expr = expr.func
+    if isinstance(expr, cst.Attribute) and expr.attr.value in ("size", "shape", "numel"):
+        return accumulator_name(expr.value)
+    return None
 
 
 def _used_in_iteration(model: SemanticModel, accumulation: JoinAccumulation, iteration: cst.CSTNode) -> bool:
@@ -125,7 +159,7 @@ def _used_in_iteration(model: SemanticModel, accumulation: JoinAccumulation, ite
         if isinstance(parent, cst.Comparison) and all(isinstance(c.operator, (cst.Is, cst.IsNot)) for c in parent.comparisons):
             continue
         if isinstance(parent, cst.Arg) and isinstance(model.tree.parent.get(parent), cst.Call) and \
-                dotted_name(model.tree.parent[parent].func) == "len":
+                dotted_name(model.tree.parent[parent].func) in ("len", "isinstance"):
             continue
         return True
     return False

@@ -118,7 +118,7 @@ class LoopCarried:
             if len(assign.targets) != 1:
                 continue
             target = assign.targets[0].target
-            name = carried_name(target)
+            name = accumulator_name(target)
             if name is None:
                 continue
             value, guard = assign.value, None
@@ -140,9 +140,9 @@ class LoopCarried:
         if not isinstance(pieces, (cst.List, cst.Tuple)) or len(pieces.elements) != 2:
             return None
         first, second = (e.value for e in pieces.elements)
-        if carried_name(first) == name:
+        if accumulator_name(first) == name:
             return qualified, second, False
-        if carried_name(second) == name:
+        if accumulator_name(second) == name:
             return qualified, first, True
         return None
 
@@ -796,6 +796,18 @@ def carried_name(expr: cst.BaseExpression) -> Optional[str]:
         if spelled is not None and spelled.startswith("self."):
             return spelled
     return None
+
+
+def accumulator_name(expr: cst.BaseExpression) -> Optional[str]:
+    """``carried_name``, and for a slot of one keyed by a name or a literal the slot spelled out
+    (``self.data["preds"]``, ``self.store[key]``): what ``acc = torch.cat([acc, x])`` grows."""
+    name = carried_name(expr)
+    if name is not None or not isinstance(expr, cst.Subscript) or len(expr.slice) != 1:
+        return name
+    base, index = carried_name(expr.value), expr.slice[0].slice
+    if base is None or not isinstance(index, cst.Index) or not isinstance(index.value, (cst.Name, cst.SimpleString)):
+        return None
+    return f"{base}[{index.value.value}]"
 
 
 def _target_names(loop: Union[cst.For, cst.While]) -> set[str]:

@@ -721,7 +721,7 @@ class _Walker:
                 if spelled is not None and _may_add_to(value, spelled):
                     keeps.add(ACCUMULATION)
                     sites.setdefault(ACCUMULATION, []).append((*context, _root(target)))
-                carried = _carried_name(target)
+                carried = _accumulator_name(target)
                 if carried is not None and any(_joins(call, carried) for call in _join_candidates(value)):
                     keeps.add(JOIN)
                     sites.setdefault(JOIN, []).append((*context, _root(target)))
@@ -880,6 +880,18 @@ def _carried_name(node: ast.AST) -> Optional[str]:
     return None
 
 
+def _accumulator_name(node: ast.AST) -> Optional[str]:
+    """As ``loop_carried._accumulator_name``: ``_carried_name``, or a slot of one keyed by a name
+    or a literal (``self.data["preds"]``), spelled out."""
+    name = _carried_name(node)
+    if name is not None or type(node) is not ast.Subscript:
+        return name
+    base, index = _carried_name(node.value), node.slice
+    if base is None or type(index) not in (ast.Name, ast.Constant):
+        return None
+    return f"{base}[{index.id if type(index) is ast.Name else repr(index.value)}]"
+
+
 def _join_candidates(value: ast.AST) -> list[ast.AST]:
     if type(value) is ast.IfExp:  # ``x if acc is None else torch.cat([acc, x])``
         return [value.body, value.orelse]
@@ -893,7 +905,7 @@ def _joins(call: ast.AST, name: str) -> bool:
         return False
     for pieces in (*call.args[:1], *(k.value for k in call.keywords)):
         if type(pieces) in (ast.List, ast.Tuple) and len(pieces.elts) == 2 and any(
-            _carried_name(e.value if type(e) is ast.Starred else e) == name for e in pieces.elts
+            _accumulator_name(e.value if type(e) is ast.Starred else e) == name for e in pieces.elts
         ):
             return True
     return False
