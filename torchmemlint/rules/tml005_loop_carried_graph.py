@@ -74,7 +74,9 @@ its initialisation (a tensor factory, a tuple of them, a helper of the file retu
 state whose type is not known (`model.init_hidden()`, `None` at first) is read through
 `detach_state(hidden)`, a helper the fix adds after the module's imports: it detaches a tensor,
 a tuple or list of them element by element, and returns anything else unchanged, so it cannot
-fail on what the state turns out to be (no fix where the file binds `torch` to something else).
+fail on what the state turns out to be (no fix where the file binds `torch` to something else,
+nor where the state may be an object of a class of the file, which the helper would leave
+attached).
 For an in-place write, it detaches the written value where it is surely a tensor
 (`bank[idx] = emb.detach()`). Always **unsafe**: gradients
 no longer flow into earlier iterations, which is the point, but changes what backward computes.
@@ -160,6 +162,10 @@ def _detach_fix(model: SemanticModel, site: cst.CSTNode, carries: list[Carry]) -
                 new = call_method(read, "detach")
             elif kind == SEQUENCE:
                 new = cst.parse_expression(f"tuple(part.detach() for part in {model.code(read)})")
+            elif classes := model.flow.object_classes(carry.name, model.scopes.scope_of(read)):
+                # (the helper leaves an object as it is: the fixed script would still fail)
+                return None, (f"no automatic fix: `{carry.name}` may be a `{sorted(classes)[0]}` object; "
+                              f"detach the tensors it holds")
             else:
                 return _state_helper_fix(model, carries)
             replacements.append(Replacement(read, new))

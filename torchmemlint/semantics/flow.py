@@ -780,6 +780,13 @@ class Flow:
                 and not torch_gives_no_tensor(function) and function not in _FACTORIES)
         return self.calls.is_forward_pass(call) and self.calls.is_loss_function_call(call)
 
+    def object_classes(self, name: str, scope) -> set[str]:
+        """The classes of the file whose objects one of ``name``'s bindings in ``scope`` gives it
+        (``out, memory = model(x, memory)`` where the model returns a ``Memory(...)``): what
+        joining those bindings' values leaves out."""
+        return {value.cls for binding in self.scopes.bindings(scope).get(name, ())
+                if (value := self._binding_value(binding, name)).kind == RECORD and value.cls is not None}
+
     def _binding_value(self, binding, name: str) -> Value:
         node = binding.node
         if isinstance(node, cst.Param):
