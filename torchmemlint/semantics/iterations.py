@@ -26,7 +26,7 @@ class Iterations:
         self.scopes = scopes
         self.calls = calls
         self._per_step: dict[cst.FunctionDef, bool] = {}
-        self._steps_within: dict[cst.FunctionDef, bool] = {}
+        self._steps_within: dict[tuple[cst.FunctionDef, int], bool] = {}
         self._training_loops: dict[Loop, bool] = {}
         self._step_calls: dict[Iteration, list[cst.Call]] = {}
 
@@ -90,15 +90,16 @@ class Iterations:
     def _steps(self, func: cst.FunctionDef, depth: int) -> bool:
         """``func`` runs a backward or an optimizer step itself, or through a function of the
         file it calls (``partial_fit`` calling ``update_weights``), two calls deep at most."""
-        known = self._steps_within.get(func)
+        key = (func, depth)  # (by depth too: an answer cut short at depth 2 is not the one at depth 0)
+        known = self._steps_within.get(key)
         if known is None:
-            self._steps_within[func] = False  # recursion guard
+            self._steps_within[key] = False  # recursion guard
             known = bool(self.step_calls(func)) or depth < 2 and any(
                 isinstance(callee.function, cst.FunctionDef) and callee.function is not func
                 and self._steps(callee.function, depth + 1)
                 for call in self.scopes.scope_nodes(func, cst.Call)
                 if (callee := self.calls.callee(call)) is not None and callee.constructs is None)
-            self._steps_within[func] = known
+            self._steps_within[key] = known
         return known
 
     def fed_back(self, function: cst.FunctionDef, name: str,
