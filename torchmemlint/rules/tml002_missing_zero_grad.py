@@ -135,17 +135,14 @@ def _unreset_optimizers(model: SemanticModel, region: Region, calls: list[cst.Ca
     optimizers = list(dict.fromkeys(o for _, o in steps))
     receivers: list[str] = []
     for call in calls:
-        func = call.func
-        if not isinstance(func, (cst.Attribute, cst.Name)):
+        if not _resets(model, call):
             continue
-        name = func.attr.value if isinstance(func, cst.Attribute) else func.value
-        if name in RESET_METHODS:
-            receiver = dotted_name(func.value) if isinstance(func, cst.Attribute) else None
-            if receiver is None:
-                return []
-            receivers.append(receiver)
-        elif model.params.resets_gradients(call):  # ``p.grad.zero_()``, a helper that resets
+        func = call.func
+        receiver = dotted_name(func.value) if isinstance(func, cst.Attribute) and func.attr.value in RESET_METHODS \
+            else None  # (``p.grad.zero_()``, a helper that resets: not attributable)
+        if receiver is None:
             return []
+        receivers.append(receiver)
     if model.params.clears_grad_attribute(region):
         return []
     if not receivers:
@@ -196,9 +193,10 @@ def _step_in_branch_without_reset(model: SemanticModel, region: Region, calls: S
 
 
 def _resets(model: SemanticModel, call: cst.Call) -> bool:
+    """A gradient reset: ``x.zero_grad()`` and the like, ``p.grad.zero_()``, a helper that resets."""
     func = call.func
     name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
-    return name in RESET_METHODS or model.params.resets_gradients(call)
+    return name is not None and (name in RESET_METHODS or model.params.resets_gradients(call))
 
 
 def _models_of(model: SemanticModel, optimizer: str, steps: list[tuple[cst.Call, str]]) -> Optional[set[str]]:
