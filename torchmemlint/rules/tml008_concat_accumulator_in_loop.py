@@ -60,7 +60,9 @@ import libcst as cst
 from torchmemlint.rules.base import Finding, NodeFix, Replacement, Rule
 from torchmemlint.semantics import SemanticModel
 from torchmemlint.semantics.imports import dotted_name
-from torchmemlint.semantics.loop_carried import ASSOCIATIVE_JOINS, JoinAccumulation, accumulator_name, carried_name
+from torchmemlint.semantics.loop_carried import (
+    ASSOCIATIVE_JOINS, JoinAccumulation, accumulator_name, carried_name, measured_tensor,
+)
 from torchmemlint.semantics.prescreen import JOIN
 from torchmemlint.semantics.scopes import Loop
 
@@ -132,15 +134,10 @@ def _grown_in(model: SemanticModel, block: cst.CSTNode) -> set[str]:
 
 def _measured(expr: cst.BaseExpression) -> Optional[str]:
     """The accumulator whose size ``expr`` reads: ``acc.size(0)``, ``acc.shape[0]``, ``len(acc)``."""
-    if isinstance(expr, cst.Subscript):
-        expr = expr.value
-    if isinstance(expr, cst.Call):
-        if dotted_name(expr.func) == "len" and expr.args:
-            return accumulator_name(expr.args[0].value)
-        expr = expr.func
-    if isinstance(expr, cst.Attribute) and expr.attr.value in ("size", "shape", "numel"):
-        return accumulator_name(expr.value)
-    return None
+    if isinstance(expr, cst.Call) and dotted_name(expr.func) == "len" and expr.args:
+        return accumulator_name(expr.args[0].value)
+    sized = measured_tensor(expr, methods=("size", "numel"))
+    return accumulator_name(sized) if sized is not None else None
 
 
 def _used_in_iteration(model: SemanticModel, accumulation: JoinAccumulation, iteration: cst.CSTNode) -> bool:

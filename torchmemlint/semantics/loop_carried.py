@@ -758,12 +758,19 @@ def _moves_itself(site: Assignment, name: str) -> bool:
 
 def _size_of(expr: cst.BaseExpression) -> Optional[str]:
     """The carried name whose size ``expr`` reads: ``h.size(1)``, ``h.shape[0]``, ``h.shape``."""
+    sized = measured_tensor(expr)
+    return carried_name(sized) if sized is not None else None
+
+
+def measured_tensor(expr: cst.BaseExpression, methods: tuple[str, ...] = ("size",)) -> Optional[cst.BaseExpression]:
+    """The tensor whose size ``expr`` reads: ``x.size(1)``, ``x.shape[0]``, ``x.shape`` (and the
+    other ``methods`` given, e.g. ``x.numel()``)."""
     if isinstance(expr, cst.Subscript):
         expr = expr.value
-    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "size":
-        return carried_name(expr.func.value)
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in methods:
+        return expr.func.value
     if isinstance(expr, cst.Attribute) and expr.attr.value == "shape":
-        return carried_name(expr.value)
+        return expr.value
     return None
 
 
