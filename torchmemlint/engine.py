@@ -192,10 +192,13 @@ def _positioned(module: cst.Module, tree: Tree, facts: FileFacts, path: str,
     statement_lines = facts.statement_lines
     nodes = [finding.node for _, finding in findings]
     nodes += [node for _, finding in findings for node, _ in finding.related]
-    nodes += [finding.iteration for _, finding in findings if finding.iteration is not None]
+    lines = _LineCheck(tree, facts.tree, {})
+    # A loop's or function's span comes from Python's own tree where the statements match: code
+    # generation for positions would cost the whole loop, which may be most of the file.
+    nodes += [finding.iteration for _, finding in findings
+              if finding.iteration is not None and lines.python_span(finding.iteration) is None]
     if fix_edits:
         nodes += [r.old for _, finding in findings if finding.fix for r in finding.fix.replacements]
-    lines = _LineCheck(tree, facts.tree, {})
     positions = lines.positions = _positions(module, tree, statement_lines, nodes, lines, facts.source)
     diagnostics = []
     for rule, finding in findings:
@@ -218,7 +221,7 @@ def _positioned(module: cst.Module, tree: Tree, facts: FileFacts, path: str,
                                   positions[node].end.line + (lines.shift(node) or 0), positions[node].end.column,
                                   message)
                           for node, message in finding.related),
-            iteration=_iteration_span(finding.iteration, positions),
+            iteration=_iteration_span(finding.iteration, positions, lines),
             no_fix=no_fix,
         ))
     return diagnostics
@@ -234,6 +237,7 @@ class _LineCheck:
         self.positions = positions
         self.python_tree = python_tree
         self._index: Optional[dict] = None
+        self._python_statements: list[ast.stmt] = []
         self._python_lines: list[int] = []
 
     def shift(self, node: cst.CSTNode) -> Optional[int]:
@@ -256,38 +260,49 @@ class _LineCheck:
             statements = sorted((node for node_type, nodes in self.tree.by_type.items()
                                  if issubclass(node_type, statement_types) for node in nodes),
                                 key=self.tree.start.__getitem__)
-            self._python_lines = _python_statement_lines(self.python_tree)
+            self._python_statements = _python_statements(self.python_tree)
+            self._python_lines = [statement.lineno for statement in self._python_statements]
             if len(statements) == len(self._python_lines):
                 self._index = {statement: number for number, statement in enumerate(statements)}
         return self._index
 
+    def python_span(self, statement: cst.CSTNode) -> Optional[tuple[int, int]]:
+        """The first and last line Python gives a compound statement (a function's from its
+        ``def``, as LibCST's positions do), or None when the two parsers' statements cannot be
+        matched."""
+        index = self._statement_index() if isinstance(statement, cst.BaseCompoundStatement) else None
+        if index is None or statement not in index:
+            return None
+        python_statement = self._python_statements[index[statement]]
+        return python_statement.lineno, python_statement.end_lineno
 
-def _python_statement_lines(tree) -> list[int]:
-    """The line of every statement of an ``ast`` tree, in source (pre-)order, iteratively."""
-    import ast
 
-    lines = []
+def _python_statements(tree) -> list[ast.stmt]:
+    """Every statement of an ``ast`` tree, in source (pre-)order, iteratively."""
+    statements = []
     pending = [tree]
     while pending:
         node = pending.pop()
         if isinstance(node, ast.stmt):
-            lines.append(node.lineno)
+            statements.append(node)
         children = []
         for name in ("body", "handlers", "orelse", "finalbody", "cases"):
             for child in getattr(node, name, ()):
                 children.append(child)
         pending.extend(reversed(children))
-    return lines
+    return statements
 
 
-def _iteration_span(node: Optional[cst.CSTNode], positions) -> Optional[IterationSpan]:
+def _iteration_span(node: Optional[cst.CSTNode], positions, lines: _LineCheck) -> Optional[IterationSpan]:
     if node is None:
         return None
-    where = positions[node]
+    span = lines.python_span(node)
+    if span is None:
+        span = positions[node].start.line, positions[node].end.line
     if isinstance(node, cst.FunctionDef):
-        return IterationSpan("function", where.start.line, where.end.line, node.name.value)
+        return IterationSpan("function", *span, node.name.value)
     kind = "for" if isinstance(node, cst.For) else "while" if isinstance(node, cst.While) else "comprehension"
-    return IterationSpan(kind, where.start.line, where.end.line)
+    return IterationSpan(kind, *span)
 
 
 def _positions(module: cst.Module, tree: Tree, statement_lines: list[int], nodes: list[cst.CSTNode],

@@ -74,6 +74,7 @@ class Calls:
         self._backwarded: dict[object, set[str]] = {}
         self._feeding_backward: dict[object, set[str]] = {}
         self._backward_roots: dict[cst.Call, list[cst.BaseExpression]] = {}
+        self._forward_passes: dict[cst.Call, bool] = {}
 
     # -- which function a call runs ------------------------------------------------------
     def callee(self, call: cst.Call) -> Optional[Callee]:
@@ -497,6 +498,12 @@ class Calls:
     # -- forward passes --------------------------------------------------------------------
     def is_forward_pass(self, call: cst.Call) -> bool:
         """A call that runs a model or a loss function."""
+        known = self._forward_passes.get(call)
+        if known is None:
+            known = self._forward_passes[call] = self._is_forward_pass(call)
+        return known
+
+    def _is_forward_pass(self, call: cst.Call) -> bool:
         func = call.func
         qualified = self.imports.qualify(func)
         if qualified is not None:

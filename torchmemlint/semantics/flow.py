@@ -1667,7 +1667,7 @@ def _substitute(value: Value, arguments: dict[str, Value]) -> Value:
     if value.alias is not None:
         given = arguments.get(value.alias)
         return given if given is not None else replace(value, alias=None, params=frozenset())
-    passed = [arguments[p] for p in value.params if p in arguments]
+    passed = [arguments[p] for p in sorted(value.params) if p in arguments]  # (sorted: the same why on every run)
     substituted = replace(
         value,
         graph=value.graph or any(v.graph for v in passed),
