@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -42,6 +43,22 @@ def reference(fixture_tasks) -> list[tuple]:
 
 def test_two_workers_give_the_same_results_in_the_same_order(fixture_tasks, reference):
     assert _results(api.check_tasks(fixture_tasks, jobs=2)) == reference
+
+
+def test_results_do_not_depend_on_the_string_hash_seed(tmp_path):
+    """Python salts ``str`` hashes per process: nothing shown may follow the order of a set of
+    names (a why chain once named whichever argument such a set gave first)."""
+    reports = REPO_ROOT / "bench" / "reports" / "loss_accumulation"
+    outputs = []
+    for seed in ("1", "2", "3"):
+        completed = subprocess.run(
+            [sys.executable, "-m", "torchmemlint", "check", "--select", "ALL", "--no-cache", "--format", "json",
+             "-j", "1", str(reports)],
+            cwd=tmp_path, env=dict(module_env(), PYTHONHASHSEED=seed), capture_output=True, text=True, timeout=600)
+        assert completed.returncode == 1, completed.stderr[-2000:]
+        outputs.append(completed.stdout)
+    assert any(finding["related"] for finding in json.loads(outputs[0]))
+    assert outputs[1] == outputs[0] and outputs[2] == outputs[0]
 
 
 def test_cold_and_warm_cache_give_the_same_results(fixture_tasks, reference, tmp_path):
