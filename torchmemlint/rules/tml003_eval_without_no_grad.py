@@ -65,13 +65,8 @@ from torchmemlint.semantics import SemanticModel
 from torchmemlint.semantics.imports import dotted_name
 from torchmemlint.semantics.prescreen import FileFacts
 from torchmemlint.semantics.scopes import Loop, Scope, is_step_call, iterable_identifiers
+from torchmemlint.semantics.vocabulary import EVAL_FUNCTION
 
-_EVAL_FUNCTION = re.compile(
-    r"^(?:_*)(?:eval|evaluate|evaluation|validate|validation|valid|val|test|predict|prediction|"
-    r"infer|inference|score|compute_metrics)(?:_|$)|_(?:eval|evaluate|evaluation|validate|validation|"
-    r"val|test|predict|inference|infer)(?:_|$)",
-    re.IGNORECASE,
-)
 _EVAL_ITERABLE = re.compile(r"^(?:val|valid|validation|test|testing|eval|evaluation|dev|holdout)(?:_|$|loader|set|data)",
                             re.IGNORECASE)
 
@@ -88,7 +83,7 @@ class EvalWithoutNoGrad(Rule):
         # to eval mode before another call of the same scope.
         return super().could_match(facts) and (
             facts.eval_mode_then_call
-            or any(_EVAL_FUNCTION.search(name) for name in facts.functions_calling_in_loops)
+            or any(EVAL_FUNCTION.search(name) for name in facts.functions_calling_in_loops)
             or any(_EVAL_ITERABLE.search(word) for name in facts.for_iterable_identifiers for word in _components(name))
         )
 
@@ -175,7 +170,7 @@ def _evaluation_context(model: SemanticModel, call: cst.Call, helpers: dict, dep
     func = scopes.function_of(call)
     if func is not None and _is_unit_test(model, func):
         return None
-    if func is not None and _EVAL_FUNCTION.search(func.name.value):
+    if func is not None and EVAL_FUNCTION.search(func.name.value):
         # pytest tests loop over cases; a model's own inference method (``_inference_forward``,
         # ``predict_step_logits``) over its layers or time steps, unless it iterates over data.
         in_model = _method_of_model(model, func)
@@ -301,9 +296,15 @@ def _has_backward(model: SemanticModel, context: cst.CSTNode) -> bool:
     """Evaluation code that differentiates (input gradients, adversarial examples, training
     in eval mode) needs its graph."""
     region = context.body if isinstance(context, (cst.For, cst.While)) else context
-    # An optimizer step counts too (``opt.step(closure)``); ``env.step(action)`` does not.
-    return any(model.calls.backward_roots(call) or is_step_call(call)
+    # An optimizer step counts too (``opt.step(closure)``); ``env.step(action)`` does not; nor
+    # does marking the inputs for their gradient (``images.requires_grad_(True)``), whoever takes it.
+    return any(model.calls.backward_roots(call) or is_step_call(call) or _marks_for_gradient(call)
                for call in model.tree.descendants(region, cst.Call))
+
+
+def _marks_for_gradient(call: cst.Call) -> bool:
+    return isinstance(call.func, cst.Attribute) and call.func.attr.value == "requires_grad_" and (
+        not call.args or isinstance(call.args[0].value, cst.Name) and call.args[0].value.value == "True")
 
 
 # What asks autograd for something: with any of these in the wrapped code, ``no_grad`` may

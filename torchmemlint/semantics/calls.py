@@ -35,6 +35,10 @@ HOOK_REGISTRATIONS = frozenset({
 # Methods of a model that run (part of) its forward pass.
 FORWARD_METHODS = frozenset({"encode", "decode", "compute_loss", "get_loss", "forward_train", "predict_step"})
 LOSS_SUFFIX = re.compile(r"(?:loss|Loss|criterion)$")
+# How a parameter holding "the" loss function is named (underscores dropped, lower case): the one
+# loss class of the file (``...Loss``, ``...Criterion``) is what it holds.
+_LOSS_PARAMETER_NAMES = frozenset({"criterion", "criterium", "loss", "lossfn", "lossfunc", "lossfunction", "lossfct",
+                                   "lossmodule", "lossobj"})
 _FUNCTIONAL_LOSSES = ("cross_entropy", "nll_loss", "kl_div", "binary_cross_entropy_with_logits")
 
 Function = Union["cst.FunctionDef", "cst.Lambda"]  # strings: importing this module does not load LibCST
@@ -170,6 +174,18 @@ class Calls:
                     return Callee(method, skipped=1)
         return None
 
+    def module_forward(self, call: cst.Call) -> Optional[Callee]:
+        """``mape(logits, y)`` where ``mape = MAPE().cuda()`` and ``MAPE`` is a module class of the
+        file: its ``forward``. The call's value is read as a forward pass (``callee`` is None);
+        what that ``forward`` keeps on the module is kept all the same."""
+        for class_name in self.scopes.classes_built_into(call.func, call):
+            cls = self.scopes.classes_by_name.get(class_name)
+            if cls is not None and self.scopes.is_torch_module_class(cls):
+                method = self.method_of(cls, "forward")
+                if method is not None:
+                    return Callee(method, skipped=1)
+        return None
+
     def _parameter_named_for_class(self, name: str, at: cst.CSTNode) -> Optional[Callee]:
         """A parameter called like the one callable class of the file whose name ends with it
         (``cam`` for ``YOLOCAM``, ``pool`` for ``FakeImagePool``): calling it runs that class's
@@ -213,6 +229,8 @@ class Calls:
             return None
         classes = [cls for cls, _ in self._callable_classes] if callable_only else self._plain_classes
         named = [cls for cls in classes if cls.name.value.lower().endswith(spelled)]
+        if not named and spelled in _LOSS_PARAMETER_NAMES:  # ``criterion`` for ``MaskedAtomLoss``
+            named = [cls for cls in classes if cls.name.value.lower().endswith(("loss", "criterion"))]
         return named[0] if len(named) == 1 else None
 
     @cached_property

@@ -75,6 +75,9 @@ _NUMBER_METHODS = frozenset({"item", "size", "dim", "numel", "nelement", "elemen
 _INTEGER_TENSOR_METHODS = frozenset({"argmax", "argmin", "argsort", "eq", "ne", "lt", "le", "gt", "ge", "nonzero",
                                      "isnan", "isinf", "isfinite", "all", "any", "long", "int", "bool", "byte",
                                      "char", "short"})
+# Tensor methods that make a fresh tensor on the receiver's device (no graph: only its dtype
+# and device are taken): ``x.new_zeros(n)``, the legacy ``x.new(n, n)``.
+_FRESH_TENSOR_METHODS = frozenset({"new", "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor"})
 # Attributes that are not the tensor's data (metadata, or the detached ``.data``/``.grad``).
 NON_GRAPH_ATTRIBUTES = frozenset({
     "shape", "dtype", "device", "requires_grad", "grad", "data", "is_cuda", "ndim", "grad_fn",
@@ -180,6 +183,9 @@ class Value:
     # whatever device the caller's ``z`` is, and holds no graph whatever the caller passes. Read
     # where a function keeps it (``Stores.kept_parameters``), not carried to its callers.
     device_params: frozenset[str] = frozenset()
+    # Surely on the host, whatever device its parameters are on (``z.cpu()`` of a parameter ``z``):
+    # a caller's device tensor passed in does not make it a device tensor.
+    host: bool = False
     alias: Optional[str] = None
     elements: Optional[tuple["Value", ...]] = None
     fields: Optional[tuple[tuple[str, "Value"], ...]] = None
@@ -218,7 +224,7 @@ class Value:
         """A value computed from this one by an operation that keeps the graph (the structure
         and the alias are not carried over)."""
         base = dict(graph=self.graph or self.leaf, detached=self.detached, device=self.device, params=self.params,
-                    device_params=self.device_params, why=self.why)
+                    device_params=self.device_params, host=self.host, why=self.why)
         base.update(changes)
         return Value(**base)
 
@@ -275,7 +281,7 @@ def _join2(a: Value, b: Value) -> Value:
     return Value(
         graph=a.graph or b.graph, detached=a.detached and b.detached, device=a.device or b.device,
         leaf=a.leaf or b.leaf, kind=a.kind if a.kind == b.kind else None, scalar=a.scalar and b.scalar, loss=a.loss and b.loss,
-        params=a.params | b.params, device_params=a.device_params | b.device_params,
+        params=a.params | b.params, device_params=a.device_params | b.device_params, host=a.host and b.host,
         alias=a.alias if a.alias == b.alias else None, elements=elements,
         fields=fields, element=element, cls=a.cls if a.cls == b.cls else None,
         why=a.why if a.graph or not b.graph else b.why,
@@ -1259,6 +1265,8 @@ class Flow:
             if method in _DISTRIBUTION_DRAWS:
                 return Value(kind=TENSOR, detached=True, device=receiver.device)
             return receiver.derived(kind=TENSOR)
+        if method in _FRESH_TENSOR_METHODS and receiver.kind in (TENSOR, None):
+            return Value(kind=TENSOR, detached=True, device=receiver.device)
         if method in _INTEGER_TENSOR_METHODS:
             return Value(kind=TENSOR if _tensor_receiver(method, receiver) else None, detached=True,
                          device=receiver.device)
@@ -1291,15 +1299,17 @@ class Flow:
             gathered = self.value(call.args[0].value, at) if call.args else UNKNOWN
             return Value(kind=gathered.kind, detached=True, device=True, loss=gathered.loss, scalar=False)
         if method == "cpu":
-            return receiver.derived(device=False, device_params=frozenset(), scalar=receiver.scalar, loss=receiver.loss,
+            return receiver.derived(device=False, device_params=frozenset(), host=True, scalar=receiver.scalar,
+                                    loss=receiver.loss,
                                     kind=receiver.kind if receiver.kind in (TENSOR, MODULE) else None)
         if method == "cuda":
-            return receiver.derived(device=True, kind=receiver.kind if receiver.kind in (TENSOR, MODULE) else None,
+            return receiver.derived(device=True, host=False, kind=receiver.kind if receiver.kind in (TENSOR, MODULE) else None,
                                     scalar=receiver.scalar, loss=receiver.loss)
         if method == "to":
             destination = self._to_destination(call)
             return receiver.derived(device=receiver.device if destination is None else destination,
                                     device_params=receiver.device_params if destination is None else frozenset(),
+                                    host=receiver.host if destination is None else not destination,
                                     kind=receiver.kind if receiver.kind in (TENSOR, MODULE) else None,
                                     scalar=receiver.scalar, loss=receiver.loss)
         if method == "generate" and (receiver.kind == MODULE or is_model_name(terminal_name(func.value))):
@@ -1327,7 +1337,8 @@ class Flow:
             # (``buffer.add(batch)`` of an object that is not known to be a tensor stores, it does not compute)
             operands = _combine([receiver, *(self.value(a.value, at) for a in call.args)])
             receiver = replace(receiver, graph=operands.graph, detached=operands.detached, device=operands.device,
-                               params=operands.params, why=receiver.why or operands.why)
+                               host=receiver.host and not operands.device, params=operands.params,
+                               why=receiver.why or operands.why)
         reduction = method in _FULL_REDUCTIONS and not call.args
         keeps_loss = method in _LOSS_KEEPING_METHODS
         return receiver.derived(
@@ -1671,7 +1682,7 @@ def _substitute(value: Value, arguments: dict[str, Value]) -> Value:
     substituted = replace(
         value,
         graph=value.graph or any(v.graph for v in passed),
-        device=value.device or any(v.device for v in passed),
+        device=value.device or not value.host and any(v.device for v in passed),
         detached=value.detached and all(v.detached for v in passed),
         params=frozenset().union(*(v.params for v in passed)) if passed else frozenset(),
         device_params=frozenset(),  # (read where a function keeps its parameter, not where it returns it)

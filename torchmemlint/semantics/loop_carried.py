@@ -28,7 +28,7 @@ from torchmemlint.semantics.iterations import Iteration, Iterations, keyword_is_
 from torchmemlint.semantics.scopes import Loop, Scopes, first_param
 from torchmemlint.semantics.stores import Stores
 from torchmemlint.semantics.tree import Tree
-from torchmemlint.semantics.vocabulary import IN_PLACE_WRITES, PER_EPOCH_METHOD, names_a_cache, names_segment_memories
+from torchmemlint.semantics.vocabulary import IN_PLACE_FILLS, IN_PLACE_WRITES, PER_EPOCH_METHOD, names_a_cache, names_segment_memories
 from torchmemlint.semantics.flow import (
     BREAKING_BUILTINS, GRAPH_BREAKING_METHODS, MODULE, NON_GRAPH_ATTRIBUTES, OPTIMIZER, TENSOR, Flow, destructure,
 )
@@ -411,21 +411,8 @@ class LoopCarried:
         neither cuts the chain on the other iterations."""
         for ancestor in self.tree.ancestors(site):
             if type(ancestor) is cst.If:
-                test = ancestor.test
-                if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-                    tested = test.expression  # ``if not h:``, ``if not isinstance(h, torch.Tensor):``
-                    if isinstance(tested, cst.Call) and dotted_name(tested.func) == "isinstance" and tested.args:
-                        tested = tested.args[0].value
-                    return carried_name(tested) == name
-                while isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
-                    test = test.left  # ``if h is None or h.size(1) != batch_size:`` (re)starts the chain
-                if not isinstance(test, cst.Comparison):
-                    return False
-                operator, comparator = test.comparisons[0].operator, test.comparisons[0].comparator
-                if isinstance(operator, cst.NotEqual):  # ``if h.size(1) != x.size(0):`` a new batch size
-                    return any(_size_of(side) == name for side in (test.left, comparator))
-                return carried_name(test.left) == name and isinstance(operator, cst.Is) and \
-                    isinstance(comparator, cst.Name) and comparator.value == "None"
+                # ``if h is None or h.size(1) != batch_size:`` (re)starts the chain: any of its conditions
+                return any(_tests_first_value(condition, name) for condition in _alternatives(ancestor.test))
             if isinstance(ancestor, (cst.For, cst.While, cst.FunctionDef)):
                 return False
         return False
@@ -441,12 +428,15 @@ class LoopCarried:
         attribute = name.split(".", 1)[1]
         func = region if isinstance(region, cst.FunctionDef) else self.scopes.function_of(region)
         cls = self.scopes.self_class(func)
-        if cls is not None and any(  # (a method of the instance or class: a static ``hard_reset(v, spike)``
-            # computes; one that returns a fresh state, ``init_hidden``, resets only where its result is bound)
+        lineage = [cls, *(c for base in self.scopes.class_bases(cls)
+                          if (c := self.scopes.classes_by_name.get(base)) not in (None, cls))] if cls is not None else []
+        if any(  # (a method of the instance or class, its own or a base class's of the file: a static
+            # ``hard_reset(v, spike)`` computes; one that returns a fresh state, ``init_hidden``, resets only
+            # where its result is bound; one that only zeroes buffers in place keeps them in the graph)
             _RESET_METHOD.search(f.name.value) and f.params.params and f.params.params[0].name.value in ("self", "cls")
             and not any(r.value is not None for r in self.scopes.scope_nodes(f, cst.Return))
-            and self._resets_attribute(f, attribute, cls)
-            and self._runs_per_step_if_called(f) for f in self.tree.descendants(cls, cst.FunctionDef)
+            and self._resets_attribute(f, attribute, cls) and not self._only_fills_in_place(f)
+            and self._runs_per_step_if_called(f) for owner in lineage for f in self.tree.descendants(owner, cst.FunctionDef)
         ):
             return True
         for assign in self._attribute_assignments.get(attribute, ()):
@@ -457,6 +447,14 @@ class LoopCarried:
                 continue  # (a reset the file runs once per epoch leaves the chain growing within it)
             return True
         return False
+
+    def _only_fills_in_place(self, method: cst.FunctionDef) -> bool:
+        """``buf.zero_()`` for each state buffer, and nothing rebound or detached: an in-place
+        write is recorded by autograd, so the buffer still leads back to the last step's graph."""
+        calls = self.scopes.scope_nodes(method, cst.Call)
+        fills = [c for c in calls if isinstance(c.func, cst.Attribute) and c.func.attr.value in IN_PLACE_FILLS]
+        return bool(fills) and not self.scopes.scope_nodes(method, cst.Assign) and not any(
+            isinstance(c.func, cst.Attribute) and "detach" in c.func.attr.value for c in calls)
 
     def _detached_in_place(self, body: cst.CSTNode) -> set[str]:
         """Names and attribute chains ``body`` detaches in place: ``h.detach_()``,
@@ -754,6 +752,30 @@ def _moves_itself(site: Assignment, name: str) -> bool:
     value = getattr(site, "value", None)
     return isinstance(site, cst.Assign) and isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
         and value.func.attr.value in _SELF_MOVES and carried_name(value.func.value) == name
+
+
+def _alternatives(test: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The conditions of ``a or b or c`` (just ``test`` when it is no ``or``)."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
+        return [*_alternatives(test.left), *_alternatives(test.right)]
+    return [test]
+
+
+def _tests_first_value(test: cst.BaseExpression, name: str) -> bool:
+    """``not h``, ``not isinstance(h, torch.Tensor)``, ``h is None``, or ``h.size(1) != x.size(0)``
+    (a new batch size): a condition under which ``name`` gets a first value."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        tested = test.expression
+        if isinstance(tested, cst.Call) and dotted_name(tested.func) == "isinstance" and tested.args:
+            tested = tested.args[0].value
+        return carried_name(tested) == name
+    if not isinstance(test, cst.Comparison):
+        return False
+    operator, comparator = test.comparisons[0].operator, test.comparisons[0].comparator
+    if isinstance(operator, cst.NotEqual):
+        return any(_size_of(side) == name for side in (test.left, comparator))
+    return carried_name(test.left) == name and isinstance(operator, cst.Is) and \
+        isinstance(comparator, cst.Name) and comparator.value == "None"
 
 
 def _size_of(expr: cst.BaseExpression) -> Optional[str]:

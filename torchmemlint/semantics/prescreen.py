@@ -20,7 +20,7 @@ from typing import Callable, Iterator, Optional, Union
 
 from torchmemlint.diagnostics import FileError
 from torchmemlint.semantics.vocabulary import (
-    CHUNK_STRIDE, FORWARD_HOOK_REGISTRATIONS, GENERATION_FUNCTION, IN_PLACE_WRITES, ITERATION_BUILTINS, LOADER_ITERABLE, NON_TENSOR_ANNOTATIONS, SEARCH_DRIVERS, METER_CLASS, METER_METHODS, PER_STEP_METHODS, STORING_METHODS,
+    CHUNK_STRIDE, EVAL_FUNCTION, FORWARD_HOOK_REGISTRATIONS, GENERATION_FUNCTION, IN_PLACE_WRITES, ITERATION_BUILTINS, LOADER_ITERABLE, NON_TENSOR_ANNOTATIONS, SEARCH_DRIVERS, METER_CLASS, METER_METHODS, PER_STEP_METHODS, STORING_METHODS,
     is_model_name, is_step_identifier, is_step_target, makes_training_step, steps_environment,
 )
 
@@ -56,12 +56,13 @@ class LoopFacts:
     @property
     def could_be_step_loop(self) -> bool:
         """``Scopes.is_step_loop`` may hold for this loop (``evaluates_each_element``: a loop
-        handing its element to a model in a function that sets eval mode; ``_strided_stop``:
-        ``range(0, n, batch_size)``)."""
+        handing its element to a model in a function that sets eval mode or is named for
+        evaluation; ``_strided_stop``: ``range(0, n, batch_size)``)."""
         return self.while_true or self.has_step_call or any(
             (is_step_identifier(name) and name not in ITERATION_BUILTINS) or is_step_target(name)
             for name in self.header_identifiers
-        ) or self.feeds_model and self.scope is not None and self.scope.sets_eval_mode or (
+        ) or self.feeds_model and self.scope is not None and (
+            self.scope.sets_eval_mode or bool(EVAL_FUNCTION.search(self.scope.name or ""))) or (
             "range" in self.header_identifiers and any(CHUNK_STRIDE.search(n) for n in self.header_identifiers))
 
 

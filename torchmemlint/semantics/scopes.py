@@ -16,7 +16,7 @@ import libcst as cst
 from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.tree import Tree
 from torchmemlint.semantics.vocabulary import (
-    BATCH_STRIDE, CHUNK_STRIDE, GENERATION_FUNCTION, LOSS_TERMS, ITERATION_BUILTINS, LOADER_ITERABLE, MODEL_CLASS_SUFFIXES,
+    BATCH_STRIDE, CHUNK_STRIDE, EVAL_FUNCTION, GENERATION_FUNCTION, LOSS_TERMS, ITERATION_BUILTINS, LOADER_ITERABLE, MODEL_CLASS_SUFFIXES,
     MODULE_RETURNING_METHODS, PER_STEP_METHODS,
     is_class_name, is_model_name, is_step_identifier, is_step_target, makes_training_step, steps_environment,
 )
@@ -373,10 +373,13 @@ class Scopes:
 
     def evaluates_each_element(self, loop: cst.For) -> bool:
         """``for chunk in load_chunks(path): scores = model(chunk)`` in evaluation code (a function,
-        or a script, that puts a model in eval mode): each iteration runs a model on its element
-        (or hands both to a helper), one evaluation step, whatever the iterable is called. (A loop
-        over layers calls its element, it does not hand it to a model.)"""
-        if not self.sets_eval_mode(self.scope_of(loop)) or any(
+        or a script, that puts a model in eval mode, or a function named for evaluation): each
+        iteration runs a model on its element (or hands both to a helper), one evaluation step,
+        whatever the iterable is called. (A loop over layers calls its element, it does not hand
+        it to a model.)"""
+        scope = self.scope_of(loop)
+        named_for_evaluation = isinstance(scope, cst.FunctionDef) and EVAL_FUNCTION.search(scope.name.value)
+        if not (self.sets_eval_mode(scope) or named_for_evaluation) or any(
                 self.is_step_loop(outer) for outer in self.loops_around(loop) if outer is not loop):
             return False  # (inside a loop over data: the items of one step, crops of one image)
         elements = {name.value for name in self.tree.descendants(loop.target, cst.Name)}
@@ -728,7 +731,10 @@ def _first_dimension(expr: cst.BaseExpression) -> bool:
 
 def _runs_a_model(call: cst.Call) -> bool:
     """A call named for a model (``model(x)``, ``self.encoder(x)``), or one handed a model
-    (``forward_chunk(model, chunk, state)``, ``evaluate(self.net, batch)``)."""
+    (``forward_chunk(model, chunk, state)``, ``evaluate(self.net, batch)``), or a module's
+    ``forward`` called by name (``loss_fn.forward(g, p)``)."""
+    if isinstance(call.func, cst.Attribute) and call.func.attr.value == "forward":
+        return True
     return is_model_name(terminal_name(call.func)) or not is_class_name(terminal_name(call.func) or "") and any(
         arg.keyword is None and is_model_name(terminal_name(arg.value)) for arg in call.args)  # (not ``DDP(model)``)
 

@@ -44,6 +44,7 @@ class Store:
     inside: Optional[cst.CSTNode] = None
     computed: bool = False  # the callee keeps what it computes from ``value``, not ``value`` itself
     device_only: bool = False  # the callee keeps ``value`` detached (``z.detach()``): its device, not its graph
+    host: bool = False  # the callee keeps ``value`` moved to the host (``z.cpu()``): its graph, not its device
     # ``value`` is what a callee made and kept (``memory.logprobs.append(log_prob)`` in ``act(state,
     # memory)``), an expression of the callee: what it holds is read where ``inside`` is.
     made_inside: bool = False
@@ -79,6 +80,8 @@ class Kept:
     computed: bool = False
     # What is kept is detached from the parameter (``logs.append(z.detach())``): its device only.
     device_only: bool = False
+    # What is kept is on the host (``logs.append(z.cpu())``): its graph only.
+    host: bool = False
     # A graph the function makes itself and keeps in a container it is handed (``param`` is empty;
     # ``value`` is the kept expression, at ``store``).
     made_inside: bool = False
@@ -161,7 +164,7 @@ class Stores:
     def stores_through(self, call: cst.Call, appended_only: bool = False) -> Iterator[Store]:
         """The stores ``call`` makes through its callee: one per argument the callee keeps, the
         container spelled as the caller sees it (the receiver, or the container it passes)."""
-        callee = self.calls.callee(call)
+        callee = self.calls.callee(call) or self.calls.module_forward(call)
         if callee is None:  # ``metric.process(state)``: what any of the file's ``process`` methods keeps
             for candidate in self.calls.candidates(call):
                 yield from self._kept_through(call, candidate, appended_only)
@@ -176,9 +179,11 @@ class Stores:
             return
         arguments = self.calls.arguments(call, callee)
         receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
-        if isinstance(callee.function, cst.FunctionDef) and isinstance(call.func, cst.Attribute) and \
-                call.func.attr.value != callee.function.name.value and callee.skipped == 1 and not callee.prefix:
-            receiver = call.func  # ``self.knn(feats)``: the object called runs its ``__call__`` (``update``)
+        called = call.func.attr.value if isinstance(call.func, cst.Attribute) else \
+            call.func.value if isinstance(call.func, cst.Name) else None
+        if isinstance(callee.function, cst.FunctionDef) and called not in (None, callee.function.name.value) and \
+                callee.skipped == 1 and not callee.prefix:
+            receiver = call.func  # ``self.knn(feats)``, ``mape(preds, y)``: the object called runs its ``__call__``
         disabled = None
         for keep in kept:
             if appended_only and not keep.appended:
@@ -204,7 +209,7 @@ class Stores:
                 continue
             for value, _ in arguments.get(keep.param, ()):
                 yield Store(call, container, value, appended=keep.appended, inside=keep.store, computed=keep.computed,
-                            device_only=keep.device_only)
+                            device_only=keep.device_only, host=keep.host)
 
     # -- what a function keeps ------------------------------------------------------------------
     def kept_parameters(self, function: Function) -> list[Kept]:
@@ -251,7 +256,8 @@ class Stores:
                 if into != f"param:{param}":  # (a container storing what it already holds)
                     found.append(Kept(param, into, store.inside or store.node, store.container, appended,
                                       computed=store.computed or value.alias != param,
-                                      device_only=store.device_only or param not in value.params))
+                                      device_only=store.device_only or param not in value.params,
+                                      host=store.host or value.host))
         for accumulation in self.accumulations():
             if self.scopes.function_of(accumulation.node) is not function:
                 continue

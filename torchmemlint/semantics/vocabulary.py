@@ -40,6 +40,13 @@ _SETTING_WORDS = frozenset({"first", "size", "sizes", "shape", "norm", "dim", "m
                             "start", "end", "stop", "offset"})
 # The first word of a data split's name (``train_data``, ``test_data``).
 _SPLIT_WORDS = frozenset({"train", "training", "val", "valid", "validation", "test", "testing", "eval", "dev"})
+# How evaluation functions are named (``evaluate``, ``run_validation``, ``predict_batch``).
+EVAL_FUNCTION = re.compile(
+    r"^(?:_*)(?:eval|evaluate|evaluation|validate|validation|valid|val|test|predict|prediction|"
+    r"infer|inference|score|compute_metrics)(?:_|$)|_(?:eval|evaluate|evaluation|validate|validation|"
+    r"val|test|predict|inference|infer)(?:_|$)",
+    re.IGNORECASE,
+)
 # Words that make the steps those of producing one output (a sampler's denoising steps, the
 # points of an interpolation), not training or evaluation steps: ``num_inference_steps``.
 _GENERATION_WORDS = frozenset({"inference", "denoising", "sampling", "diffusion", "ddim", "ddpm", "interp",
@@ -217,3 +224,6 @@ IN_PLACE_WRITES = frozenset({
     "add_", "sub_", "mul_", "div_", "copy_", "lerp_", "addcmul_", "addcdiv_", "index_add_", "index_copy_",
     "index_put_", "masked_scatter_", "scatter_", "scatter_add_", "put_", "clamp_",
 })
+# Tensor methods that overwrite their receiver with new numbers (``buf.zero_()``), in place: the
+# receiver keeps its autograd history.
+IN_PLACE_FILLS = frozenset({"zero_", "fill_", "uniform_", "normal_", "copy_", "mul_"})
