@@ -456,49 +456,52 @@ class Flow:
 
     # -- evaluation --------------------------------------------------------------------------
     def _evaluate(self, expr: cst.BaseExpression, at: cst.CSTNode) -> Value:
-        if isinstance(expr, cst.Name):
+        # (``type(...) is``, not ``isinstance``: these are concrete LibCST classes, and each miss of
+        # ``isinstance`` costs their ABC metaclass's check; this runs for every expression evaluated)
+        expr_type = type(expr)
+        if expr_type is cst.Name:
             return self._name(expr, at)
-        if isinstance(expr, cst.Call):
+        if expr_type is cst.Call:
             value = self._call(expr, at)
             return self._computed(value, at)
-        if isinstance(expr, cst.Attribute):
+        if expr_type is cst.Attribute:
             return self._attribute(expr, at)
-        if isinstance(expr, cst.Subscript):
+        if expr_type is cst.Subscript:
             return self._subscript(expr, at)
-        if isinstance(expr, cst.BinaryOperation):
+        if expr_type is cst.BinaryOperation:
             return self._computed(self._arithmetic(self.value(expr.left, at), self.value(expr.right, at)), at)
-        if isinstance(expr, cst.UnaryOperation):
+        if expr_type is cst.UnaryOperation:
             if isinstance(expr.operator, cst.Not):
                 return NUMBER_VALUE
             operand = self.value(expr.expression, at)
             return self._computed(operand.derived(kind=operand.kind, scalar=operand.scalar, loss=operand.loss), at)
-        if isinstance(expr, cst.BooleanOperation):
+        if expr_type is cst.BooleanOperation:
             return join([self.value(expr.left, at), self.value(expr.right, at)])
-        if isinstance(expr, cst.Comparison):
+        if expr_type is cst.Comparison:
             operands = [self.value(expr.left, at), *(self.value(c.comparator, at) for c in expr.comparisons)]
             return Value(detached=True, device=any(v.device for v in operands),
                          kind=NUMBER if all(v.kind == NUMBER for v in operands) else None)
-        if isinstance(expr, cst.IfExp):
+        if expr_type is cst.IfExp:
             orelse = self.value(expr.orelse, at)
             if isinstance(expr.test, cst.Attribute) and expr.test.attr.value == "requires_grad" and \
                     dotted_name(expr.test.value) is not None and dotted_name(expr.test.value) == dotted_name(expr.orelse):
                 orelse = orelse.without_graph()  # ``x.detach() if x.requires_grad else x``: that ``x`` has no graph
             return join([self.value(expr.body, at), orelse])
-        if isinstance(expr, (cst.Tuple, cst.List, cst.Set)):
+        if expr_type is cst.Tuple or expr_type is cst.List or expr_type is cst.Set:
             return self._sequence(expr.elements, at)
-        if isinstance(expr, cst.Dict):
+        if expr_type is cst.Dict:
             return self._mapping(expr, at)
-        if isinstance(expr, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
+        if expr_type is cst.ListComp or expr_type is cst.SetComp or expr_type is cst.GeneratorExp:
             elt = self.value(expr.elt, expr.elt)
             return _combine([elt], kind=SEQUENCE, element=elt)
-        if isinstance(expr, cst.DictComp):
+        if expr_type is cst.DictComp:
             entry = self.value(expr.value, expr.value)
             return _combine([entry], kind=MAPPING, element=entry)
-        if isinstance(expr, (cst.NamedExpr, cst.Await)):
-            return self.value(expr.value if isinstance(expr, cst.NamedExpr) else expr.expression, at)
-        if isinstance(expr, (cst.Integer, cst.Float, cst.Imaginary)):
+        if expr_type is cst.NamedExpr or expr_type is cst.Await:
+            return self.value(expr.value if expr_type is cst.NamedExpr else expr.expression, at)
+        if expr_type is cst.Integer or expr_type is cst.Float or expr_type is cst.Imaginary:
             return NUMBER_VALUE
-        if isinstance(expr, (cst.BaseString, cst.Lambda)):
+        if expr_type is cst.Lambda or isinstance(expr, cst.BaseString):
             return OTHER_VALUE
         return UNKNOWN
 

@@ -294,17 +294,20 @@ class LoopCarried:
         ``previous_only``, that see the previous iteration's value."""
         if depth > MAX_DEPTH:
             return
+        # (``type(...) is``, not ``isinstance``: these are concrete LibCST classes, and a miss of
+        # ``isinstance`` costs their ABC metaclass's check, millions of times in a long method)
+        expr_type = type(expr)
         if carried_name(expr) == name:
             if not previous_only or self.reaches_previous(site, name, region):
                 yield expr
             return
-        if isinstance(expr, cst.Name):  # through a local computed from it in this iteration
+        if expr_type is cst.Name:  # through a local computed from it in this iteration
             for binding in self.scopes.reaching_bindings(expr.value, expr):
                 if binding.value is not None and self.tree.contains(region, binding.node) and \
                         self.tree.before(binding.node, site) and not self.grad.is_disabled(binding.node):
                     yield from self._graph_reads(binding.value, name, region, binding.node, depth + 1, previous_only)
             return
-        if isinstance(expr, cst.Attribute):
+        if expr_type is cst.Attribute:
             spelled = carried_name(expr)
             if spelled is not None and spelled.startswith("self.") and spelled != name and depth < 2 and \
                     isinstance(region, (cst.For, cst.While, cst.FunctionDef)):  # (a step's own chain: short)
@@ -316,7 +319,7 @@ class LoopCarried:
             if expr.attr.value not in NON_GRAPH_ATTRIBUTES:
                 yield from self._graph_reads(expr.value, name, region, site, depth, previous_only)
             return
-        if isinstance(expr, cst.Call):
+        if expr_type is cst.Call:
             if self._breaks_graph(expr):
                 return
             if isinstance(expr.func, cst.Attribute):
@@ -324,31 +327,31 @@ class LoopCarried:
             for arg in expr.args:
                 yield from self._graph_reads(arg.value, name, region, site, depth, previous_only)
             return
-        if isinstance(expr, cst.BinaryOperation):
+        if expr_type is cst.BinaryOperation:
             yield from self._graph_reads(expr.left, name, region, site, depth, previous_only)
             yield from self._graph_reads(expr.right, name, region, site, depth, previous_only)
-        elif isinstance(expr, cst.UnaryOperation) and not isinstance(expr.operator, cst.Not):
+        elif expr_type is cst.UnaryOperation and not isinstance(expr.operator, cst.Not):
             yield from self._graph_reads(expr.expression, name, region, site, depth, previous_only)
-        elif isinstance(expr, cst.Subscript):
+        elif expr_type is cst.Subscript:
             yield from self._graph_reads(expr.value, name, region, site, depth, previous_only)
-        elif isinstance(expr, (cst.Tuple, cst.List)):
+        elif expr_type is cst.Tuple or expr_type is cst.List:
             for element in expr.elements:
                 yield from self._graph_reads(element.value, name, region, site, depth, previous_only)
-        elif isinstance(expr, cst.IfExp):
+        elif expr_type is cst.IfExp:
             # At the carry site a bare ``name`` branch only selects the old value (``h = h if ok
             # else h0``); in a local computed from, it hands the old value on (``word = prev if prev
             # is not None else bos``, then ``prev = decoder(word)``).
             for branch in (expr.body, expr.orelse):
                 if carried_name(branch) != name or depth > 0:
                     yield from self._graph_reads(branch, name, region, site, depth, previous_only)
-        elif isinstance(expr, (cst.GeneratorExp, cst.ListComp)):
+        elif expr_type is cst.GeneratorExp or expr_type is cst.ListComp:
             # ``tuple(t.detach() for t in h)`` breaks; ``[w - lr * g for w, g in zip(ws, gs)]`` keeps
             comp = expr.for_in
             element_keeps = not isinstance(comp.target, cst.Name) or any(
                 self._graph_reads(expr.elt, comp.target.value, expr, expr.elt, depth + 1, previous_only=False))
             if element_keeps:
                 yield from self._graph_reads(comp.iter, name, region, site, depth, previous_only)
-        elif isinstance(expr, (cst.NamedExpr, cst.StarredElement)):
+        elif expr_type is cst.NamedExpr or expr_type is cst.StarredElement:
             yield from self._graph_reads(expr.value, name, region, site, depth, previous_only)
 
     def _breaks_graph(self, call: cst.Call) -> bool:
@@ -818,9 +821,10 @@ _NON_ACTIVATION = re.compile(r"label|target|mask|index|indices|idx|ids?$|tokens?
 def carried_name(expr: cst.BaseExpression) -> Optional[str]:
     """``h`` for a name, ``self.h`` for an attribute of ``self`` (``self.stats.ema`` for one of an
     object ``self`` holds); None otherwise."""
-    if isinstance(expr, cst.Name):
+    expr_type = type(expr)  # (not ``isinstance``: see ``_graph_reads``)
+    if expr_type is cst.Name:
         return expr.value
-    if isinstance(expr, cst.Attribute):
+    if expr_type is cst.Attribute:
         spelled = dotted_name(expr)
         if spelled is not None and spelled.startswith("self."):
             return spelled
