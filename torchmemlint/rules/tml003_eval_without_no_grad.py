@@ -177,7 +177,7 @@ def _evaluation_context(model: SemanticModel, call: cst.Call, helpers: dict, dep
         loops_over_data = not func.name.value.startswith("test_") and any(
             model.scopes.is_step_loop(loop) if in_model else
             not isinstance(loop, cst.For) or model.modules.submodule_loop_target(loop) is None for loop in loops)
-        if loops_over_data or _after_eval_call(model, func, call):
+        if loops_over_data or _after_eval_call(model, func, call) or _set_to_eval_by_its_class(model, func, call):
             return func
     scope: Scope = func if func is not None else model.module
     if _after_eval_call(model, scope, call) and not (func is not None and _method_of_model(model, func)):
@@ -231,6 +231,18 @@ def _after_eval_call(model: SemanticModel, scope: Scope, call: cst.Call) -> bool
             else:
                 mode = func.attr.value
     return mode == "eval"
+
+
+def _set_to_eval_by_its_class(model: SemanticModel, func: cst.FunctionDef, call: cst.Call) -> bool:
+    """``self.model(x)`` in a method of a class (not a model) another method of which puts
+    ``self.model`` in eval mode (a serving handler's ``initialize``, an evaluator's ``setup``)."""
+    cls = model.scopes.self_class(func)
+    spelled = dotted_name(call.func)
+    if cls is None or spelled is None or not spelled.startswith("self.") or _method_of_model(model, func):
+        return False
+    return any(dotted_name(switch.func.value) == spelled and switch.func.attr.value == "eval" and not switch.args
+               for method in model.tree.descendants(cls, cst.FunctionDef) if method is not func
+               for switch in model.scopes.mode_switches(method))
 
 
 def _is_own_inference_api(model: SemanticModel, scope: Scope, func: cst.Attribute) -> bool:

@@ -14,7 +14,7 @@ import libcst as cst
 
 from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.modules import Modules
-from torchmemlint.semantics.scopes import Scopes, first_param, terminal_name
+from torchmemlint.semantics.scopes import Scopes, first_param, module_itself, terminal_name
 from torchmemlint.semantics.tree import Tree
 from torchmemlint.semantics.vocabulary import (
     EXACT_MODEL_NAMES, FORWARD_HOOK_REGISTRATIONS, GRADIENT_EXPLAINER, SEARCH_DRIVERS, is_class_name, is_model_name,
@@ -296,6 +296,8 @@ class Calls:
             found = self.method_of(local_class, name)
             return Callee(found) if found is not None else None
         built_from = self.scopes.classes_built_into(receiver, at)
+        if built_from and not any(n in self.scopes.classes_by_name for n in built_from):
+            built_from = self._classes_from_factory(receiver, at) or built_from
         for class_name in built_from:
             cls = self.scopes.classes_by_name.get(class_name)
             if cls is not None:
@@ -316,6 +318,23 @@ class Calls:
         if len(methods) == 1:
             return Callee(methods[0], skipped=0 if _is_static(methods[0]) else 1, guessed=True)
         return None
+
+    def _classes_from_factory(self, receiver: cst.BaseExpression, at: cst.CSTNode) -> list[str]:
+        """``meter = xp.add_metric("loss")`` where a function of the file builds and returns the
+        object (``metric = AvgMetric(name); ...; return metric``): the classes it returns."""
+        if not isinstance(receiver, cst.Name):
+            return []
+        found: list[str] = []
+        for binding in self.scopes.reaching_bindings(receiver.value, at):
+            callee = self.callee(binding.value) if isinstance(binding.value, cst.Call) else None
+            if callee is None or not isinstance(callee.function, cst.FunctionDef) or callee.constructs is not None:
+                continue
+            for ret in self.scopes.scope_nodes(callee.function, cst.Return):
+                returned = module_itself(ret.value)
+                names = [dotted_name(returned.func) or ""] if isinstance(returned, cst.Call) else \
+                    self.scopes.classes_built_into(returned, ret) if returned is not None else []
+                found += [n for n in names if n in self.scopes.classes_by_name]
+        return found
 
     def _implementations(self, name: str) -> list[cst.FunctionDef]:
         """The methods ``name`` of the file's classes; where there are several, not the stubs (an

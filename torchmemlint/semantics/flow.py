@@ -643,9 +643,13 @@ class Flow:
         block of statements that holds ``at``: the field holds the new value from there on; after
         ``out.pop("dist")`` (or ``del out["dist"]``) it holds nothing."""
         fields = dict(value.fields or ())
+        element = value.element
         changed = False
         for write in self._item_writes(self.scopes.scope_of(at)).get(name, ()):
-            block = self.tree.parent.get(self.tree.statement_of(write))
+            every_item = isinstance(write, cst.Assign) and self._rewrites_every_item(write, name)
+            # (a loop rewriting every item has done so once the loop has run)
+            statement = every_item or self.tree.statement_of(write)
+            block = self.tree.parent.get(statement)
             if not (self.tree.before(bound_at, write) and self.tree.before(write, at) and block is not None and
                     self.tree.contains(block, at)):
                 continue  # (only a write in a block that holds ``at``, before it, surely happened)
@@ -653,15 +657,36 @@ class Flow:
                 key = self.scopes.key_of(write.targets[0].target)
                 if isinstance(key, str):  # (a new key too: ``outputs["targets"] = y``)
                     fields[key] = self.value(write.value, write)
-                    changed = True
+                elif every_item:  # ``for k, v in d.items(): d[k] = v.item()``
+                    fields = {}
+                    element = self.value(write.value, write)
+                else:  # ``metrics[f"{prefix}loss"] = loss``: some item holds it
+                    element = join([element or NOTHING, self.value(write.value, write)])
+                changed = True
             else:
                 key = literal_key(write.args[0].value) if isinstance(write, cst.Call) else subscript_key(write.target)
                 if isinstance(key, str) and fields.pop(key, None) is not None:
                     changed = True
         if not changed:
             return value
-        return _combine(list(fields.values()) + ([value.element] if value.element else []), kind=value.kind,
-                        fields=tuple(fields.items()), element=value.element, cls=value.cls)  # (why: a field's still there)
+        return _combine(list(fields.values()) + ([element] if element else []), kind=value.kind,
+                        fields=tuple(fields.items()), element=element, cls=value.cls)  # (why: a field's still there)
+
+    def _rewrites_every_item(self, write: cst.Assign, name: str) -> Optional[cst.For]:
+        """The loop ``for k, v in d.items():`` (or ``for k in d`` / ``d.keys()``) whose body
+        does ``d[k] = ...`` with its own key: every item is replaced; else None."""
+        key = write.targets[0].target.slice[0].slice.value
+        loop = next((a for a in self.tree.ancestors(write) if type(a) is cst.For), None)
+        if loop is None or not isinstance(key, cst.Name):
+            return None
+        iterated = loop.iter
+        if isinstance(iterated, cst.Call) and isinstance(iterated.func, cst.Attribute) and \
+                iterated.func.attr.value in ("items", "keys") and not iterated.args:
+            iterated = iterated.func.value
+        target = loop.target.elements[0].value if isinstance(loop.target, cst.Tuple) and loop.target.elements \
+            else loop.target
+        rewrites = dotted_name(iterated) == name and isinstance(target, cst.Name) and target.value == key.value
+        return loop if rewrites else None
 
     def _item_writes(self, scope) -> dict[str, list[cst.CSTNode]]:
         """By name, what ``scope`` does to the items of ``name`` statement by statement:

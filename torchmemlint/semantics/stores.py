@@ -358,7 +358,8 @@ class Stores:
                 # hook keeps them only while grad is on, for a backward that consumes them (Opacus)
                 return not any(self.imports.qualify(c.func) == "torch.is_grad_enabled"
                                for c in self.scopes.scope_nodes(iteration, cst.Call))
-            if root == "self" and is_attribute:
+            if root == "self" and (is_attribute or first_param(iteration) == "self"):
+                # (bare ``self``: the object a method of it keeps something on, ``self.store(metrics)``)
                 return not self._reset_in(container, iteration) and \
                     not self.differentiated_and_emptied(container, iteration) and \
                     not self.reset_elsewhere_in_class(container, iteration, per_step=True)
