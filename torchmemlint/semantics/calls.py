@@ -720,10 +720,10 @@ class Calls:
             for binding in bindings.get(pending.pop(), []):
                 if binding.value is None:
                     continue
-                for name in self.tree.descendants(binding.value, cst.Name):
-                    if name.value not in feeding and name.value in bindings:
-                        feeding.add(name.value)
-                        pending.append(name.value)
+                for name in _names_keeping_graph(binding.value):
+                    if name not in feeding and name in bindings:
+                        feeding.add(name)
+                        pending.append(name)
         self._feeding_backward[scope] = feeding
         return feeding
 
@@ -742,6 +742,26 @@ class Calls:
                 if param in inside:
                     handed.update(expr.value for expr, _ in given if isinstance(expr, cst.Name))
         return handed
+
+
+# What a value read through one of these keeps none of the graph of (``netD(fake.detach())``).
+_DETACHING_READS = frozenset({"detach", "item", "tolist", "numpy", "data"})
+
+
+def _names_keeping_graph(expr: cst.BaseExpression) -> list[str]:
+    """The names in ``expr`` whose graph the value may keep: not those read only under
+    ``.detach()``, ``.item()``, ``.data`` and the like."""
+    names = []
+    pending = [expr]
+    while pending:
+        node = pending.pop()
+        if type(node) is cst.Name:
+            names.append(node.value)
+            continue
+        if type(node) is cst.Attribute and node.attr.value in _DETACHING_READS:
+            continue  # (``x.data``, and the receiver of ``x.detach()`` through its Attribute)
+        pending.extend(node.children)
+    return names
 
 
 def _is_static(func: cst.FunctionDef) -> bool:
