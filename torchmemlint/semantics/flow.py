@@ -609,13 +609,18 @@ class Flow:
         return known
 
     def _tensor_guard(self, node: cst.CSTNode, name: str) -> Optional[cst.If]:
-        """The ``if isinstance(name, torch.Tensor):`` whose body holds the binding ``node``."""
+        """The ``if isinstance(name, torch.Tensor):`` (or ``if torch.is_tensor(name):``) whose
+        body holds the binding ``node``."""
         for ancestor in self.tree.ancestors(node):
             if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
                 return None
             if isinstance(ancestor, cst.If) and self.tree.contains(ancestor.body, node):
-                tested = self._isinstance_test(ancestor.test)
+                test = ancestor.test
+                tested = self._isinstance_test(test)
                 if tested is not None and tested[0] == name and "Tensor" in tested[1]:
+                    return ancestor
+                if isinstance(test, cst.Call) and self.imports.qualify(test.func) == "torch.is_tensor" and \
+                        test.args and isinstance(test.args[0].value, cst.Name) and test.args[0].value.value == name:
                     return ancestor
         return None
 
