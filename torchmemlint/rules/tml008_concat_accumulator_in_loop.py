@@ -155,9 +155,12 @@ def _used_in_iteration(model: SemanticModel, accumulation: JoinAccumulation, ite
             continue
         if isinstance(parent, cst.Comparison) and all(isinstance(c.operator, (cst.Is, cst.IsNot)) for c in parent.comparisons):
             continue
-        if isinstance(parent, cst.Arg) and isinstance(model.tree.parent.get(parent), cst.Call) and \
-                dotted_name(model.tree.parent[parent].func) in ("len", "isinstance"):
+        call = model.tree.parent.get(parent) if isinstance(parent, cst.Arg) else None
+        if isinstance(call, cst.Call) and dotted_name(call.func) in ("len", "isinstance"):
             continue
+        if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and \
+                call.func.attr.value in ("to", "type_as", "new_tensor", "new_zeros", "new_empty"):
+            continue  # ``y.to(self.preds)``: its dtype and device, not its data
         return True
     return False
 
