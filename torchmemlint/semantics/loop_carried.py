@@ -168,11 +168,21 @@ class LoopCarried:
                 if names_a_cache(name) or names_segment_memories(name) or self._cut(name, sites, region):
                     continue  # (a cache is carried on purpose; the memories come detached)
                 requires_grad = self._requires_grad(name, region)
+                made_with_graph: Optional[bool] = None  # (another site of the iteration gives it a graph)
                 for site in sites:
                     if self.flow.value(site.value, site).kind in (MODULE, OPTIMIZER) or _moves_itself(site, name):
                         continue  # ``vae = vae.to(device)``: a module (or ``memory = memory.to(device)``, the tensor) moved, not computed
                     reads = self._previous_reads(site, name, region)
-                    if reads and self._attached(site, requires_grad, name):
+                    if not reads:
+                        continue
+                    attached = self._attached(site, requires_grad, name)
+                    if not attached and len(sites) > 1:
+                        # ``hidden = reset_rows(hidden, mask)`` hands on the previous iteration's value,
+                        # which ``logit, hidden = gru(x, hidden)`` made with a graph
+                        if made_with_graph is None:
+                            made_with_graph = any(self._attached(other, requires_grad, name) for other in sites)
+                        attached = made_with_graph
+                    if attached:
                         found.append(Carry(name, site, region, reads, self._kind(site, name, region), requires_grad,
                                            self._carried_inside_callee(site, name)))
         return found
