@@ -720,13 +720,28 @@ class Calls:
             for binding in bindings.get(pending.pop(), []):
                 if binding.value is None:
                     continue
-                for name in _names_keeping_graph(binding.value):
+                for name in self._names_keeping_graph(binding.value):
                     if name not in feeding and name in bindings:
                         feeding.add(name)
                         pending.append(name)
         self._feeding_backward[scope] = feeding
         return feeding
 
+
+    def _names_keeping_graph(self, expr: cst.BaseExpression) -> list[str]:
+        """The names in ``expr`` whose graph the value may keep: not those read only under
+        ``.detach()``, ``.item()``, ``.data`` and the like."""
+        names = []
+        parent = self.tree.parent
+        for name in self.tree.descendants(expr, cst.Name):
+            node = name
+            while node is not expr:
+                node = parent[node]
+                if type(node) is cst.Attribute and node.attr.value in _DETACHING_READS and node.attr is not name:
+                    break  # (``x.data``, and the receiver of ``x.detach()``)
+            else:
+                names.append(name.value)
+        return names
 
     def _handed_to_backward(self, scope) -> set[str]:
         """Names ``scope`` passes to a helper of the file in whose body that parameter feeds a
@@ -746,22 +761,6 @@ class Calls:
 
 # What a value read through one of these keeps none of the graph of (``netD(fake.detach())``).
 _DETACHING_READS = frozenset({"detach", "item", "tolist", "numpy", "data"})
-
-
-def _names_keeping_graph(expr: cst.BaseExpression) -> list[str]:
-    """The names in ``expr`` whose graph the value may keep: not those read only under
-    ``.detach()``, ``.item()``, ``.data`` and the like."""
-    names = []
-    pending = [expr]
-    while pending:
-        node = pending.pop()
-        if type(node) is cst.Name:
-            names.append(node.value)
-            continue
-        if type(node) is cst.Attribute and node.attr.value in _DETACHING_READS:
-            continue  # (``x.data``, and the receiver of ``x.detach()`` through its Attribute)
-        pending.extend(node.children)
-    return names
 
 
 def _is_static(func: cst.FunctionDef) -> bool:
