@@ -145,7 +145,8 @@ def _used_in_iteration(model: SemanticModel, accumulation: JoinAccumulation, ite
     only inspected (``is None``, ``.shape``, ``len()``)."""
     region = iteration if isinstance(iteration, cst.FunctionDef) else iteration.body
     for node in _mentions(model, region, accumulation.name):
-        if model.tree.contains(accumulation.site, node) or _is_assignment_target(model, node):
+        if model.tree.contains(accumulation.site, node) or _is_assignment_target(model, node) or \
+                _updates_itself(model, node, accumulation.name):
             continue
         if isinstance(iteration, cst.FunctionDef) and any(isinstance(a, (cst.Param, cst.Return))
                                                           for a in model.tree.ancestors(node)):
@@ -182,6 +183,15 @@ def _truncated(model: SemanticModel, accumulation: JoinAccumulation) -> bool:
                     any(isinstance(element.slice, cst.Slice) for element in subscript.slice):
                 return True
     return False
+
+
+def _updates_itself(model: SemanticModel, node: cst.CSTNode, name: str) -> bool:
+    """``acc = acc + x.sum()`` (another branch's running total of the same state): a read that
+    only feeds the accumulator itself, not a use of its contents."""
+    statement = model.tree.parent.get(model.tree.parent.get(node))
+    total = model.tree.parent.get(node)
+    return isinstance(total, cst.BinaryOperation) and isinstance(statement, cst.Assign) and \
+        statement.value is total and any(accumulator_name(t.target) == name for t in statement.targets)
 
 
 def _is_assignment_target(model: SemanticModel, node: cst.CSTNode) -> bool:
