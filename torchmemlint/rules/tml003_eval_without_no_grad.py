@@ -63,6 +63,7 @@ from torchmemlint.rules.base import Finding, NodeFix, Replacement, Rule
 from torchmemlint.rules.edits import TORCH_NAME_TAKEN, torch_name_taken, torch_spelling, with_torch_import
 from torchmemlint.semantics import SemanticModel
 from torchmemlint.semantics.imports import dotted_name
+from torchmemlint.semantics.params import marks_requiring_grad
 from torchmemlint.semantics.prescreen import FileFacts
 from torchmemlint.semantics.scopes import Loop, Scope, is_step_call, iterable_identifiers
 from torchmemlint.semantics.vocabulary import EVAL_FUNCTION
@@ -310,13 +311,8 @@ def _has_backward(model: SemanticModel, context: cst.CSTNode) -> bool:
     region = context.body if isinstance(context, (cst.For, cst.While)) else context
     # An optimizer step counts too (``opt.step(closure)``); ``env.step(action)`` does not; nor
     # does marking the inputs for their gradient (``images.requires_grad_(True)``), whoever takes it.
-    return any(model.calls.backward_roots(call) or is_step_call(call) or _marks_for_gradient(call)
+    return any(model.calls.backward_roots(call) or is_step_call(call) or marks_requiring_grad(call)
                for call in model.tree.descendants(region, cst.Call))
-
-
-def _marks_for_gradient(call: cst.Call) -> bool:
-    return isinstance(call.func, cst.Attribute) and call.func.attr.value == "requires_grad_" and (
-        not call.args or isinstance(call.args[0].value, cst.Name) and call.args[0].value.value == "True")
 
 
 # What asks autograd for something: with any of these in the wrapped code, ``no_grad`` may

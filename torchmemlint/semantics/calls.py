@@ -14,7 +14,7 @@ import libcst as cst
 
 from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.modules import Modules
-from torchmemlint.semantics.scopes import Scopes, first_param, module_itself, terminal_name
+from torchmemlint.semantics.scopes import Scopes, module_itself, terminal_name
 from torchmemlint.semantics.tree import Tree
 from torchmemlint.semantics.vocabulary import (
     EXACT_MODEL_NAMES, FORWARD_HOOK_REGISTRATIONS, GRADIENT_EXPLAINER, SEARCH_DRIVERS, is_class_name, is_model_name,
@@ -174,38 +174,17 @@ class Calls:
                     return Callee(method, skipped=1)
         return None
 
-    def module_forward(self, call: cst.Call) -> Optional[Callee]:
-        """``mape(logits, y)`` where ``mape = MAPE().cuda()`` and ``MAPE`` is a module class of the
-        file: its ``forward``. The call's value is read as a forward pass (``callee`` is None);
-        what that ``forward`` keeps on the module is kept all the same."""
-        if not self._modules_updating_themselves:
-            return None
+    def module_forward(self, call: cst.Call, classes: frozenset) -> Optional[Callee]:
+        """``mape(logits, y)`` where ``mape = MAPE().cuda()`` and ``MAPE`` is one of ``classes``,
+        module classes of the file: its ``forward``. The call's value is read as a forward pass
+        (``callee`` is None); what that ``forward`` keeps on the module is kept all the same."""
         for class_name in self.scopes.classes_built_into(call.func, call):
             cls = self.scopes.classes_by_name.get(class_name)
-            if cls in self._modules_updating_themselves:
+            if cls in classes:
                 method = self.method_of(cls, "forward")
                 if method is not None:
                     return Callee(method, skipped=1)
         return None
-
-    @cached_property
-    def _modules_updating_themselves(self) -> frozenset[cst.ClassDef]:
-        """Module classes of the file one of whose methods other than ``__init__`` writes an
-        attribute of ``self`` (``self.total += n``): the only ones whose calls can keep anything.
-        (Found once per file, so that a file of modules without state pays nothing per call.)"""
-        found = set()
-        for cls in self.scopes.classes_by_name.values():
-            if not self.scopes.is_torch_module_class(cls):
-                continue
-            for method in self.tree.descendants(cls, cst.FunctionDef):
-                if method.name.value == "__init__":
-                    continue
-                targets = [t.target for a in self.scopes.scope_nodes(method, cst.Assign) for t in a.targets]
-                targets += [a.target for a in self.scopes.scope_nodes(method, cst.AugAssign)]
-                if any(isinstance(t, cst.Attribute) and dotted_name(t.value) == first_param(method) for t in targets):
-                    found.add(cls)
-                    break
-        return frozenset(found)
 
     def _parameter_named_for_class(self, name: str, at: cst.CSTNode) -> Optional[Callee]:
         """A parameter called like the one callable class of the file whose name ends with it
@@ -726,7 +705,6 @@ class Calls:
                         pending.append(name)
         self._feeding_backward[scope] = feeding
         return feeding
-
 
     def _names_keeping_graph(self, expr: cst.BaseExpression) -> list[str]:
         """The names in ``expr`` whose graph the value may keep: not those read only under

@@ -129,7 +129,7 @@ class Parameters:
         if qualified in PARAMETER_CLASSES:
             return None if _keyword_is(value, "requires_grad", "False") else PARAMETER
         if isinstance(func, cst.Attribute) and func.attr.value == "requires_grad_":
-            if value.args and not _literal(value.args[0].value, "True"):
+            if not marks_requiring_grad(value):
                 return None
             return PARAMETER if self._factory(func.value) == "shape" else INPUT
         if _keyword_is(value, "requires_grad", "True"):
@@ -166,9 +166,8 @@ class Parameters:
                 return True
         for call in self.scopes.scope_nodes(scope, cst.Call):
             func = call.func
-            if self.tree.before(call, at) and isinstance(func, cst.Attribute) and \
-                    func.attr.value == "requires_grad_" and isinstance(func.value, cst.Name) and \
-                    func.value.value == name and (not call.args or _literal(call.args[0].value, "True")):
+            if self.tree.before(call, at) and marks_requiring_grad(call) and isinstance(func.value, cst.Name) and \
+                    func.value.value == name:
                 return True
         return False
 
@@ -318,6 +317,12 @@ def dotted_chain_methods(expr: cst.BaseExpression) -> list[str]:
 
 def _keyword_is(call: cst.Call, keyword: str, literal: str) -> bool:
     return any(a.keyword is not None and a.keyword.value == keyword and _literal(a.value, literal) for a in call.args)
+
+
+def marks_requiring_grad(call: cst.Call) -> bool:
+    """``x.requires_grad_()`` or ``x.requires_grad_(True)``."""
+    return isinstance(call.func, cst.Attribute) and call.func.attr.value == "requires_grad_" and (
+        not call.args or _literal(call.args[0].value, "True"))
 
 
 def _literal(expr: Optional[cst.BaseExpression], value: str) -> bool:

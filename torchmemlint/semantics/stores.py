@@ -164,7 +164,9 @@ class Stores:
     def stores_through(self, call: cst.Call, appended_only: bool = False) -> Iterator[Store]:
         """The stores ``call`` makes through its callee: one per argument the callee keeps, the
         container spelled as the caller sees it (the receiver, or the container it passes)."""
-        callee = self.calls.callee(call) or self.calls.module_forward(call)
+        callee = self.calls.callee(call)
+        if callee is None and self._modules_updating_themselves:
+            callee = self.calls.module_forward(call, self._modules_updating_themselves)
         if callee is None:  # ``metric.process(state)``: what any of the file's ``process`` methods keeps
             for candidate in self.calls.candidates(call):
                 yield from self._kept_through(call, candidate, appended_only)
@@ -210,6 +212,16 @@ class Stores:
             for value, _ in arguments.get(keep.param, ()):
                 yield Store(call, container, value, appended=keep.appended, inside=keep.store, computed=keep.computed,
                             device_only=keep.device_only, host=keep.host)
+
+    @cached_property
+    def _modules_updating_themselves(self) -> frozenset[cst.ClassDef]:
+        """Module classes of the file a method of which other than ``__init__`` assigns an
+        attribute of ``self`` (``self.total += n``): the only ones whose calls can keep anything
+        (found once per file, so that a file of modules without state pays nothing per call)."""
+        return frozenset(
+            cls for cls in self.scopes.classes_by_name.values() if self.scopes.is_torch_module_class(cls) and any(
+                (method := self.scopes.function_of(a.node)) is not None and method.name.value != "__init__"
+                for assigned in self.flow.self_assignments(cls).values() for a in assigned))
 
     # -- what a function keeps ------------------------------------------------------------------
     def kept_parameters(self, function: Function) -> list[Kept]:
