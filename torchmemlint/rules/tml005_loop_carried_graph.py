@@ -67,7 +67,11 @@ For an update of the carried value (arithmetic: EMA, running statistics, `x_adv`
 surely a tensor (the value flow says so, or it is made with `-`, `/`, `**` or `@`, which no tuple,
 list or dict has), the fix detaches the new value — `ema = (0.9 * ema + 0.1 * loss).detach()` — and, when the tensor must
 keep requiring grad for the next iteration (its `.grad` is read, it is differentiated), makes it a
-new leaf with `.requires_grad_()`. For recurrent state fed to a module, it detaches the previous
+new leaf with `.requires_grad_()`. Where the same iteration goes on to use the updated value in its
+graph (a step function returns it, this step's loss is computed from it), detaching it would cut
+this step's gradient too (and leave a loss with no graph): the fix detaches the previous value where
+the update reads it instead — `self.memory = 0.5 * self.memory.detach() + self.proj(x)` — when that
+value is surely a tensor, and gives no fix otherwise. For recurrent state fed to a module, it detaches the previous
 value where the iteration reads it — `model(x, h.detach())`, or
 `tuple(part.detach() for part in hidden)` for a tuple of states — when the state's type is known from
 its initialisation (a tensor factory, a tuple of them, a helper of the file returning one). A
@@ -144,6 +148,14 @@ def _detach_fix(model: SemanticModel, site: cst.CSTNode, carries: list[Carry]) -
             return None, "no automatic fix: several values, or not a plain assignment, carry the graph here"
         if not _surely_tensor_update(model, site.value, site):
             return None, "no automatic fix: what the value holds is not known (a tensor, a tuple, a dict?)"
+        if not first.requires_grad and _read_after(model, first):
+            # The new value feeds this iteration's graph (``return self.memory``): detaching it
+            # would cut this step's gradient too. Cut the chain where the previous value is read.
+            if not first.reads or any(model.flow.value(read, site).kind != TENSOR for read in first.reads):
+                return None, (f"no automatic fix: `{first.name}` is used after its update in this iteration, and "
+                              f"what its previous value holds is not known; detach it where the update reads it")
+            return NodeFix("detach the previous value where the update reads it", safe=False,
+                           replacements=[Replacement(read, call_method(read, "detach")) for read in first.reads]), ""
         if not first.requires_grad or _marks_requires_grad(model, first):
             return NodeFix("detach the carried value", safe=False,
                            replacements=[Replacement(site.value, call_method(site.value, "detach"))]), ""
@@ -255,6 +267,27 @@ def _last_assignment(model: SemanticModel, site: cst.Assign, name: str) -> Optio
                     return None
                 last = assign
     return last
+
+
+def _read_after(model: SemanticModel, carry: Carry) -> bool:
+    """This iteration's graph reads the updated value: after the update, the iteration returns it
+    (a step function's ``return self.memory``) or differentiates it (``loss = criterion(state, y)``,
+    then ``loss.backward()``), not only logs it or reads it in another branch."""
+    region = carry.iteration if isinstance(carry.iteration, cst.FunctionDef) else carry.iteration.body
+    scope = model.scopes.scope_of(carry.site)
+    feeding = model.calls.names_feeding_backward(scope)
+    node_type = cst.Attribute if "." in carry.name else cst.Name
+    for node in model.tree.descendants(region, node_type):
+        if carried_name(node) != carry.name or not model.tree.before(carry.site, node) or \
+                model.tree.contains(carry.site, node):
+            continue
+        statement = model.tree.statement_of(node)
+        small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else None
+        if isinstance(small, cst.Return) or (isinstance(small, cst.Assign) and any(
+                name.value in feeding for t in small.targets for name in model.tree.descendants(t.target, cst.Name))) \
+                or any(model.calls.backward_roots(call) for call in model.tree.descendants(statement, cst.Call)):
+            return True
+    return False
 
 
 def _marks_requires_grad(model: SemanticModel, carry: Carry) -> bool:
