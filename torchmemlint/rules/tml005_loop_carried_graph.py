@@ -114,6 +114,7 @@ class LoopCarriedGraph(Rule):
 
     def check(self, model: SemanticModel) -> Iterator[Finding]:
         by_site: dict[cst.CSTNode, list[Carry]] = {}
+        reads: dict[cst.CSTNode, dict[str, list[cst.BaseExpression]]] = {}  # region -> carried name -> its reads
         for carry in model.loop_carried.chains:
             if carry.kind in (UPDATE, STATE) and not carry.in_callee:  # (the callee's own finding)
                 by_site.setdefault(carry.site, []).append(carry)
@@ -124,7 +125,7 @@ class LoopCarriedGraph(Rule):
                        f"{'its' if len(names) == 1 else 'their'} autograd graph: every step's graph links to the "
                        f"previous one, so memory and backward time grow; detach once per iteration "
                        f"(`{names[0]} = {names[0]}.detach()`, `repackage_hidden`)")
-            fix, no_fix = _detach_fix(model, site, carries)
+            fix, no_fix = _detach_fix(model, site, carries, reads)
             yield Finding(site, message=message, fix=fix, no_fix=no_fix)
         for write in model.loop_carried.in_place_writes:
             target = model.code(write.target)
@@ -141,14 +142,15 @@ class LoopCarriedGraph(Rule):
             yield Finding(write.site, message=message, fix=fix, no_fix=no_fix)
 
 
-def _detach_fix(model: SemanticModel, site: cst.CSTNode, carries: list[Carry]) -> tuple[Optional[NodeFix], str]:
+def _detach_fix(model: SemanticModel, site: cst.CSTNode, carries: list[Carry],
+                reads: dict[cst.CSTNode, dict[str, list[cst.BaseExpression]]]) -> tuple[Optional[NodeFix], str]:
     first = carries[0]
     if first.kind == UPDATE:
         if len(carries) != 1 or not isinstance(site, cst.Assign):
             return None, "no automatic fix: several values, or not a plain assignment, carry the graph here"
         if not _surely_tensor_update(model, site.value, site):
             return None, "no automatic fix: what the value holds is not known (a tensor, a tuple, a dict?)"
-        if not first.requires_grad and _read_after(model, first):
+        if not first.requires_grad and _read_after(model, first, reads):
             # The new value feeds this iteration's graph (``return self.memory``): detaching it
             # would cut this step's gradient too. Cut the chain where the previous value is read.
             if not first.reads or any(model.flow.value(read, site).kind != TENSOR for read in first.reads):
@@ -269,20 +271,25 @@ def _last_assignment(model: SemanticModel, site: cst.Assign, name: str) -> Optio
     return last
 
 
-def _read_after(model: SemanticModel, carry: Carry) -> bool:
+def _read_after(model: SemanticModel, carry: Carry, reads: dict[cst.CSTNode, dict[str, list[cst.BaseExpression]]]) -> bool:
     """This iteration's graph reads the updated value: after the update, the iteration returns it
     (a step function's ``return self.memory``) or differentiates it (``loss = criterion(state, y)``,
     then ``loss.backward()``), not only logs it or reads it in another branch."""
     region = carry.iteration if isinstance(carry.iteration, cst.FunctionDef) else carry.iteration.body
-    scope = model.scopes.scope_of(carry.site)
-    feeding = model.calls.names_feeding_backward(scope)
-    node_type = cst.Attribute if "." in carry.name else cst.Name
-    for node in model.tree.descendants(region, node_type):
-        if carried_name(node) != carry.name or not model.tree.before(carry.site, node) or \
-                model.tree.contains(carry.site, node):
+    if region not in reads:  # (one walk per region, not one per carry: a loop may carry hundreds)
+        by_name = reads[region] = {}
+        for node in model.tree.descendants(region, cst.Name) + model.tree.descendants(region, cst.Attribute):
+            parent = model.tree.parent.get(node)
+            if (name := carried_name(node)) is not None and not (type(parent) is cst.Attribute and parent.attr is node):
+                by_name.setdefault(name, []).append(node)
+    feeding = model.calls.names_feeding_backward(model.scopes.scope_of(carry.site))
+    for node in reads[region].get(carry.name, ()):
+        if not model.tree.before(carry.site, node) or model.tree.contains(carry.site, node):
             continue
         statement = model.tree.statement_of(node)
-        small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else None
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        small = statement.body[0]
         if isinstance(small, cst.Return) or (isinstance(small, cst.Assign) and any(
                 name.value in feeding for t in small.targets for name in model.tree.descendants(t.target, cst.Name))) \
                 or any(model.calls.backward_roots(call) for call in model.tree.descendants(statement, cst.Call)):

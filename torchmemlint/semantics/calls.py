@@ -17,20 +17,15 @@ from torchmemlint.semantics.modules import Modules
 from torchmemlint.semantics.scopes import Scopes, module_itself, terminal_name
 from torchmemlint.semantics.tree import Tree
 from torchmemlint.semantics.vocabulary import (
-    EXACT_MODEL_NAMES, FORWARD_HOOK_REGISTRATIONS, GRADIENT_EXPLAINER, SEARCH_DRIVERS, is_class_name, is_model_name,
+    DETACHED_TENSOR_ATTRIBUTES, EXACT_MODEL_NAMES, FORWARD_HOOK_REGISTRATIONS, GRADIENT_EXPLAINER, GRAPH_BREAKING_METHODS,
+    SEARCH_DRIVERS, is_class_name, is_model_name,
 )
 
-# Methods that return a hook handle, not a tensor.
 # Method names too common across libraries to guess the file's class from (``optimizer.step()``).
 _COMMON_METHOD_NAMES = frozenset({
     "step", "update", "forward", "backward", "zero_grad", "train", "eval", "add", "append", "extend", "get",
     "put", "push", "pop", "reset", "run", "log", "save", "load", "close", "to", "cuda", "cpu", "item", "sample",
     "predict", "fit", "evaluate", "__call__", "state_dict", "load_state_dict", "parameters", "clear",
-})
-HOOK_REGISTRATIONS = frozenset({
-    "register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook",
-    "register_full_backward_pre_hook", "register_backward_hook", "register_hook",
-    "register_post_accumulate_grad_hook",
 })
 # Methods of a model that run (part of) its forward pass.
 FORWARD_METHODS = frozenset({"encode", "decode", "compute_loss", "get_loss", "forward_train", "predict_step"})
@@ -715,7 +710,7 @@ class Calls:
             node = name
             while node is not expr:
                 node = parent[node]
-                if type(node) is cst.Attribute and node.attr.value in _DETACHING_READS and node.attr is not name:
+                if type(node) is cst.Attribute and (node.attr.value in GRAPH_BREAKING_METHODS or node.attr.value in DETACHED_TENSOR_ATTRIBUTES) and node.attr is not name:
                     break  # (``x.data``, and the receiver of ``x.detach()``)
             else:
                 names.append(name.value)
@@ -737,8 +732,6 @@ class Calls:
         return handed
 
 
-# What a value read through one of these keeps none of the graph of (``netD(fake.detach())``).
-_DETACHING_READS = frozenset({"detach", "item", "tolist", "numpy", "data"})
 
 
 def _is_static(func: cst.FunctionDef) -> bool:

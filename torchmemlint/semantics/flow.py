@@ -38,14 +38,15 @@ from typing import TYPE_CHECKING, Iterable, Optional
 import libcst as cst
 
 from torchmemlint.semantics.autograd import FUNCTION_BASES
-from torchmemlint.semantics.calls import Callee, Calls, HOOK_REGISTRATIONS
+from torchmemlint.semantics.calls import Callee, Calls
 from torchmemlint.semantics.grad import GradContexts
 from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.modules import MODULE_NAME, Modules
 from torchmemlint.semantics.scopes import Scopes, iterable_identifiers, literal_key, module_itself, subscript_key, terminal_name
 from torchmemlint.semantics.tree import Tree
-from torchmemlint.semantics.vocabulary import (LOADER_ITERABLE, MODULE_RETURNING_METHODS, NON_TENSOR_ANNOTATIONS, is_class_name, is_model_name, names_text,
-                                              torch_gives_no_tensor)
+from torchmemlint.semantics.vocabulary import (DETACHED_TENSOR_ATTRIBUTES, GRAPH_BREAKING_METHODS, HOOK_REGISTRATIONS,
+                                              LOADER_ITERABLE, MODULE_RETURNING_METHODS, NON_TENSOR_ANNOTATIONS,
+                                              is_class_name, is_model_name, names_text, torch_gives_no_tensor)
 
 if TYPE_CHECKING:
     from torchmemlint.semantics.calls import Function
@@ -62,14 +63,6 @@ DISTRIBUTION = "distribution"  # a ``torch.distributions`` object: its parameter
 OTHER = "other"            # something known to hold no tensor: a string, None, a dtype, a hook handle
 _NOTHING = "nothing"       # no value at all (the identity of ``join``: a recursion cut short)
 
-# Methods whose result holds no graph: Python values, integer/bool tensors, detached copies.
-GRAPH_BREAKING_METHODS = frozenset({
-    "item", "tolist", "numpy", "detach", "detach_", "size", "dim", "numel", "argmax", "argmin",
-    "argsort", "eq", "ne", "lt", "le", "gt", "ge", "nonzero", "isnan", "isinf", "isfinite", "all",
-    "any", "long", "int", "bool", "byte", "char", "short", "data_ptr", "element_size", "nelement",
-    "stride", "storage_offset", "is_contiguous", "get_device", "keys", "__len__", "count",
-    "state_dict", "parameters", "named_parameters", "buffers", "named_buffers", "zero_grad", "train", "eval",
-}) | HOOK_REGISTRATIONS
 _NUMBER_METHODS = frozenset({"item", "size", "dim", "numel", "nelement", "element_size", "data_ptr", "stride",
                              "storage_offset", "is_contiguous", "get_device", "count", "__len__"})
 _INTEGER_TENSOR_METHODS = frozenset({"argmax", "argmin", "argsort", "eq", "ne", "lt", "le", "gt", "ge", "nonzero",
@@ -83,7 +76,6 @@ NON_GRAPH_ATTRIBUTES = frozenset({
     "shape", "dtype", "device", "requires_grad", "grad", "data", "is_cuda", "ndim", "grad_fn",
     "is_leaf", "layout", "T_", "names", "training",
 })
-_DETACHED_TENSOR_ATTRIBUTES = frozenset({"grad", "data"})
 BREAKING_BUILTINS = frozenset({
     "float", "int", "bool", "len", "str", "repr", "round", "isinstance", "print", "range",
     "enumerate", "format", "hash", "id", "type",
@@ -1483,7 +1475,7 @@ class Flow:
                 return own
         base = self.value(expr.value, at)
         if name in NON_GRAPH_ATTRIBUTES:
-            if name in _DETACHED_TENSOR_ATTRIBUTES:
+            if name in DETACHED_TENSOR_ATTRIBUTES:
                 return Value(kind=TENSOR if base.kind == TENSOR else None, detached=True, device=base.device)
             return Value(detached=True, kind=SEQUENCE if name == "shape" else OTHER)
         field = base.field(name)

@@ -20,7 +20,7 @@ from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.iterations import Iteration, Iterations
 from torchmemlint.semantics.scopes import Scopes, first_param, tests_every_n_steps
 from torchmemlint.semantics.tree import Tree
-from torchmemlint.semantics.calls import HOOK_REGISTRATIONS
+from torchmemlint.semantics.vocabulary import HOOK_REGISTRATIONS
 
 GLOBAL_HOOK_PREFIX = "torch.nn.modules.module.register_module_"
 _MAX_CALL_DEPTH = 4

@@ -28,9 +28,11 @@ from torchmemlint.semantics.iterations import Iteration, Iterations, keyword_is_
 from torchmemlint.semantics.scopes import Loop, Scopes, first_param
 from torchmemlint.semantics.stores import Stores
 from torchmemlint.semantics.tree import Tree
-from torchmemlint.semantics.vocabulary import IN_PLACE_FILLS, IN_PLACE_WRITES, PER_EPOCH_METHOD, names_a_cache, names_segment_memories
+from torchmemlint.semantics.vocabulary import (
+    GRAPH_BREAKING_METHODS, IN_PLACE_FILLS, IN_PLACE_WRITES, PER_EPOCH_METHOD, names_a_cache, names_segment_memories,
+)
 from torchmemlint.semantics.flow import (
-    BREAKING_BUILTINS, GRAPH_BREAKING_METHODS, MODULE, NON_GRAPH_ATTRIBUTES, OPTIMIZER, TENSOR, Flow, destructure,
+    BREAKING_BUILTINS, MODULE, NON_GRAPH_ATTRIBUTES, OPTIMIZER, TENSOR, Flow, destructure,
 )
 
 JOIN_FUNCTIONS = frozenset({

@@ -19,6 +19,22 @@ PER_STEP_METHODS = frozenset({
 PER_EPOCH_METHOD = re.compile(r"^on_(\w+_)?(epoch|fit|train|validation)_(start|end)$")
 # Calls that run the function they get once per hyper-parameter trial.
 SEARCH_DRIVERS = frozenset({"optimize", "fmin", "gp_minimize", "forest_minimize", "Tuner", "maximize", "minimize"})
+# Registrations of a hook on a module or a tensor.
+HOOK_REGISTRATIONS = frozenset({
+    "register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook",
+    "register_full_backward_pre_hook", "register_backward_hook", "register_hook",
+    "register_post_accumulate_grad_hook",
+})
+# Methods whose result holds no graph: Python values, integer/bool tensors, detached copies.
+GRAPH_BREAKING_METHODS = frozenset({
+    "item", "tolist", "numpy", "detach", "detach_", "size", "dim", "numel", "argmax", "argmin",
+    "argsort", "eq", "ne", "lt", "le", "gt", "ge", "nonzero", "isnan", "isinf", "isfinite", "all",
+    "any", "long", "int", "bool", "byte", "char", "short", "data_ptr", "element_size", "nelement",
+    "stride", "storage_offset", "is_contiguous", "get_device", "keys", "__len__", "count",
+    "state_dict", "parameters", "named_parameters", "buffers", "named_buffers", "zero_grad", "train", "eval",
+}) | HOOK_REGISTRATIONS
+# Attributes of a tensor that are other tensors detached from its graph.
+DETACHED_TENSOR_ATTRIBUTES = frozenset({"grad", "data"})
 # Registrations of a function PyTorch calls on every forward pass of a module.
 FORWARD_HOOK_REGISTRATIONS = frozenset({"register_forward_hook", "register_forward_pre_hook"})
 # Container methods that keep their argument (not ``put``: queues are drained by their consumer).
