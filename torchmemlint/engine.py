@@ -502,6 +502,21 @@ def _text_fix(module: cst.Module, tree: Tree, statement_lines: list[int], code: 
     prefix = _common_length(limit, lambda n: before[:n] == after[:n])
     suffix = _common_length(limit - prefix,
                             lambda n: before[len(before) - n:] == after[len(after) - n:])
+    removed, inserted = before[prefix:len(before) - suffix], after[prefix:len(after) - suffix]
+    if "\n" in removed or "\n" in inserted:
+        # An edit over several lines covers them whole, or an insertion of lines goes in at a
+        # line's start: one that starts inside a line (``def `` common to a helper put before a
+        # function and the function) would let another fix's insertion at that line's start (a
+        # decorator) land before the wrong ``def``.
+        line_start = before.rfind("\n", 0, prefix) + 1
+        if removed:
+            prefix = line_start
+            line_end = before.find("\n", len(before) - suffix)
+            if line_end != -1:
+                suffix = len(before) - line_end - 1
+        elif inserted.endswith(before[line_start:prefix]):  # the same text, inserted a little earlier
+            suffix += prefix - line_start
+            prefix = line_start
     start_line, start_col = _line_col(before, prefix)
     end_line, end_col = _line_col(before, len(before) - suffix)
     edit = Edit(first_line + start_line - 1, start_col, first_line + end_line - 1, end_col,

@@ -161,11 +161,16 @@ EXPECTED = {
 }
 # TML015's manual update in place on a leaf is an error at the flagged line at the first step,
 # which the fix (the update under no_grad) avoids: that error is the confirmation.
-ERRORS = {("tml015_param_update_outside_no_grad.py", "TML015"): "raises RuntimeError at line 16: a leaf Variable"}
-# Device memory, which a CPU replay cannot show: TML011 loads onto the CPU with or without the fix;
+ERRORS = {("tml015_param_update_outside_no_grad.py", "TML015"): "raises RuntimeError at line 16: a leaf Variable",
+          # the memory on `self` chains each step's graph to the previous one, which the last
+          # backward freed: the second backward fails (the fix detaches the old memory it reads)
+          ("tml005_module_returns_its_state.py", "TML005"): "raises RuntimeError at line 28: Trying to backward"}
+# Inconclusive in a CPU replay, and why. Device memory, which a CPU replay cannot show: TML011 loads onto the CPU with or without the fix;
 # TML004's `.cpu()` returns the same tensor on the CPU, so both keep B x 10 logits per iteration.
 # TML010's is CUDA in DataLoader workers (a context per worker, or the forked-CUDA error): no CUDA, no run.
-INCONCLUSIVE_ON_CPU = {("tml011_torch_load_without_map_location.py", "TML011"): "needs-cuda",
+INCONCLUSIVE_HERE = {("tml011_torch_load_without_map_location.py", "TML011"): "needs-cuda",
+                       # the same line's TML005 error, which TML019 (no fix, no twin) cannot claim
+                       ("tml005_module_returns_its_state.py", "TML019"): "original-failed",
                        ("tml004_predictions_on_device.py", "TML004"): "needs-cuda",
                        ("tml010_cuda_in_worker.py", "TML010"): "no-cuda",
                        ("tml010_cuda_before_fork.py", "TML010"): "no-cuda"}
@@ -189,7 +194,7 @@ def verified(replay_server) -> dict[tuple[str, str], VerifyResult]:
 
 
 def test_every_finding_of_every_runnable_fixture_has_an_expectation(verified) -> None:
-    assert set(verified) == set(EXPECTED) | set(ERRORS) | set(INCONCLUSIVE_ON_CPU)
+    assert set(verified) == set(EXPECTED) | set(ERRORS) | set(INCONCLUSIVE_HERE)
 
 
 def test_every_inconclusive_verdict_names_its_reason(verified) -> None:
@@ -261,10 +266,10 @@ def test_runnable_fixture_that_fails(verified, key: tuple[str, str]) -> None:
     assert result.original.status == "error" and result.twin.status == "capped"
 
 
-@pytest.mark.parametrize("key", sorted(INCONCLUSIVE_ON_CPU), ids=lambda key: f"{key[0]}:{key[1]}")
+@pytest.mark.parametrize("key", sorted(INCONCLUSIVE_HERE), ids=lambda key: f"{key[0]}:{key[1]}")
 def test_runnable_fixture_inconclusive_on_the_cpu(verified, key: tuple[str, str]) -> None:
     result = verified[key]
-    assert (result.verdict, result.judgement.inconclusive_reason) == (INCONCLUSIVE, INCONCLUSIVE_ON_CPU[key])
+    assert (result.verdict, result.judgement.inconclusive_reason) == (INCONCLUSIVE, INCONCLUSIVE_HERE[key])
 
 
 def test_predictions_kept_on_the_device_need_a_cuda_replay(verified) -> None:

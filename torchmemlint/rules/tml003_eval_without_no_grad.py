@@ -80,11 +80,13 @@ class EvalWithoutNoGrad(Rule):
 
     def could_match(self, facts: FileFacts) -> bool:
         # An evaluation context (``_evaluation_context``): a loop over evaluation data, a
-        # function named like evaluation that calls something in a loop, or a model switched
-        # to eval mode before another call of the same scope.
+        # function named like evaluation that calls something in a loop or that is called in
+        # one, or a model switched to eval mode before another call of the same scope.
         return super().could_match(facts) and (
             facts.eval_mode_then_call
             or any(EVAL_FUNCTION.search(name) for name in facts.functions_calling_in_loops)
+            or any(EVAL_FUNCTION.search(name) and any(site[0] for site in facts.call_sites.get(name, ()))
+                   for name in facts.function_names)
             or any(_EVAL_ITERABLE.search(word) for name in facts.for_iterable_identifiers for word in _components(name))
         )
 
@@ -178,7 +180,8 @@ def _evaluation_context(model: SemanticModel, call: cst.Call, helpers: dict, dep
         loops_over_data = not func.name.value.startswith("test_") and any(
             model.scopes.is_step_loop(loop) if in_model else
             not isinstance(loop, cst.For) or model.modules.submodule_loop_target(loop) is None for loop in loops)
-        if loops_over_data or _after_eval_call(model, func, call) or _set_to_eval_by_its_class(model, func, call):
+        if loops_over_data or _after_eval_call(model, func, call) or _set_to_eval_by_its_class(model, func, call) \
+                or not in_model and _called_per_item(model, func):
             return func
     scope: Scope = func if func is not None else model.module
     if _after_eval_call(model, scope, call) and not (func is not None and _method_of_model(model, func)):
@@ -193,6 +196,19 @@ def _evaluation_context(model: SemanticModel, call: cst.Call, helpers: dict, dep
         if helpers[key]:
             return func
     return None
+
+
+def _called_per_item(model: SemanticModel, func: cst.FunctionDef, depth: int = 0) -> bool:
+    """An evaluation function of one item (``predictor.infer(image)``) that the file calls only
+    in loops (or in helpers called only so), with grad on and no backward: the loop over the
+    data is its callers'."""
+    sites = model.calls.call_sites(func)
+    return bool(sites) and depth < 3 and all(
+        not model.grad.is_disabled(site) and (
+            not _has_backward(model, loops[0]) if (loops := model.scopes.loops_around(site)) else
+            (caller := model.scopes.function_of(site)) is not None and caller is not func
+            and not _has_backward(model, caller) and _called_per_item(model, caller, depth + 1))
+        for site in sites)
 
 
 def _method_of_model(model: SemanticModel, func: cst.FunctionDef) -> bool:

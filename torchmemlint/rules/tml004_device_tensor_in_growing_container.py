@@ -97,7 +97,8 @@ class DeviceTensorInGrowingContainer(Rule):
             iteration = model.iterations.step_iteration(store.node)
             if iteration is None:
                 continue
-            if not store.appended or model.stores.never_grows(store) or model.stores.writes_position(store):
+            if not store.appended or model.stores.never_grows(store) or model.stores.writes_position(store) or \
+                    model.stores.capped(store):
                 continue
             if isinstance(store.node, cst.Assign) and not model.stores.keyed_by_example(store, iteration):
                 continue  # ``d[k] = v`` overwrites a bounded set of keys, unless each example brings its own

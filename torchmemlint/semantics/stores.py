@@ -309,7 +309,7 @@ class Stores:
                     before: Optional[cst.CSTNode] = None) -> bool:
         """``self.activations = []`` (or ``self.total = 0``) in the function itself: each call
         starts afresh, so nothing piles up across calls."""
-        spelled = dotted_name(container.value if isinstance(container, cst.Subscript) else container)
+        spelled = _spelled_container(container)
         return spelled is not None and any(
             any(dotted_name(t.target) == spelled for t in assign.targets) and not self._reads(assign.value, spelled)
             for assign in self.scopes.scope_nodes(function, cst.Assign)
@@ -379,7 +379,8 @@ class Stores:
             if scope_bindings is None and root != "self" and self._fresh_in_enclosing_step(iteration, root):
                 return False
             if root in self.scopes.global_names(iteration) or (scope_bindings is None and root != "self"):
-                return not self.differentiated_and_emptied(container, iteration)
+                # (a hook's container: whether it is emptied often enough is answered above)
+                return iteration in self.calls.forward_hooks or not self.differentiated_and_emptied(container, iteration)
             if scope_bindings and all(isinstance(b.node, cst.Param) for b in scope_bindings) and root != "self":
                 return self._passed_in_outliving(iteration, root, container, _depth)
             # ``total += loss`` on a parameter handed back: ``total = loop_body(x, total)``
@@ -448,19 +449,38 @@ class Stores:
     def _emptied_between_calls(self, container: cst.BaseExpression) -> bool:
         """A container a hook fills that the file empties somewhere (``features.clear()`` after
         each forward, ``self.acts = []`` in a ``reset``), besides where it is first made."""
-        spelled = dotted_name(container.value if isinstance(container, cst.Subscript) else container)
+        spelled = _spelled_container(container)
         if spelled is None:
             return False
         # Emptied, or consumed (a backward hook pops what a forward hook pushed), here or, for
         # ``self.records``, through another object of the class (``monitor.records.pop(0)``).
         for method in ("clear", "pop", "popleft"):
             for call in self.calls.calls_spelled(method, method=True):
-                if dotted_name(call.func.value) == spelled or self._same_attribute_of_instance(call.func.value, container):
+                if (dotted_name(call.func.value) == spelled or self._same_attribute_of_instance(call.func.value, container)) \
+                        and not self._emptied_once_per_epoch(call):
                     return True
         for delete in self.tree.nodes(cst.Del):
             if isinstance(delete.target, cst.Subscript) and dotted_name(delete.target.value) == spelled:
                 return True
         return len(self.scopes.assignments_to(spelled)) > 1
+
+    def _emptied_once_per_epoch(self, emptying: cst.CSTNode, depth: int = 0) -> bool:
+        """The emptying runs (itself, or through every call of the function holding it) in an
+        outer loop after an inner loop of forward passes (``logger.summary()`` once per epoch):
+        what a hook keeps on every batch piles up over the epoch."""
+        if self.scopes.loops_around(emptying):
+            return self._after_inner_step_loop(emptying)
+        function = self.scopes.function_of(emptying)
+        places = self.calls.call_sites(function) if function is not None and depth < 3 else []
+        return bool(places) and all(self._emptied_once_per_epoch(place, depth + 1) for place in places)
+
+    def _after_inner_step_loop(self, place: cst.CSTNode) -> bool:
+        loops = self.scopes.loops_around(place)
+        return any(
+            not self.tree.contains(inner, place) and (
+                any(self.calls.is_forward_pass(c) for c in self.tree.descendants(inner, cst.Call))
+                or self.iterations.trains_through_calls(inner))
+            for inner in self.tree.descendants(loops[0].body, cst.For) + self.tree.descendants(loops[0].body, cst.While))
 
     def _same_attribute_of_instance(self, other: cst.BaseExpression, container: cst.BaseExpression) -> bool:
         """``other`` is ``<an object of the class>.<attr>`` where ``container`` is ``self.<attr>`` in
@@ -582,6 +602,28 @@ class Stores:
             return False
         values = self._container_values(store)
         return bool(values) and all(_is_list(v) for v in values)
+
+    def capped(self, store: Store) -> bool:
+        """An append made only below a capacity: ``if len(self.items) < self.size:`` or ``if
+        self.count < self.size: self.count += 1; self.items.append(x)`` (an image pool, a reservoir):
+        the container stops growing (what each element keeps is another question)."""
+        append = store.inside or store.node
+        branch = next((a for a in self.tree.ancestors(append) if isinstance(a, (cst.If, cst.FunctionDef))), None)
+        if not isinstance(branch, cst.If) or not self.tree.contains(branch.body, append):
+            return False
+        test = branch.test
+        if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and
+                isinstance(test.comparisons[0].operator, (cst.LessThan, cst.LessThanEqual))):
+            return False
+        counted = test.left
+        if isinstance(counted, cst.Call) and isinstance(counted.func, cst.Name) and counted.func.value == "len":
+            grown = append.func.value if isinstance(append, cst.Call) and isinstance(append.func, cst.Attribute) else None
+            return len(counted.args) == 1 and grown is not None and \
+                dotted_name(counted.args[0].value) == dotted_name(grown) is not None
+        spelled = dotted_name(counted)
+        return spelled is not None and any(
+            dotted_name(a.target) == spelled and isinstance(a.operator, cst.AddAssign)
+            for a in self.tree.descendants(branch.body, cst.AugAssign))
 
     def _container_values(self, store: Store) -> list[Optional[cst.BaseExpression]]:
         """What the file binds the store's container to (a name's reaching bindings; an attribute's
@@ -711,7 +753,7 @@ class Stores:
         REINFORCE agent's ``learn``): graphs kept to be differentiated, not piling up. Emptied
         without a backward (at the end of an epoch) they still pile up until then."""
         cls = self.scopes.self_class(method)
-        spelled = dotted_name(container.value if isinstance(container, cst.Subscript) else container) or ""
+        spelled = _spelled_container(container) or ""
         if cls is None and spelled.startswith("self."):
             return False
         owner = cls if spelled.startswith("self.") else self.tree.module  # (a global's: any function)
@@ -739,7 +781,7 @@ class Stores:
         ``initialize_decoder_states`` at the start of each ``forward``, before ``decode`` adds to
         the attribute per time step): then it lives for one step."""
         cls = self.scopes.self_class(method)
-        spelled = dotted_name(container.value if isinstance(container, cst.Subscript) else container)
+        spelled = _spelled_container(container)
         if cls is None or spelled is None:
             return False
         return any(
@@ -844,3 +886,14 @@ def _is_list(expr) -> bool:
     if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Multiply):
         return isinstance(expr.left, cst.List) or isinstance(expr.right, cst.List)
     return isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "list"
+
+
+def _spelled_container(container: cst.BaseExpression) -> Optional[str]:
+    """The container a kept value goes into, spelled: ``self.kept`` for ``self.kept[name]`` and
+    ``self.kept.setdefault(name, [])`` as for ``self.kept``."""
+    if isinstance(container, cst.Subscript):
+        container = container.value
+    elif isinstance(container, cst.Call) and isinstance(container.func, cst.Attribute) and \
+            container.func.attr.value == "setdefault":
+        container = container.func.value
+    return dotted_name(container)

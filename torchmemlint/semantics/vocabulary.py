@@ -106,6 +106,9 @@ def is_model_name(name: Optional[str]) -> bool:
         return False  # (``obj.__module__`` is a string; torch.fx's ``graph.call_module`` adds a node)
     if name in EXACT_MODEL_NAMES or name.lower() in _LOSS_FUNCTION_NAMES:
         return True
+    first, _, role = name.strip("_").partition("_")
+    if first in EXACT_MODEL_NAMES and role.lower() in _ROLE_SUFFIXES:
+        return True  # (CycleGAN's ``netG_A``, ``netD_B``)
     words = name.lower().strip("_").split("_")
     if len(words) > 1 and words[0] in _MODEL_HANDLING_VERBS or len(words) > 2 and words[-2] in ("for", "of", "from"):
         return False  # (``stats_for_generator`` is about a model, not one)

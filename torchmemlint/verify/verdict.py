@@ -83,6 +83,10 @@ ONE_TIME_RULES = frozenset({"TML011"})
 WORKER_RULES = frozenset({"TML010"})
 # What a worker that touches CUDA after its parent initialised it raises (under ``fork``).
 FORKED_CUDA_ERROR = "Cannot re-initialize CUDA in forked subprocess"
+# A graph carried into the next iteration (TML005) that the last backward freed: the next
+# backward walks into it and fails wherever that backward is, not at the flagged line.
+CHAINED_GRAPH_ERROR = "Trying to backward through the graph a second time"
+CHAINED_GRAPH_RULES = frozenset({"TML005"})
 # Rules whose cost is device memory kept every iteration, which their fix moves to the host: in
 # a CPU replay `.cpu()` returns the same storage, so the original and the twin keep the same.
 DEVICE_MEMORY_RULES = frozenset({"TML004"})
@@ -233,6 +237,14 @@ def _failure(outcome: RunOutcome, which: str, timeout_s: float) -> Optional[tupl
     return None
 
 
+def raises_for_finding(original: RunOutcome, code: str, flagged_line: int) -> bool:
+    """The original raises because of the finding: at its line, or (a carried graph) in the
+    backward that walks into it."""
+    error = original.end.get("error", {}) if original.status == "error" else {}
+    return bool(error) and bool(flagged_line) and (
+        error.get("line") == flagged_line or code in CHAINED_GRAPH_RULES and CHAINED_GRAPH_ERROR in error.get("message", ""))
+
+
 def error_text(outcome: RunOutcome) -> str:
     """``Type at line N: message`` of a replay that raised."""
     error = outcome.end.get("error", {})
@@ -246,9 +258,10 @@ def judge(original: RunOutcome, twin: Optional[RunOutcome], warmup: int, timeout
     meter = meter_of(original)
     if original.status == "oom":
         return _judge_out_of_memory(original, twin, meter, warmup, timeout_s)
-    if original.status == "error" and twin is not None and twin.status in ("capped", "finished") and \
-            flagged_line and original.end.get("error", {}).get("line") == flagged_line:
-        return Judgement(CONFIRMED_ERROR, f"the original raises {error_text(original)}, at the flagged line; "
+    if raises_for_finding(original, code, flagged_line) and twin is not None and twin.status in ("capped", "finished"):
+        where = "at the flagged line" if original.end["error"].get("line") == flagged_line else \
+            "where the next backward walks into the graph the flagged line carries over"
+        return Judgement(CONFIRMED_ERROR, f"the original raises {error_text(original)}, {where}; "
                                           f"the fixed twin runs {twin.iterations} iterations")
     failure = _failure(original, "original", timeout_s)
     if failure:

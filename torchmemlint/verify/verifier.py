@@ -25,7 +25,7 @@ from torchmemlint.verify.runner import Limits, ReplayServer, RunOutcome, RunRequ
 from torchmemlint.verify.verdict import (
     CONFIRMED_GROWTH, CONFIRMED_PEAK_EXCESS, INCONCLUSIVE, NON_MEMORY_COSTS, ONE_TIME_RULES,
     PROJECTED_STEPS, WORKER_RULES, Judgement, heap_disturbed, inconclusive, judge, judge_alone, judge_one_time, judge_workers,
-    meter_of, paired_growth, retained_per_iteration, series,
+    meter_of, paired_growth, raises_for_finding, retained_per_iteration, series,
 )
 
 Progress = Callable[[str], None]
@@ -319,7 +319,7 @@ def _comparable(original: RunOutcome, diagnostic: Diagnostic) -> bool:
     """Whether the original measured anything a twin could be compared with (an out-of-memory
     end counts: the twin shows whether the fix avoids it; so does an error at the flagged line:
     the twin shows whether the fix avoids that)."""
-    if original.status == "error" and original.end.get("error", {}).get("line") == diagnostic.line:
+    if raises_for_finding(original, diagnostic.code, diagnostic.line):
         return True
     return len(original.boundaries) > 1 and original.status in ("capped", "finished", "oom")
 
