@@ -7,7 +7,8 @@ enabled) that is stored into a container that outlives the iteration (`losses.ap
 outlives it (`total_loss += loss`, `total = total + loss`). The value is followed wherever it
 travels in the file: returned by a helper (alone, in a tuple or a dict of loss components), read
 as `out.loss` or `outputs["loss"]`, handed to a method that keeps it (`meter.update(loss)` where
-`update` does `self.sum += val * n`, a logger whose body appends what it gets, a replay buffer's
+`update` does `self.sum += val * n` or joins it onto a state, `self.preds = torch.cat([self.preds,
+preds])`, which TML008 reports there; a logger whose body appends what it gets, a replay buffer's
 `push`), or stored on `self` in a method the training loop calls once per step — also by a forward
 hook that appends the activations it sees, a closure handed to `optimizer.step`, a logger's
 `setdefault(k, []).append(v)`, or a policy's `dist.log_prob(a)`; also a graph a helper makes
@@ -15,7 +16,7 @@ itself and keeps in a container its caller hands it (`memory.logprobs.append(dis
 in `act(obs, memory)`, called per step without `no_grad`), reported where the helper keeps it. A fixed key
 (`last["loss"] = loss`) keeps only the newest value and stays silent, as do containers that the
 code empties right after differentiating them (a REINFORCE agent's `learn`) and hook lists emptied
-(or popped) between forwards. In evaluation code (a function that calls `model.eval()`), a loop
+(or popped) between forwards (not only once per epoch, after the batch loop). In evaluation code (a function that calls `model.eval()`), a loop
 that hands its element to a model (`for clip in read_clips(path): encoder(clip)`) is a loop over
 data whatever its iterable is called, and a returned list of model outputs is predictions, not
 graphs kept for a caller's backward.

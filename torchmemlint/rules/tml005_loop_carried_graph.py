@@ -99,7 +99,8 @@ from torchmemlint.rules.base import Finding, NodeFix, Replacement, Rule
 from torchmemlint.rules.edits import call_method, torch_name_taken, torch_spelling, with_torch_import, without_graph
 from torchmemlint.semantics import SemanticModel
 from torchmemlint.semantics.flow import SEQUENCE, TENSOR, TENSOR_OPERATORS, Value
-from torchmemlint.semantics.loop_carried import STATE, UPDATE, Carry, carried_name
+from torchmemlint.semantics.loop_carried import STATE, UPDATE, Carry
+from torchmemlint.semantics.scopes import carried_name
 from torchmemlint.semantics.prescreen import CARRY_ASSIGNMENT, IN_PLACE_WRITE, LOOP_ASSIGNMENT, SUBSCRIPT_STORE
 
 

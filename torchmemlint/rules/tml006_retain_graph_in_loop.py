@@ -67,7 +67,8 @@ from torchmemlint.rules.edits import remove_keyword_argument
 from torchmemlint.semantics import SemanticModel
 from torchmemlint.semantics.prescreen import FileFacts
 from torchmemlint.semantics.iterations import Iteration, keyword_is_true
-from torchmemlint.semantics.loop_carried import STATE, UPDATE, carried_name
+from torchmemlint.semantics.loop_carried import STATE, UPDATE
+from torchmemlint.semantics.scopes import carried_name
 
 
 class RetainGraphInLoop(Rule):

@@ -60,11 +60,11 @@ import libcst as cst
 from torchmemlint.rules.base import Finding, NodeFix, Replacement, Rule
 from torchmemlint.semantics import SemanticModel
 from torchmemlint.semantics.imports import dotted_name
-from torchmemlint.semantics.loop_carried import (
-    ASSOCIATIVE_JOINS, JoinAccumulation, accumulator_name, carried_name, measured_tensor,
-)
+from torchmemlint.semantics.loop_carried import measured_tensor
 from torchmemlint.semantics.prescreen import JOIN
-from torchmemlint.semantics.scopes import Loop
+from torchmemlint.semantics.scopes import Loop, accumulator_name, carried_name
+from torchmemlint.semantics.stores import JoinAccumulation
+from torchmemlint.semantics.vocabulary import ASSOCIATIVE_JOINS
 
 # Reads that inspect an accumulator without using its contents.
 _METADATA = frozenset({"shape", "size", "numel", "dim", "device", "dtype", "ndim"})
@@ -80,7 +80,7 @@ class ConcatAccumulatorInLoop(Rule):
     keeping = frozenset({JOIN})
 
     def check(self, model: SemanticModel) -> Iterator[Finding]:
-        for accumulation in model.loop_carried.join_accumulations:
+        for accumulation in model.stores.join_accumulations:
             iteration = model.scopes.iteration_scope(accumulation.site)
             if iteration is None:
                 # A helper a step loop calls: ``self.acc = cat(...)`` in a method run per step,
@@ -129,7 +129,7 @@ def _grown_only_below_a_size(model: SemanticModel, accumulation: JoinAccumulatio
 
 
 def _grown_in(model: SemanticModel, block: cst.CSTNode) -> set[str]:
-    return {a.name for a in model.loop_carried.join_accumulations if model.tree.contains(block, a.site)}
+    return {a.name for a in model.stores.join_accumulations if model.tree.contains(block, a.site)}
 
 
 def _measured(expr: cst.BaseExpression) -> Optional[str]:

@@ -25,7 +25,7 @@ import libcst as cst
 from torchmemlint.semantics.grad import GradContexts
 from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.iterations import Iteration, Iterations, keyword_is_true
-from torchmemlint.semantics.scopes import Loop, Scopes, first_param
+from torchmemlint.semantics.scopes import Loop, Scopes, carried_name, first_param
 from torchmemlint.semantics.stores import Stores
 from torchmemlint.semantics.tree import Tree
 from torchmemlint.semantics.vocabulary import (
@@ -35,12 +35,6 @@ from torchmemlint.semantics.flow import (
     BREAKING_BUILTINS, MODULE, NON_GRAPH_ATTRIBUTES, OPTIMIZER, TENSOR, Flow, destructure,
 )
 
-JOIN_FUNCTIONS = frozenset({
-    "torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.vstack", "torch.hstack",
-    "torch.dstack", "torch.row_stack", "torch.column_stack",
-})
-# Joins where joining pairwise equals joining all pieces at once (``stack`` adds a dimension).
-ASSOCIATIVE_JOINS = JOIN_FUNCTIONS - {"torch.stack"}
 # Helpers that cut a chain by name (``repackage_hidden`` of the PyTorch examples, ``detach_state``).
 _BREAKING_FUNCTION = re.compile(r"detach|repackage", re.IGNORECASE)
 # Methods that reset recurrent state from outside the step (``model.init_hidden()``, ``reset_states``).
@@ -53,20 +47,6 @@ ACCUMULATION = "accumulation"  # ``t += v`` / ``t = t + v`` with an attached ``v
 JOIN = "join"                # ``acc = torch.cat([acc, x])``: TML008's case
 
 Assignment = Union["cst.Assign", "cst.AnnAssign", "cst.AugAssign"]  # strings: see scopes.Loop
-
-
-@dataclass(frozen=True)
-class JoinAccumulation:
-    """``acc = torch.cat([acc, piece], ...)``, or ``acc = piece if acc is None else torch.cat(...)``."""
-
-    site: cst.Assign
-    target: cst.BaseExpression
-    name: str
-    join: cst.Call
-    qualified: str
-    piece: cst.BaseExpression
-    prepends: bool
-    guard: Optional[cst.IfExp]
 
 
 @dataclass(frozen=True)
@@ -111,42 +91,6 @@ class LoopCarried:
         self._in_place_detached: dict[cst.CSTNode, set[str]] = {}
         self._requiring_grad: dict[object, set[str]] = {}
         self._own_attributes: dict[cst.ClassDef, frozenset[str]] = {}
-
-    # -- join accumulations ------------------------------------------------------------
-    @cached_property
-    def join_accumulations(self) -> list[JoinAccumulation]:
-        found = []
-        for assign in self.tree.nodes(cst.Assign):
-            if len(assign.targets) != 1:
-                continue
-            target = assign.targets[0].target
-            name = accumulator_name(target)
-            if name is None:
-                continue
-            value, guard = assign.value, None
-            if isinstance(value, cst.IfExp):  # x if acc is None else torch.cat([acc, x])
-                guard = value
-                value = value.orelse if isinstance(value.orelse, cst.Call) else value.body
-            join = self._join_of(value, name)
-            if join is not None:
-                found.append(JoinAccumulation(assign, target, name, value, *join, guard))
-        return found
-
-    def _join_of(self, value: cst.BaseExpression, name: str) -> Optional[tuple[str, cst.BaseExpression, bool]]:
-        if not isinstance(value, cst.Call) or not value.args:
-            return None
-        qualified = self.imports.qualify(value.func)
-        if qualified not in JOIN_FUNCTIONS:
-            return None
-        pieces = value.args[0].value
-        if not isinstance(pieces, (cst.List, cst.Tuple)) or len(pieces.elements) != 2:
-            return None
-        first, second = (e.value for e in pieces.elements)
-        if accumulator_name(first) == name:
-            return qualified, second, False
-        if accumulator_name(second) == name:
-            return qualified, first, True
-        return None
 
     # -- graph chains ------------------------------------------------------------------
     @cached_property
@@ -739,7 +683,7 @@ class LoopCarried:
         return {a.node: a.value for a in self.stores.accumulations()}
 
     def _kind(self, site: Assignment, name: str, region: Iteration) -> str:
-        if any(j.site is site for j in self.join_accumulations):
+        if any(j.site is site for j in self.stores.join_accumulations):
             return JOIN
         if isinstance(site, cst.AugAssign):
             return ACCUMULATION  # (in place on a tensor: TML015's when it is a leaf that requires grad)
@@ -828,31 +772,6 @@ _INDEX_POSITION = {"index_add_": 1, "index_copy_": 1, "scatter_": 1, "scatter_ad
                    "masked_scatter_": 0, "put_": 0}
 _NON_ACTIVATION = re.compile(r"label|target|mask|index|indices|idx|ids?$|tokens?$|^y$|^t$|step|position",
                              re.IGNORECASE)
-
-
-def carried_name(expr: cst.BaseExpression) -> Optional[str]:
-    """``h`` for a name, ``self.h`` for an attribute of ``self`` (``self.stats.ema`` for one of an
-    object ``self`` holds); None otherwise."""
-    expr_type = type(expr)  # (not ``isinstance``: see ``_graph_reads``)
-    if expr_type is cst.Name:
-        return expr.value
-    if expr_type is cst.Attribute:
-        spelled = dotted_name(expr)
-        if spelled is not None and spelled.startswith("self."):
-            return spelled
-    return None
-
-
-def accumulator_name(expr: cst.BaseExpression) -> Optional[str]:
-    """``carried_name``, and for a slot of one keyed by a name or a literal the slot spelled out
-    (``self.data["preds"]``, ``self.store[key]``): what ``acc = torch.cat([acc, x])`` grows."""
-    name = carried_name(expr)
-    if name is not None or not isinstance(expr, cst.Subscript) or len(expr.slice) != 1:
-        return name
-    base, index = carried_name(expr.value), expr.slice[0].slice
-    if base is None or not isinstance(index, cst.Index) or not isinstance(index.value, (cst.Name, cst.SimpleString)):
-        return None
-    return f"{base}[{index.value.value}]"
 
 
 def _target_names(loop: Union[cst.For, cst.While]) -> set[str]:

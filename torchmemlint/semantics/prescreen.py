@@ -882,7 +882,7 @@ def _carried_name(node: ast.AST) -> Optional[str]:
 
 
 def _accumulator_name(node: ast.AST) -> Optional[str]:
-    """As ``loop_carried._accumulator_name``: ``_carried_name``, or a slot of one keyed by a name
+    """As ``scopes.accumulator_name``: ``_carried_name``, or a slot of one keyed by a name
     or a literal (``self.data["preds"]``), spelled out."""
     name = _carried_name(node)
     if name is not None or type(node) is not ast.Subscript:
@@ -901,7 +901,7 @@ def _join_candidates(value: ast.AST) -> list[ast.AST]:
 
 def _joins(call: ast.AST, name: str) -> bool:
     """``f([name, x])``/``f((x, name))`` (or the list as a keyword): the shape of a join into
-    ``name``, whatever ``f`` is (``LoopCarried.join_accumulations`` resolves it)."""
+    ``name``, whatever ``f`` is (``Stores.join_accumulations`` resolves it)."""
     if type(call) is not ast.Call:
         return False
     for pieces in (*call.args[:1], *(k.value for k in call.keywords)):

@@ -818,3 +818,28 @@ def root_name(expr: cst.BaseExpression, through_any_method: bool = False) -> Opt
             expr = expr.func.value
         else:
             return expr.value if isinstance(expr, cst.Name) else None
+
+
+def carried_name(expr: cst.BaseExpression) -> Optional[str]:
+    """``h`` for a name, ``self.h`` for an attribute of ``self`` (``self.stats.ema`` for one of an
+    object ``self`` holds); None otherwise."""
+    expr_type = type(expr)  # (not ``isinstance``: see ``_graph_reads``)
+    if expr_type is cst.Name:
+        return expr.value
+    if expr_type is cst.Attribute:
+        spelled = dotted_name(expr)
+        if spelled is not None and spelled.startswith("self."):
+            return spelled
+    return None
+
+
+def accumulator_name(expr: cst.BaseExpression) -> Optional[str]:
+    """``carried_name``, and for a slot of one keyed by a name or a literal the slot spelled out
+    (``self.data["preds"]``, ``self.store[key]``): what ``acc = torch.cat([acc, x])`` grows."""
+    name = carried_name(expr)
+    if name is not None or not isinstance(expr, cst.Subscript) or len(expr.slice) != 1:
+        return name
+    base, index = carried_name(expr.value), expr.slice[0].slice
+    if base is None or not isinstance(index, cst.Index) or not isinstance(index.value, (cst.Name, cst.SimpleString)):
+        return None
+    return f"{base}[{index.value.value}]"

@@ -17,9 +17,9 @@ from torchmemlint.semantics.calls import Calls, Function
 from torchmemlint.semantics.flow import MODULE, TENSOR, Flow
 from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.iterations import Iteration, Iterations
-from torchmemlint.semantics.scopes import Loop, Scopes, first_param, root_name, tests_every_n_steps
+from torchmemlint.semantics.scopes import Loop, Scopes, accumulator_name, first_param, root_name, tests_every_n_steps
 from torchmemlint.semantics.tree import Tree
-from torchmemlint.semantics.vocabulary import METER_CLASS, METER_METHODS, STORING_METHODS
+from torchmemlint.semantics.vocabulary import JOIN_FUNCTIONS, METER_CLASS, METER_METHODS, STORING_METHODS
 
 _BOUNDED_FACTORIES = frozenset({"collections.deque", "deque"})
 # Methods that keep every argument (a replay buffer's ``push(state, action, reward)``); ``append``
@@ -48,6 +48,7 @@ class Store:
     # ``value`` is what a callee made and kept (``memory.logprobs.append(log_prob)`` in ``act(state,
     # memory)``), an expression of the callee: what it holds is read where ``inside`` is.
     made_inside: bool = False
+    joined: bool = False  # the callee joins ``value`` onto a tensor it keeps (``Kept.joined``)
 
     @property
     def overwrites_fixed_slot(self) -> bool:
@@ -62,6 +63,20 @@ class Accumulation:
     node: Union[cst.AugAssign, cst.Assign]
     target: cst.BaseExpression
     value: cst.BaseExpression
+
+
+@dataclass(frozen=True)
+class JoinAccumulation:
+    """``acc = torch.cat([acc, piece], ...)``, or ``acc = piece if acc is None else torch.cat(...)``."""
+
+    site: cst.Assign
+    target: cst.BaseExpression
+    name: str
+    join: cst.Call
+    qualified: str
+    piece: cst.BaseExpression
+    prepends: bool
+    guard: Optional[cst.IfExp]
 
 
 @dataclass(frozen=True)
@@ -86,6 +101,9 @@ class Kept:
     # ``value`` is the kept expression, at ``store``).
     made_inside: bool = False
     value: Optional[cst.BaseExpression] = None
+    # Kept by joining it onto a tensor (``self.preds = torch.cat([self.preds, preds])``): that the
+    # tensor grows is TML008's finding there; what a caller's graph costs is the caller's.
+    joined: bool = False
 
 
 class Stores:
@@ -211,7 +229,7 @@ class Stores:
                 continue
             for value, _ in arguments.get(keep.param, ()):
                 yield Store(call, container, value, appended=keep.appended, inside=keep.store, computed=keep.computed,
-                            device_only=keep.device_only, host=keep.host)
+                            device_only=keep.device_only, host=keep.host, joined=keep.joined)
 
     @cached_property
     def _modules_updating_themselves(self) -> frozenset[cst.ClassDef]:
@@ -269,7 +287,7 @@ class Stores:
                     found.append(Kept(param, into, store.inside or store.node, store.container, appended,
                                       computed=store.computed or value.alias != param,
                                       device_only=store.device_only or param not in value.params,
-                                      host=store.host or value.host))
+                                      host=store.host or value.host, joined=store.joined))
         for accumulation in self.accumulations():
             if self.scopes.function_of(accumulation.node) is not function:
                 continue
@@ -280,6 +298,16 @@ class Stores:
             for param in value.params & params:
                 found.append(Kept(param, into, accumulation.node, accumulation.target, False,
                                   computed=value.alias != param))
+        for join in self.join_accumulations:
+            if self.scopes.function_of(join.site) is not function:
+                continue
+            into = self._persistent_root(join.target, function, cls)
+            if into is None:
+                continue
+            value = self.flow.value(join.piece, join.site)
+            for param in value.params & params:
+                found.append(Kept(param, into, join.site, join.target, True, computed=value.alias != param,
+                                  joined=True))
         self._kept[function] = found
         return found
 
@@ -339,6 +367,42 @@ class Stores:
 
     def accumulations(self) -> list[Accumulation]:
         return self._accumulations
+
+    # -- join accumulations ------------------------------------------------------------
+    @cached_property
+    def join_accumulations(self) -> list[JoinAccumulation]:
+        found = []
+        for assign in self.tree.nodes(cst.Assign):
+            if len(assign.targets) != 1:
+                continue
+            target = assign.targets[0].target
+            name = accumulator_name(target)
+            if name is None:
+                continue
+            value, guard = assign.value, None
+            if isinstance(value, cst.IfExp):  # x if acc is None else torch.cat([acc, x])
+                guard = value
+                value = value.orelse if isinstance(value.orelse, cst.Call) else value.body
+            join = self._join_of(value, name)
+            if join is not None:
+                found.append(JoinAccumulation(assign, target, name, value, *join, guard))
+        return found
+
+    def _join_of(self, value: cst.BaseExpression, name: str) -> Optional[tuple[str, cst.BaseExpression, bool]]:
+        if not isinstance(value, cst.Call) or not value.args:
+            return None
+        qualified = self.imports.qualify(value.func)
+        if qualified not in JOIN_FUNCTIONS:
+            return None
+        pieces = value.args[0].value
+        if not isinstance(pieces, (cst.List, cst.Tuple)) or len(pieces.elements) != 2:
+            return None
+        first, second = (e.value for e in pieces.elements)
+        if accumulator_name(first) == name:
+            return qualified, second, False
+        if accumulator_name(second) == name:
+            return qualified, first, True
+        return None
 
     # -- does the container outlive the iteration? ------------------------------------------------
     def outlives(self, container: cst.BaseExpression, at: cst.CSTNode, iteration: Union[Loop, cst.FunctionDef],

@@ -246,3 +246,10 @@ IN_PLACE_WRITES = frozenset({
 # Tensor methods that overwrite their receiver with new numbers (``buf.zero_()``), in place: the
 # receiver keeps its autograd history.
 IN_PLACE_FILLS = frozenset({"zero_", "fill_", "uniform_", "normal_", "copy_", "mul_"})
+# Functions that join tensors: ``acc = torch.cat([acc, x])`` grows ``acc`` by ``x``.
+JOIN_FUNCTIONS = frozenset({
+    "torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.vstack", "torch.hstack",
+    "torch.dstack", "torch.row_stack", "torch.column_stack",
+})
+# Joins where joining pairwise equals joining all pieces at once (``stack`` adds a dimension).
+ASSOCIATIVE_JOINS = JOIN_FUNCTIONS - {"torch.stack"}
