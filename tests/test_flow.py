@@ -43,3 +43,30 @@ def test_class_attribute_sees_every_assignment() -> None:
     model.flow.value(delta.value, delta)
     cls = model.scopes.classes_by_name["RunningMoments"]
     assert "x" in model.flow.class_attribute(cls, "mean").params
+
+
+JOINS = '''
+import torch
+
+
+class Metric:
+    def __init__(self):
+        self.preds = torch.zeros(0)
+
+    def update(self, preds):
+        self.preds = torch.cat([self.preds, preds])
+
+    @staticmethod
+    def logits(positives, negatives):
+        positives = torch.cat([positives, negatives])
+        return positives.sum(-1)
+'''
+
+
+def test_a_join_onto_self_keeps_its_argument_and_one_onto_a_local_name_does_not() -> None:
+    model = SemanticModel(cst.parse_module(JOINS))
+    update, logits = (next(f for f in model.tree.nodes(cst.FunctionDef) if f.name.value == name)
+                      for name in ("update", "logits"))
+    assert [(k.param, k.into, k.joined) for k in model.stores.kept_parameters(update)] == [("preds", "self", True)]
+    # (a static method's first parameter is no ``self``: rebinding it keeps nothing)
+    assert model.stores.kept_parameters(logits) == []

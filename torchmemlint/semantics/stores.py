@@ -302,8 +302,8 @@ class Stores:
             if self.scopes.function_of(join.site) is not function:
                 continue
             into = self._persistent_root(join.target, function, cls)
-            if into is None:
-                continue
+            if into is None or isinstance(join.target, cst.Name) and into != "global":
+                continue  # (a join rebinds: a parameter's name, even a static method's first, is local)
             value = self.flow.value(join.piece, join.site)
             for param in value.params & params:
                 found.append(Kept(param, into, join.site, join.target, True, computed=value.alias != param,
