@@ -618,7 +618,7 @@ class LoopCarried:
             values = [a.value for position, a in enumerate(call.args)
                       if (a.keyword is None and position != skipped) or
                       a.keyword is not None and a.keyword.value not in ("alpha", "value", "index", "indices", "mask")]
-            found += self._write(call, target, values)
+            found += self._write(call, target, values, tensor_method=True)
         for assign in self.tree.nodes(cst.Assign):
             for target in assign.targets:
                 if isinstance(target.target, cst.Subscript):
@@ -638,7 +638,12 @@ class LoopCarried:
             return []
         return [InPlaceWrite(assign, slot, assign.value, iteration, slot=True)]
 
-    def _write(self, site: cst.CSTNode, target: cst.BaseExpression, values: list) -> list[InPlaceWrite]:
+    def _write(self, site: cst.CSTNode, target: cst.BaseExpression, values: list,
+               tensor_method: bool = False) -> list[InPlaceWrite]:
+        """``tensor_method``: the write is a tensor's own in-place method (``self.buf.lerp_(v, m)``),
+        so an attribute of ``self`` it writes is a tensor even where the flow cannot tell (a buffer
+        registered under a computed name); a parameter's (a cache a helper fills for its caller) and
+        an item assignment's receiver must be known to be one (not a list)."""
         if not values or self.grad.is_disabled(site):
             return []
         if isinstance(target, cst.Attribute) and target.attr.value in NON_GRAPH_ATTRIBUTES:
@@ -646,7 +651,9 @@ class LoopCarried:
         iteration = self.iterations.step_iteration(site)
         if iteration is None or isinstance(iteration, cst.Lambda) or not self._crosses_step(iteration):
             return []
-        if self.flow.value(target, site).kind != TENSOR or not self.stores.outlives(target, site, iteration):
+        kind = self.flow.value(target, site).kind
+        if kind != TENSOR and not (tensor_method and kind is None and (carried_name(target) or "").startswith("self.")) \
+                or not self.stores.outlives(target, site, iteration):
             return []
         if names_a_cache(dotted_name(target)):
             return []  # a key/value cache filled during generation, where no graph is built
