@@ -674,10 +674,17 @@ class Calls:
         names: set[str] = set()
         for call in self.scopes.scope_nodes(scope, cst.Call):
             for root in self.backward_roots(call):
-                names.update(n.value for n in self.tree.descendants(root, cst.Name))
+                names.update(n.value for n in self.tree.descendants(root, cst.Name) if not self._divides(n))
         names.discard("self")
         self._backwarded[scope] = names
         return names
+
+    def _divides(self, name: cst.Name) -> bool:
+        """``n`` of ``(loss / n).backward()``: a count that scales the loss (gradient accumulation,
+        truncated BPTT), not something differentiated."""
+        parent = self.tree.parent.get(name)
+        return isinstance(parent, cst.BinaryOperation) and parent.right is name and \
+            isinstance(parent.operator, (cst.Divide, cst.FloorDivide))
 
     def names_feeding_backward(self, scope) -> set[str]:
         """Names whose values flow into a backward pass of ``scope`` (through assignments):
