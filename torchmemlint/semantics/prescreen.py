@@ -219,11 +219,11 @@ class FileFacts:
 
     def _keeping_functions(self) -> set[str]:
         """A superset of the functions ``Stores.kept_parameters`` finds keeping something: a
-        store or accumulation into a container that is not their own local, or a call of such a
-        function with arguments."""
+        store, accumulation or join into a container that is not their own local, or a call of
+        such a function with arguments."""
         if self._keeping is None:
             keeping = self._keeping = {
-                scope.name for kind in (CALL_STORE, SUBSCRIPT_STORE, LIST_STORE, ACCUMULATION)
+                scope.name for kind in (CALL_STORE, SUBSCRIPT_STORE, LIST_STORE, ACCUMULATION, JOIN)
                 for _, scope, _, root in self.sites.get(kind, ())
                 if scope.name is not None and not _local_of(scope, root)}
             pending = list(keeping)

@@ -1,0 +1,49 @@
+# Source: https://discuss.pytorch.org/t/implementing-truncated-backpropagation-through-time/15500
+# Report: recurrent net trained on very long sequences ran into memory problems because the whole sequence was backpropagated; the poster switched to detaching the state every k1 steps (truncated BPTT)
+# Shape: one_step_module(inp, state) is called over the whole stream and the returned state is fed back undetached, so the graph chains across every step until the single backward at the end
+# Expect: TML005 line 32
+import torch
+import torch.nn as nn
+
+
+class OneStep(nn.Module):
+    def __init__(self, n_in, n_hidden, n_out):
+        super().__init__()
+        self.cell = nn.GRUCell(n_in, n_hidden)
+        self.readout = nn.Linear(n_hidden, n_out)
+
+    def forward(self, inp, state):
+        state = self.cell(inp, state)
+        return self.readout(state), state
+
+
+def init_state(n_hidden, device):
+    return torch.zeros(1, n_hidden, device=device)
+
+
+def train_on_stream(one_step_module, loss_module, optimizer, stream, n_hidden, device="cuda"):
+    """stream yields (inp, target) pairs of one very long recording."""
+    one_step_module.train()
+    state = init_state(n_hidden, device)
+    total = 0.0
+    steps = 0
+    for inp, target in stream:
+        inp, target = inp.to(device), target.to(device)
+        output, state = one_step_module(inp, state)  # expect: TML005
+        total = total + loss_module(output, target)
+        steps += 1
+    optimizer.zero_grad()
+    (total / steps).backward()
+    optimizer.step()
+    return float(total) / steps
+
+
+def run(recordings, n_in=40, n_hidden=256, n_out=10, epochs=5, device="cuda"):
+    model = OneStep(n_in, n_hidden, n_out).to(device)
+    loss_module = nn.CrossEntropyLoss()
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    for epoch in range(epochs):
+        for rec in recordings:
+            avg = train_on_stream(model, loss_module, optimizer, rec, n_hidden, device)
+            print(f"epoch {epoch} loss {avg:.4f}")
+    return model
