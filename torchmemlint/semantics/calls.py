@@ -422,9 +422,7 @@ class Calls:
             if callee is None or not isinstance(callee.function, cst.FunctionDef) or \
                     not self._runs_backward(callee.function):
                 return False
-        caller = self.scopes.function_of(call)
-        bindings = self.scopes.bindings(caller).get(func.value.value, []) if caller is not None else []
-        return bool(bindings) and all(isinstance(b.node, cst.Param) for b in bindings)
+        return self.scopes.only_a_parameter(func.value.value, self.scopes.function_of(call))
 
     def _runs_backward(self, function: cst.FunctionDef, depth: int = 0) -> bool:
         """A backward pass in the function's body, or in a function of the file it calls (its

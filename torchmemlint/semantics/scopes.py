@@ -528,6 +528,11 @@ class Scopes:
                 return later
         return []
 
+    def only_a_parameter(self, name: str, scope: Optional[Scope]) -> bool:
+        """``scope`` binds ``name`` as a parameter and nowhere else: what the caller handed in."""
+        bindings = self.bindings(scope).get(name) if scope is not None else None
+        return bool(bindings) and all(isinstance(b.node, cst.Param) for b in bindings)
+
     def bindings_of(self, name: str, at: cst.CSTNode) -> list[Binding]:
         """What ``name`` may be bound to at ``at``: its reaching bindings, or, for a name a
         function never binds, the module-level bindings it reads."""

@@ -421,8 +421,7 @@ class Stores:
             enclosing = self.scopes.function_of(iteration)
             if enclosing is not None and self._fresh_in_enclosing_step(iteration, root):
                 return False
-            bindings = self.scopes.bindings(enclosing).get(root, []) if enclosing is not None else []
-            if bindings and all(isinstance(b.node, cst.Param) for b in bindings) and root != "self":
+            if root != "self" and self.scopes.only_a_parameter(root, enclosing):
                 return self._passed_in_outliving(enclosing, root, container, _depth)
             return True
         if isinstance(iteration, cst.FunctionDef) and iteration in self.calls.forward_hooks and \
@@ -445,7 +444,7 @@ class Stores:
             if root in self.scopes.global_names(iteration) or (scope_bindings is None and root != "self"):
                 # (a hook's container: whether it is emptied often enough is answered above)
                 return iteration in self.calls.forward_hooks or not self.differentiated_and_emptied(container, iteration)
-            if scope_bindings and all(isinstance(b.node, cst.Param) for b in scope_bindings) and root != "self":
+            if root != "self" and self.scopes.only_a_parameter(root, iteration):
                 return self._passed_in_outliving(iteration, root, container, _depth)
             # ``total += loss`` on a parameter handed back: ``total = loop_body(x, total)``
             return not is_attribute and self.iterations.fed_back(iteration, root)
