@@ -7,7 +7,12 @@ and `p.grad = g` where `g` comes from `torch.autograd.grad(..., create_graph=Tru
 reset that drops the gradients' graph follows in the same training iteration:
 `optimizer.zero_grad()` / `model.zero_grad()` (either `set_to_none` setting), `p.grad = None`,
 `del p.grad` or `p.grad.detach_()` in the enclosing step loop, or in the function when there is
-no loop (or in every caller of that function in the file).
+no loop (or in every caller of that function in the file). An input the step makes a leaf that
+requires grad (`x = x.detach().requires_grad_(True)`, a gradient penalty's interpolates, a PINN's
+collocation points) and whose `.grad` it reads after such a backward needs a reset of its own
+(`x.grad = None`): `zero_grad()` resets parameters only, and the input's cycle outlives the step
+(measured: 16 KiB per step for a 32 x 64 input, with `optimizer.zero_grad()` every step; 0 with
+`x.grad = None`).
 
 ## Why is this bad?
 With `create_graph=True` each parameter's `.grad` is itself a graph output, and that graph
@@ -61,11 +66,16 @@ import libcst as cst
 
 from torchmemlint.rules.base import Finding, Rule
 from torchmemlint.semantics import SemanticModel
+from torchmemlint.semantics.params import marks_requiring_grad
 from torchmemlint.semantics.prescreen import FileFacts
 from torchmemlint.semantics.scopes import LIGHTNING_BASE
 
 ASSIGNED_MESSAGE = ("`.grad` assigned a gradient computed with create_graph=True and never reset to None: "
                     "parameter and gradient form a reference cycle")
+INPUT_MESSAGE = ("backward(create_graph=True) fills `{leaf}.grad` with a graph that reaches back to `{leaf}`, and "
+                 "nothing resets it: the input and its gradient form a reference cycle Python's collector cannot "
+                 "free, one per step (an optimizer's `zero_grad()` resets parameters only); set `{leaf}.grad = None` "
+                 "after reading it, or take the gradient with `torch.autograd.grad`")
 MAX_CALLER_DEPTH = 4
 
 
@@ -82,8 +92,12 @@ class CreateGraphBackward(Rule):
 
     def check(self, model: SemanticModel) -> Iterator[Finding]:
         for call in model.tree.nodes(cst.Call):
-            if _is_create_graph_backward(model, call) and not _reset_covers(model, call):
+            if not _is_create_graph_backward(model, call):
+                continue
+            if not _reset_covers(model, call):
                 yield Finding(call)
+            elif (leaf := _input_leaf_kept(model, call)) is not None:
+                yield Finding(call, message=INPUT_MESSAGE.format(leaf=leaf))
         for assign in model.tree.nodes(cst.Assign):
             if any(isinstance(t.target, cst.Attribute) and t.target.attr.value == "grad" for t in assign.targets) \
                     and _from_create_graph_grad(model, assign.value, assign) and not _reset_covers(model, assign):
@@ -142,6 +156,48 @@ def _reset_covers(model: SemanticModel, node: cst.CSTNode, depth: int = 0) -> bo
         return False
     callers = model.calls.call_sites(func)
     return bool(callers) and all(_reset_covers(model, site, depth + 1) for site in callers)
+
+
+def _input_leaf_kept(model: SemanticModel, call: cst.Call) -> Optional[str]:
+    """A tensor the step makes a leaf that requires grad (``x = x.clone().requires_grad_(True)``,
+    here or in a helper that returns it) and whose ``.grad`` it reads after this backward, with no
+    ``x.grad = None`` / ``del x.grad`` / ``x.grad.detach_()`` of its own: ``zero_grad()`` of an
+    optimizer or a model never reaches it, so its cycle outlives the step (measured: 16 KiB per
+    step for a 32 x 64 input, with ``optimizer.zero_grad()`` every step). Not a name a loop or the
+    caller binds (``for p in model.parameters()``: parameters, which ``zero_grad()`` resets)."""
+    func = model.scopes.function_of(call)
+    if func is None:
+        return None
+    bindings = model.scopes.bindings(func)
+    marked = {c.func.value.value for c in model.scopes.scope_nodes(func, cst.Call)  # ``x.requires_grad_()``
+              if marks_requiring_grad(c) and type(c.func.value) is cst.Name}
+    marked |= {t.target.value for a in model.scopes.scope_nodes(func, cst.Assign) for t in a.targets
+               if type(t.target) is cst.Name and isinstance(a.value, cst.Call) and marks_requiring_grad(a.value)}
+    for read in model.scopes.scope_nodes(func, cst.Attribute):
+        leaf = read.value
+        if read.attr.value != "grad" or type(leaf) is not cst.Name or not model.tree.before(call, read):
+            continue
+        bound = bindings.get(leaf.value, [])
+        if not bound or model.scopes.only_a_parameter(leaf.value, func) or \
+                any(isinstance(b.node, cst.For) for b in bound) or \
+                not (leaf.value in marked or model.flow.value(leaf, read).leaf):
+            continue
+        if not any(model.params.breaks_grad_cycle(n) and _names_grad_of(n, leaf.value)
+                   for node_type in (cst.Call, cst.Assign, cst.Del) for n in model.scopes.scope_nodes(func, node_type)):
+            return leaf.value
+    return None
+
+
+def _names_grad_of(reset: cst.CSTNode, name: str) -> bool:
+    """The reset is ``name.grad = None``, ``del name.grad`` or ``name.grad.detach_()``."""
+    if isinstance(reset, cst.Call):
+        target = reset.func.value if isinstance(reset.func, cst.Attribute) else None
+    elif isinstance(reset, cst.Assign):
+        target = next((t.target for t in reset.targets if isinstance(t.target, cst.Attribute)), None)
+    else:
+        target = reset.target
+    return isinstance(target, cst.Attribute) and target.attr.value == "grad" and \
+        isinstance(target.value, cst.Name) and target.value.value == name
 
 
 def _framework_resets(model: SemanticModel, func: cst.FunctionDef) -> bool:
