@@ -51,6 +51,10 @@ preds)`), numpy or scipy, `len()`, or `torch.cat(preds)` whose result goes on to
 Elsewhere it is **unsafe**: later code that combines the stored tensors with device tensors would
 fail or move data.
 
+A value handed to a method of the file that keeps it gets no fix where the call's result is used
+(`fake = pool.draw(batch)`): the method may return what it keeps, and the caller would get it
+on the CPU.
+
 ## Runtime signature
 Live device memory grows with the number of iterations (`confirmed-growth`).
 """
@@ -77,6 +81,9 @@ SCALARS_ON_SELF_MESSAGE = ("device scalars kept in a list on `self` that no hook
                            "`on_<stage>_epoch_end`), or store `.item()`")
 MODULE_NO_FIX = "no automatic fix: what to keep of each model (weights on the CPU, a score) is the author's call"
 
+
+USED_RESULT_NO_FIX = ("no automatic fix: the call's result is used, and the method may return what it keeps "
+                      "(moved to the CPU, it would reach the caller there); store a `.cpu()` copy inside the method")
 
 class DeviceTensorInGrowingContainer(Rule):
     code = "TML004"
@@ -123,6 +130,10 @@ class DeviceTensorInGrowingContainer(Rule):
             holder = _model_holder(value)
             if holder is not None:
                 yield Finding(store.value, message=MODULE_MESSAGE.format(what=holder), no_fix=MODULE_NO_FIX)
+                continue
+            if store.inside is not None and not isinstance(model.tree.parent.get(store.node), cst.Expr):
+                # (``fake = pool.draw(batch)``: what the callee keeps it may hand back too)
+                yield Finding(store.value, message=message, no_fix=USED_RESULT_NO_FIX)
                 continue
             new, no_fix = without_graph(model, store.value, store.node, "cpu", stored_in=store.container)
             fix = None if new is None else NodeFix(
