@@ -80,10 +80,9 @@ SCALARS_ON_SELF_MESSAGE = ("device scalars kept in a list on `self` that no hook
                            "step for the whole run; empty it at the end of each epoch (`.clear()` in "
                            "`on_<stage>_epoch_end`), or store `.item()`")
 MODULE_NO_FIX = "no automatic fix: what to keep of each model (weights on the CPU, a score) is the author's call"
-
-
 USED_RESULT_NO_FIX = ("no automatic fix: the call's result is used, and the method may return what it keeps "
                       "(moved to the CPU, it would reach the caller there); store a `.cpu()` copy inside the method")
+
 
 class DeviceTensorInGrowingContainer(Rule):
     code = "TML004"

@@ -66,7 +66,7 @@ import libcst as cst
 
 from torchmemlint.rules.base import Finding, Rule
 from torchmemlint.semantics import SemanticModel
-from torchmemlint.semantics.params import marks_requiring_grad
+from torchmemlint.semantics.params import INPUT
 from torchmemlint.semantics.prescreen import FileFacts
 from torchmemlint.semantics.scopes import LIGHTNING_BASE
 
@@ -159,28 +159,18 @@ def _reset_covers(model: SemanticModel, node: cst.CSTNode, depth: int = 0) -> bo
 
 
 def _input_leaf_kept(model: SemanticModel, call: cst.Call) -> Optional[str]:
-    """A tensor the step makes a leaf that requires grad (``x = x.clone().requires_grad_(True)``,
-    here or in a helper that returns it) and whose ``.grad`` it reads after this backward, with no
+    """An input leaf (``x = x.clone().requires_grad_(True)``, here or in a helper that returns it:
+    ``Parameters.leaf_kind``) whose ``.grad`` the function reads after this backward, with no
     ``x.grad = None`` / ``del x.grad`` / ``x.grad.detach_()`` of its own: ``zero_grad()`` of an
     optimizer or a model never reaches it, so its cycle outlives the step (measured: 16 KiB per
-    step for a 32 x 64 input, with ``optimizer.zero_grad()`` every step). Not a name a loop or the
-    caller binds (``for p in model.parameters()``: parameters, which ``zero_grad()`` resets)."""
+    step for a 32 x 64 input, with ``optimizer.zero_grad()`` every step)."""
     func = model.scopes.function_of(call)
     if func is None:
         return None
-    bindings = model.scopes.bindings(func)
-    marked = {c.func.value.value for c in model.scopes.scope_nodes(func, cst.Call)  # ``x.requires_grad_()``
-              if marks_requiring_grad(c) and type(c.func.value) is cst.Name}
-    marked |= {t.target.value for a in model.scopes.scope_nodes(func, cst.Assign) for t in a.targets
-               if type(t.target) is cst.Name and isinstance(a.value, cst.Call) and marks_requiring_grad(a.value)}
     for read in model.scopes.scope_nodes(func, cst.Attribute):
         leaf = read.value
-        if read.attr.value != "grad" or type(leaf) is not cst.Name or not model.tree.before(call, read):
-            continue
-        bound = bindings.get(leaf.value, [])
-        if not bound or model.scopes.only_a_parameter(leaf.value, func) or \
-                any(isinstance(b.node, cst.For) for b in bound) or \
-                not (leaf.value in marked or model.flow.value(leaf, read).leaf):
+        if read.attr.value != "grad" or type(leaf) is not cst.Name or not model.tree.before(call, read) or \
+                model.params.leaf_kind(leaf, read) != INPUT:
             continue
         if not any(model.params.breaks_grad_cycle(n) and _names_grad_of(n, leaf.value)
                    for node_type in (cst.Call, cst.Assign, cst.Del) for n in model.scopes.scope_nodes(func, node_type)):
