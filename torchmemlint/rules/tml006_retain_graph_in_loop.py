@@ -6,7 +6,10 @@ Flags `.backward(retain_graph=True)` (also `scaler.scale(loss).backward(retain_g
 `torch.autograd.backward/grad(..., retain_graph=True)`) when it is the last backward pass of a
 loop iteration and graph-attached values outlive the iteration: a loop-carried value that keeps
 its graph (`h = rnn(x, h)`, see TML005), an accumulation (`total += loss`), or an attached value
-stored in a container that outlives the loop (`losses.append(loss)`).
+stored in a container that outlives the loop (`losses.append(loss)`) — or when a backward of each
+optimizer step differentiates a graph made before the loop (`fake = netG(z)` before the
+generator's steps, a penalty `self.reg_loss` built once in `__init__`), the graph that forces the
+flag and that every step's retained graph stays linked to.
 
 ## Why is this bad?
 `retain_graph=True` keeps the graph's saved tensors (the activations) after backward instead of
@@ -51,7 +54,8 @@ next iteration's backward does not reach the old graph, so nothing needs its sav
 then fail with "Trying to backward through the graph a second time". Where a loop-carried value
 (`h = rnn(x, h)`, an EMA) feeds the old graph into the next iteration there is no fix: removing
 the flag alone turns the growth into exactly that error. Cut the carried graph first (TML005's
-`.detach()`), after which this rule is silent.
+`.detach()`), after which this rule is silent. Nor is there one for a graph made before the loop:
+rebuild it inside the step (or detach it), then drop the flag.
 
 ## Runtime signature
 Live memory grows by one step's activations per iteration (`confirmed-growth`).
@@ -69,6 +73,7 @@ from torchmemlint.semantics.prescreen import FileFacts
 from torchmemlint.semantics.iterations import Iteration, keyword_is_true
 from torchmemlint.semantics.loop_carried import STATE, UPDATE
 from torchmemlint.semantics.scopes import carried_name
+from torchmemlint.semantics.flow import NON_GRAPH_ATTRIBUTES
 
 
 class RetainGraphInLoop(Rule):
@@ -96,6 +101,14 @@ class RetainGraphInLoop(Rule):
                                                 f"a graph-attached value across iterations: every iteration's graph "
                                                 f"and activations stay alive", fix=fix, no_fix=no_fix)
                     break
+                made_before = _graph_made_before(model, call, iteration)
+                if made_before is not None:
+                    yield Finding(call, message=f"backward(retain_graph=True) ends the iteration because `{made_before}`, "
+                                                f"a graph made before it, is differentiated again every iteration: "
+                                                f"each iteration's graph and activations are retained with it",
+                                  no_fix=f"no automatic fix: the next iteration differentiates `{made_before}`'s graph "
+                                         f"again; rebuild it inside the iteration (or detach it), then drop the flag")
+                    break
 
 
 def _removal_fix(model: SemanticModel, call: cst.Call, iteration: Iteration) -> tuple[Optional[NodeFix], str]:
@@ -115,6 +128,53 @@ def _removal_fix(model: SemanticModel, call: cst.Call, iteration: Iteration) -> 
         return None, "no automatic fix: `retain_graph` is not passed by keyword"
     return NodeFix("remove `retain_graph=True`", safe=False,
                    replacements=[Replacement(call, remove_keyword_argument(call, "retain_graph"))]), ""
+
+
+def _graph_made_before(model: SemanticModel, call: cst.Call, iteration: Iteration) -> Optional[str]:
+    """A graph-attached value made before the iteration (a name bound before the loop, a ``self``
+    attribute no code of the iteration rebinds) that a backward of the iteration differentiates, read directly
+    or through names the iteration computes from it: the graph a step cannot free, so every
+    iteration must retain (``fake = netG(z)`` before the generator steps, ``self.reg_loss`` built
+    in ``__init__``). Only for iterations that step an optimizer: a loop over heads or
+    environments sharing one forward pass differentiates that step's graph, rightly retained."""
+    if isinstance(iteration, cst.FunctionDef) or not model.iterations.steps_optimizer(iteration):
+        return None
+    region = iteration.body
+    pending = [root for step in model.iterations.step_calls(iteration) for root in model.calls.backward_roots(step)]
+    seen: set[cst.CSTNode] = set()
+    while pending and len(seen) < 64:
+        expr = pending.pop()
+        if expr in seen:
+            continue
+        seen.add(expr)
+        spelled = carried_name(expr)
+        if isinstance(expr, cst.Attribute) and spelled is not None and spelled.startswith("self."):
+            if not model.loop_carried.bindings_in(spelled, iteration) and model.flow.value(expr, call).graph:
+                return spelled
+            continue
+        if isinstance(expr, cst.Name):
+            bindings = model.scopes.reaching_bindings(expr.value, expr)
+            inside = [b for b in bindings if model.tree.contains(region, b.node)]
+            if inside:
+                pending.extend(b.value for b in inside if b.value is not None)
+            elif bindings and model.flow.value(expr, call).graph:
+                return expr.value
+            continue
+        if isinstance(expr, cst.Call):
+            if not model.loop_carried.breaks_graph(expr):  # (``x.detach()``, ``loss.item()``: no graph through it)
+                pending.extend(arg.value for arg in expr.args)
+                if isinstance(expr.func, cst.Attribute):
+                    pending.append(expr.func.value)
+        elif isinstance(expr, cst.BinaryOperation):
+            pending += (expr.left, expr.right)
+        elif isinstance(expr, cst.UnaryOperation):
+            pending.append(expr.expression)
+        elif isinstance(expr, (cst.Subscript, cst.Attribute)) and not (
+                isinstance(expr, cst.Attribute) and expr.attr.value in NON_GRAPH_ATTRIBUTES):
+            pending.append(expr.value)
+        elif isinstance(expr, (cst.Tuple, cst.List)):
+            pending.extend(element.value for element in expr.elements)
+    return None
 
 
 def _iterations_around(model: SemanticModel, call: cst.Call) -> list[Iteration]:

@@ -621,20 +621,7 @@ class Calls:
                 cls = self.scopes.classes_by_name.get(dotted_name(value.func) or "")
                 if self.scopes.is_torch_module_class(cls):
                     return True
-        return self._switched_to_a_mode(func)
-
-    def _switched_to_a_mode(self, func: cst.Name) -> bool:
-        """``net.eval()`` or ``net.train(False)`` earlier in this scope or one around it (a closure
-        reading the name): only a module has a mode, whatever factory made ``net``."""
-        scope: Optional[cst.CSTNode] = self.scopes.scope_of(func)
-        while scope is not None:
-            for switch in self.scopes.mode_switches(scope):
-                receiver = switch.func.value
-                if isinstance(receiver, cst.Name) and receiver.value == func.value and \
-                        (switch.func.attr.value == "eval") != bool(switch.args) and self.tree.before(switch, func):
-                    return True
-            scope = None if scope is self.tree.module else self.scopes.scope_of(self.tree.parent[scope])
-        return False
+        return self.scopes.switched_to_a_mode(func)
 
     # -- backward passes -------------------------------------------------------------------
     def backward_roots(self, call: cst.Call) -> list[cst.BaseExpression]:

@@ -2,7 +2,8 @@
 
 ``with torch.no_grad()`` / ``inference_mode()`` / ``set_grad_enabled(False)``, functions decorated
 with them, a preceding plain ``torch.set_grad_enabled(False)`` call, Lightning's evaluation hooks,
-and functions whose every call site is already grad-disabled."""
+and functions whose every call site is already grad-disabled. ``set_grad_enabled(phase == "train")``
+disables grad unless its block runs a backward (then the training phase records a graph there)."""
 from __future__ import annotations
 
 import re
@@ -70,7 +71,7 @@ class GradContexts:
                 for item in ancestor.items:
                     effect = self.context_effect(item.item)
                     if effect is not None and self.tree.contains(ancestor.body, node):
-                        return effect
+                        return effect and not self._differentiated_in_some_mode(item.item, ancestor)
                 if self._entered_disabling(ancestor, node):
                     return True
             elif ancestor_type is cst.FunctionDef:
@@ -78,6 +79,14 @@ class GradContexts:
             elif ancestor_type is cst.Lambda:
                 return False
         return self._set_grad_call_before(node, self.tree.module)
+
+    def _differentiated_in_some_mode(self, item: cst.BaseExpression, block: cst.With) -> bool:
+        """``with torch.set_grad_enabled(phase == "train"):`` around a backward: the block runs with
+        grad on in the phase that differentiates, so what it computes may hold a graph (the
+        evaluation phase's forward, without a backward, is still read as grad-disabled)."""
+        if not (isinstance(item, cst.Call) and item.args and self.imports.qualify(item.func) in SET_GRAD_ENABLED):
+            return False
+        return any(self.calls.backward_roots(call) for call in self.tree.descendants(block.body, cst.Call))
 
     def _entered_disabling(self, block: cst.With, node: cst.CSTNode) -> bool:
         """``with ExitStack() as stack: stack.enter_context(torch.no_grad()); ...`` (detectron2's

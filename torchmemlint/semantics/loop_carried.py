@@ -157,7 +157,7 @@ class LoopCarried:
             if self.grad.is_disabled(site) or not any(
                     self._graph_reads(site.value, name, region, site, 0, previous_only=False)):
                 return True
-        if any(not isinstance(b, (cst.Assign, cst.AnnAssign, cst.AugAssign)) for b in self._bindings_in(name, region)):
+        if any(not isinstance(b, (cst.Assign, cst.AnnAssign, cst.AugAssign)) for b in self.bindings_in(name, region)):
             return True
         return self._cut_elsewhere(name, region)
 
@@ -268,7 +268,7 @@ class LoopCarried:
             if spelled is not None and spelled.startswith("self.") and spelled != name and depth < 2 and \
                     isinstance(region, (cst.For, cst.While, cst.FunctionDef)):  # (a step's own chain: short)
                 # ``self.spk = fire(self.mem)`` after ``self.mem = ... self.spk ...`` in the same step
-                earlier = [b for b in self._bindings_in(spelled, region)
+                earlier = [b for b in self.bindings_in(spelled, region)
                            if isinstance(b, cst.Assign) and self.tree.before(b, site)]
                 if earlier and not self.grad.is_disabled(earlier[-1]):
                     yield from self._graph_reads(earlier[-1].value, name, region, earlier[-1], depth + 1, previous_only)
@@ -276,7 +276,7 @@ class LoopCarried:
                 yield from self._graph_reads(expr.value, name, region, site, depth, previous_only)
             return
         if expr_type is cst.Call:
-            if self._breaks_graph(expr):
+            if self.breaks_graph(expr):
                 return
             if isinstance(expr.func, cst.Attribute):
                 yield from self._graph_reads(expr.func.value, name, region, site, depth, previous_only)
@@ -310,7 +310,7 @@ class LoopCarried:
         elif expr_type is cst.NamedExpr or expr_type is cst.StarredElement:
             yield from self._graph_reads(expr.value, name, region, site, depth, previous_only)
 
-    def _breaks_graph(self, call: cst.Call) -> bool:
+    def breaks_graph(self, call: cst.Call) -> bool:
         func = call.func
         if self.imports.qualify(func) == "torch.autograd.grad":  # gradients hold no graph without create_graph
             return not keyword_is_true(call, "create_graph")
@@ -337,7 +337,7 @@ class LoopCarried:
         """No binding of ``name`` earlier in the same iteration surely runs before ``site``."""
         if isinstance(region, (cst.For, cst.While)) and name in _target_names(region):
             return False
-        for other in self._bindings_in(name, region):
+        for other in self.bindings_in(name, region):
             if other is site or self.tree.contains(other, site) or not self.tree.before(other, site):
                 continue
             if self._surely_runs_before(other, site):
@@ -355,7 +355,7 @@ class LoopCarried:
                 return True
         return True
 
-    def _bindings_in(self, name: str, region: Iteration) -> list[cst.CSTNode]:
+    def bindings_in(self, name: str, region: Iteration) -> list[cst.CSTNode]:
         body = region if isinstance(region, cst.FunctionDef) else region.body
         if name.startswith("self."):
             return self._assignments_by_name(region).get(name, [])
@@ -489,8 +489,18 @@ class LoopCarried:
             return not self._trains_without_resets
         return any(
             self._in_innermost_step_loop(site)
-            or ((caller := self.scopes.function_of(site)) is not None and self.iterations.runs_per_step(caller))
+            or ((caller := self.scopes.function_of(site)) is not None and self._runs_per_batch(caller))
             for site in sites)
+
+    def _runs_per_batch(self, func: cst.FunctionDef) -> bool:
+        """A per-step method, or a function called in an innermost step loop (``train_batch``),
+        or from one called so: not an ``evaluate(model, loader)`` the epoch loop calls, which
+        runs once per epoch even though it is called from a step loop."""
+        return self.scopes.is_per_step_method(func) or self.iterations.runs_per_step(func) and any(
+            self._in_innermost_step_loop(site)
+            or (caller := self.scopes.function_of(site)) is not None and caller is not func
+            and self.scopes.is_per_step_method(caller)
+            for site in self.flow.calls.call_sites(func))
 
     @cached_property
     def _trains_without_resets(self) -> bool:

@@ -51,6 +51,7 @@ class LoopFacts:
     assigns: bool = False  # an assignment in its body outside inner loops
     live: Optional[bool] = None  # ``FileFacts.live_loop``, once asked
     feeds_model: bool = False  # a call named for (or handed) a model in its body is given something
+    called_with_arguments: set[str] = field(default_factory=set)  # ``f(x)`` in its body, nested loops included
     scope: Optional["_Scope"] = None  # the function holding it
 
     @property
@@ -483,6 +484,7 @@ class _Walker:
         loops = facts.loops
         called: set[str] = set()
         called_in_loops: set[str] = set()  # names called inside a loop
+        mode_switched: set[str] = set()  # receivers of ``x.eval()`` / ``x.train(False)``
         meter_updates: list[tuple[tuple[LoopFacts, ...], _Scope, bool, Optional[str]]] = []
         scopes = [stack[0][3]]
         while stack:
@@ -527,6 +529,8 @@ class _Walker:
                         for a in (*node.args, *(k.value for k in node.keywords))
                     ):
                         scope.sets_eval_mode = True
+                        if type(func.value) is ast.Name:
+                            mode_switched.add(func.value.id)
                     elif name in _AUTOGRAD_FUNCTIONS or makes_training_step(name, _dotted(func.value)) \
                             or steps_environment(name, _terminal_name(func.value)):
                         scope.makes_step = True
@@ -546,6 +550,9 @@ class _Walker:
                     called.add(name)
                 if name:
                     call_sites.setdefault(name, []).append((enclosing, scope, in_lambda, with_arguments))
+                    if type(func) is ast.Name and node.args:
+                        for loop in enclosing:
+                            loop.called_with_arguments.add(name)
                     if enclosing:
                         enclosing[-1].calls.add(name)
                 if in_loop:
@@ -665,6 +672,8 @@ class _Walker:
             keeps.add(CALL_STORE)  # ``meter = AverageMeter(); meter.update(loss)``
             sites.setdefault(CALL_STORE, []).extend(meter_updates)
         for loop in loops:
+            if loop.called_with_arguments & mode_switched:  # (``Scopes.switched_to_a_mode``: a module)
+                loop.feeds_model = True
             if loop.iterable_name in self.made_by_calls:  # ``pbar = tqdm(train_loader)``
                 loop.header_identifiers |= frozenset(
                     name for call in self.made_by_calls[loop.iterable_name] for name in _identifiers_of(call))

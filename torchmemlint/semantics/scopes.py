@@ -371,6 +371,19 @@ class Scopes:
                 if isinstance(c.func, cst.Attribute) and c.func.attr.value in ("eval", "train"))
         return known
 
+    def switched_to_a_mode(self, func: cst.Name) -> bool:
+        """``net.eval()`` or ``net.train(False)`` earlier in this scope or one around it (a closure
+        reading the name): only a module has a mode, whatever factory made ``net``."""
+        scope: Optional[cst.CSTNode] = self.scope_of(func)
+        while scope is not None:
+            for switch in self.mode_switches(scope):
+                receiver = switch.func.value
+                if isinstance(receiver, cst.Name) and receiver.value == func.value and \
+                        (switch.func.attr.value == "eval") != bool(switch.args) and self.tree.before(switch, func):
+                    return True
+            scope = None if scope is self.tree.module else self.scope_of(self.tree.parent[scope])
+        return False
+
     def evaluates_each_element(self, loop: cst.For) -> bool:
         """``for chunk in load_chunks(path): scores = model(chunk)`` in evaluation code (a function,
         or a script, that puts a model in eval mode, or a function named for evaluation): each
@@ -388,7 +401,8 @@ class Scopes:
                    for name in self.tree.descendants(assign.value, cst.Name)):
                 elements.update(name.value for t in assign.targets for name in self.tree.descendants(t.target, cst.Name))
         return any(
-            _runs_a_model(call) and any(root_name(arg.value, through_any_method=True) in elements for arg in call.args)
+            (_runs_a_model(call) or isinstance(call.func, cst.Name) and self.switched_to_a_mode(call.func))
+            and any(root_name(arg.value, through_any_method=True) in elements for arg in call.args)
             for call in self.loop_body_nodes(loop, cst.Call))
 
     def _in_index(self, name: cst.Name, within: cst.CSTNode) -> bool:

@@ -221,14 +221,20 @@ def stepped_optimizer(receiver: str, first_argument: Optional[str]) -> Optional[
     """The optimizer that ``<receiver>.step(<first_argument>)`` steps, spelled: the receiver
     (``opt``, ``self.optimizer``, ``opt_g``, ``d_opt``), or the argument of a gradient scaler's
     ``step`` (``scaler.step(optimizer)``); None for a scheduler or anything else."""
-    last = receiver.split(".")[-1].lower()
+    spelled = receiver.split(".")[-1]
+    last = spelled.lower()
     if "scaler" in last:
         return first_argument
     if "sched" in last:
         return None
-    if "optim" in last or last in ("opt", "optimiser") or last.startswith("opt_") or last.endswith("_opt"):
+    if "optim" in last or last in ("opt", "optimiser") or last.startswith("opt_") or last.endswith("_opt") or \
+            _OPTIMIZER_OF_A_ROLE.fullmatch(spelled):
         return receiver
     return None
+
+
+# ``optG``, ``optD``, ``optE``: the optimizer of a GAN's generator, discriminator, encoder
+_OPTIMIZER_OF_A_ROLE = re.compile(r"opt[A-Z][A-Za-z0-9]{0,3}")
 
 
 def steps_environment(method: str, receiver_name: Optional[str]) -> bool:
