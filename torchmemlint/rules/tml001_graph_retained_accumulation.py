@@ -9,7 +9,8 @@ travels in the file: returned by a helper (alone, in a tuple or a dict of loss c
 as `out.loss` or `outputs["loss"]`, handed to a method that keeps it (`meter.update(loss)` where
 `update` does `self.sum += val * n` or joins it onto a state, `self.preds = torch.cat([self.preds,
 preds])`, which TML008 reports there; a logger whose body appends what it gets, a replay buffer's
-`push`), or stored on `self` in a method the training loop calls once per step — also by a forward
+`push`, a torchmetrics metric with list states such as `BinaryAUROC` or a `MetricCollection` of
+them, called or `update`d with the step's predictions), or stored on `self` in a method the training loop calls once per step — also by a forward
 hook that appends the activations it sees, a closure handed to `optimizer.step`, a logger's
 `setdefault(k, []).append(v)`, or a policy's `dist.log_prob(a)`; also a graph a helper makes
 itself and keeps in a container its caller hands it (`memory.logprobs.append(dist.log_prob(a))`
@@ -147,8 +148,8 @@ def _kept_for_backward(model: SemanticModel, node: cst.CSTNode, container: cst.B
                        value: Optional[cst.BaseExpression] = None, stored: Optional[cst.BaseExpression] = None) -> bool:
     """Values kept to be differentiated later are intended: ``total = total + loss`` then
     ``total.backward()``, log-probabilities stacked into a REINFORCE loss, or a container
-    returned to a caller that does the backward — unless the container holds a model's outputs
-    (``stored``) in evaluation code: predictions handed back for use, not for a backward."""
+    returned to a caller that does the backward — unless it is evaluation code's: a container of
+    a model's outputs (``stored``), or a total of losses, handed back for use, not for a backward."""
     name = dotted_name(container) if not isinstance(container, cst.Subscript) else dotted_name(container.value)
     if name is None:
         return False
@@ -162,9 +163,13 @@ def _kept_for_backward(model: SemanticModel, node: cst.CSTNode, container: cst.B
     returned = any(
         name in _returned_names(ret.value) for ret in model.scopes.scope_nodes(scope, cst.Return) if ret.value
     )
-    # A loop that already runs its backward every step has no reason to hand graphs back.
+    # A loop that already runs its backward every step has no reason to hand graphs back, nor
+    # has evaluation code a total of losses (``total += criterion(out, y)`` after ``model.eval()``,
+    # in a function with no backward) or a list of a model's outputs: values for use, not for a backward.
     return returned and not _backward_in_iteration(model, node) and not (
-        stored is not None and model.scopes.sets_eval_mode(scope) and _model_outputs(model, stored, node))
+        model.scopes.sets_eval_mode(scope) and (
+            stored is not None and _model_outputs(model, stored, node) or
+            value is not None and stored is None and not model.calls.backwarded_names(scope)))
 
 
 def _model_outputs(model: SemanticModel, value: cst.BaseExpression, at: cst.CSTNode) -> bool:

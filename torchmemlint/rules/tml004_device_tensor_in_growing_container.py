@@ -96,10 +96,11 @@ class DeviceTensorInGrowingContainer(Rule):
     def check(self, model: SemanticModel) -> Iterator[Finding]:
         reported = set()
         for store in model.stores.stores():
-            if store.node in reported or store.made_inside or store.host or store.joined:
+            if store.node in reported or store.made_inside or store.host or store.joined or store.by_metric:
                 # One finding per call (``buffer.push(obs, action, value)``), not per argument; a graph a
                 # callee made and kept is TML001's; what it moves to the host first is on no device;
-                # what it joins onto a tensor grows there (TML008's).
+                # what it joins onto a tensor grows there (TML008's); a torchmetrics metric keeps its
+                # inputs on the device by design, until ``reset()``.
                 continue
             iteration = model.iterations.step_iteration(store.node)
             if iteration is None:

@@ -18,7 +18,7 @@ from torchmemlint.semantics.scopes import Scopes, module_itself, terminal_name
 from torchmemlint.semantics.tree import Tree
 from torchmemlint.semantics.vocabulary import (
     DETACHED_TENSOR_ATTRIBUTES, EXACT_MODEL_NAMES, FORWARD_HOOK_REGISTRATIONS, GRADIENT_EXPLAINER, GRAPH_BREAKING_METHODS,
-    SEARCH_DRIVERS, is_class_name, is_model_name,
+    METRIC_OBJECT_NAME, SEARCH_DRIVERS, is_class_name, is_model_name, keeps_every_input,
 )
 
 # Method names too common across libraries to guess the file's class from (``optimizer.step()``).
@@ -61,6 +61,10 @@ class Callee:
         if self.constructs is not None:
             return self.constructs.name.value
         return self.function.name.value if isinstance(self.function, cst.FunctionDef) else "<lambda>"
+
+
+# A verb first: a function computing or logging metrics, not a metric object.
+_ACTION_PREFIX = re.compile(r"(?:compute|calc|calculate|get|log|eval|evaluate|update|print|report|save|show)_", re.IGNORECASE)
 
 
 class Calls:
@@ -168,6 +172,32 @@ class Calls:
                 if method is not None:
                     return Callee(method, skipped=1)
         return None
+
+    def list_state_metric(self, call: cst.Call) -> Optional[cst.BaseExpression]:
+        """The metric object that ``call`` updates when the file imports a torchmetrics class with
+        list states (``keeps_every_input``) and the object called (or ``update``d) is made from
+        one, from a ``MetricCollection``, or named for a metric (``met(preds, labels)``,
+        ``self.train_metrics.update(p, y)``, built by a helper or passed in); else None."""
+        if not self._imports_list_state_metric:
+            return None
+        func = call.func
+        target = func.value if isinstance(func, cst.Attribute) and func.attr.value in ("update", "forward") else func
+        if not isinstance(target, (cst.Name, cst.Attribute)):
+            return None
+        name = terminal_name(target) or ""
+        if METRIC_OBJECT_NAME.search(name) and not _ACTION_PREFIX.match(name) and not (
+                isinstance(target, cst.Name) and (name in self.imports.aliases or name in self.scopes.functions_by_name)):
+            return target  # (not ``compute_metrics(p, y)``, a function: it computes, it keeps nothing)
+        if isinstance(target, cst.Name) and any(
+                isinstance(b.value, cst.Call) and (keeps_every_input(q := self.imports.qualify(b.value.func) or "")
+                                                   or q == "torchmetrics.MetricCollection")
+                for b in self.scopes.reaching_bindings(target.value, call)):
+            return target
+        return None
+
+    @cached_property
+    def _imports_list_state_metric(self) -> bool:
+        return any(keeps_every_input(qualified) for qualified in self.imports.aliases.values())
 
     def module_forward(self, call: cst.Call, classes: frozenset) -> Optional[Callee]:
         """``mape(logits, y)`` where ``mape = MAPE().cuda()`` and ``MAPE`` is one of ``classes``,

@@ -869,12 +869,14 @@ class Flow:
 
     def _differentiated(self, name: str, at: cst.CSTNode, bindings) -> bool:
         """A name some backward pass differentiates holds a graph, when what reaches here is
-        opaque (a parameter, a call of something unknown) rather than known to be detached."""
+        opaque (a parameter, a call of something unknown, arithmetic of those: ``loss = loss -
+        beta * entropy`` over an unknown model's outputs) rather than known to be detached."""
         scope = self.scopes.scope_of(at)
         if name not in self.calls.backwarded_names(scope):
             return False
         return all(b.value is None and not self._loaded(b.node) or
-                   (isinstance(b.value, cst.Call) and not self.value(b.value, b.node).detached)
+                   (isinstance(b.value, (cst.Call, cst.BinaryOperation, cst.UnaryOperation))
+                    and not (value := self.value(b.value, b.node)).detached and value.kind != NUMBER)
                    for b in bindings)
 
     def _loaded(self, node: cst.CSTNode) -> bool:

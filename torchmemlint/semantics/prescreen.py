@@ -21,7 +21,7 @@ from typing import Callable, Iterator, Optional, Union
 from torchmemlint.diagnostics import FileError
 from torchmemlint.semantics.vocabulary import (
     CHUNK_STRIDE, EVAL_FUNCTION, FORWARD_HOOK_REGISTRATIONS, GENERATION_FUNCTION, IN_PLACE_WRITES, ITERATION_BUILTINS, LOADER_ITERABLE, NON_TENSOR_ANNOTATIONS, SEARCH_DRIVERS, METER_CLASS, METER_METHODS, PER_STEP_METHODS, STORING_METHODS,
-    is_model_name, is_step_identifier, is_step_target, makes_training_step, steps_environment,
+    keeps_every_input, is_model_name, is_step_identifier, is_step_target, makes_training_step, steps_environment,
 )
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -671,6 +671,11 @@ class _Walker:
         if meter_updates and any(METER_CLASS.search(name) for name in (*name_calls, *method_calls)):
             keeps.add(CALL_STORE)  # ``meter = AverageMeter(); meter.update(loss)``
             sites.setdefault(CALL_STORE, []).extend(meter_updates)
+        if any(keeps_every_input(target) for target in facts.aliases.values()):
+            keeps.add(CALL_STORE)  # ``auroc(preds, y)``: a torchmetrics list state (``Calls.list_state_metric``)
+            sites.setdefault(CALL_STORE, []).extend(
+                (loops_around, scope_of, in_lambda_of, None) for found in call_sites.values()
+                for loops_around, scope_of, in_lambda_of, with_arguments in found if with_arguments)
         for loop in loops:
             if loop.called_with_arguments & mode_switched:  # (``Scopes.switched_to_a_mode``: a module)
                 loop.feeds_model = True

@@ -49,6 +49,8 @@ class Store:
     # memory)``), an expression of the callee: what it holds is read where ``inside`` is.
     made_inside: bool = False
     joined: bool = False  # the callee joins ``value`` onto a tensor it keeps (``Kept.joined``)
+    # kept by a torchmetrics metric's list state: on the device by design (its graph is the leak)
+    by_metric: bool = False
 
     @property
     def overwrites_fixed_slot(self) -> bool:
@@ -188,6 +190,11 @@ class Stores:
         if callee is None:  # ``metric.process(state)``: what any of the file's ``process`` methods keeps
             for candidate in self.calls.candidates(call):
                 yield from self._kept_through(call, candidate, appended_only)
+            metric = self.calls.list_state_metric(call)
+            if metric is not None:  # ``auroc(preds, labels)``: a torchmetrics list state keeps each input
+                for arg in call.args:
+                    if arg.keyword is None and arg.star == "":
+                        yield Store(call, metric, arg.value, by_metric=True)
             return
         yield from self._kept_through(call, callee, appended_only)
 
@@ -462,9 +469,11 @@ class Stores:
         # a fresh object each iteration, unless the binding is the update itself (``total = total
         # + loss`` carries the old value over), or an inner loop over objects that outlive the
         # iteration (``for metric in metrics: metric.update(...)``).
+        # A rebinding only every N steps (``if step % log_every == 0: running = 0``) keeps N steps'
+        # values in between, as a periodic ``.clear()`` does (``_reset_in``).
         inside = [b for b in self.scopes.bindings(self.scopes.scope_of(at)).get(root, [])
                   if (b.node is iteration or self.tree.contains(iteration.body, b.node)) and not b.augmented
-                  and not self._reads(b.value, root)]
+                  and not self._reads(b.value, root) and not self._every_n_steps(b.node, iteration.body)]
         if inside and _depth < 3 and all(
                 isinstance(b.node, cst.For) and b.node is not iteration and isinstance(b.node.target, cst.Name)
                 and isinstance(b.node.iter, (cst.Name, cst.Attribute))

@@ -259,3 +259,18 @@ JOIN_FUNCTIONS = frozenset({
 })
 # Joins where joining pairwise equals joining all pieces at once (``stack`` adds a dimension).
 ASSOCIATIVE_JOINS = JOIN_FUNCTIONS - {"torch.stack"}
+
+
+# torchmetrics classes whose state is a list of every update's inputs (their ``compute`` needs all
+# of them: AUROC, average precision, curves, rank correlations, retrieval metrics): called or
+# ``update``d with a graph-attached value, such a metric keeps every step's graph until ``reset``.
+LIST_STATE_METRIC = re.compile(
+    r"(?:AUROC|AveragePrecision|ROC|PrecisionRecallCurve|CatMetric|SpearmanCorrCoef|KendallRankCorrCoef|"
+    r"Retrieval[A-Za-z]*)$")
+# What a metric object (or a collection of metrics) is called: ``met``, ``train_metrics``, ``auroc``.
+METRIC_OBJECT_NAME = re.compile(r"(?:^|_)(?:met|metric|metrics|auroc|auc|roc)$", re.IGNORECASE)
+
+
+def keeps_every_input(qualified: str) -> bool:
+    """A torchmetrics class with list states (``LIST_STATE_METRIC``)."""
+    return qualified.startswith("torchmetrics.") and LIST_STATE_METRIC.search(qualified) is not None
