@@ -11,7 +11,9 @@ updates of tensors that require grad (`W = W - lr * W.grad`); also graph-attache
 *in place* into a tensor that outlives the step (a registered buffer updated in `forward` with
 `self.running_mean.mul_(m).add_((1 - m) * x.mean(0))`, a memory bank `bank[idx] = emb`, class
 centers `self.centers[y] = ...`) — in a loop that runs a backward
-pass or an optimizer step (or iterates a loader), in an evaluation loop with grad on (a function
+pass or an optimizer step, itself or through a function of the file it calls (`img =
+forward_step(model, img, ...)`, whose `autograd.grad` is the step), or iterates a loader, in an
+evaluation loop with grad on (a function
 in eval mode handing each element to a model, or to a helper together with the model), in a
 rollout (a loop stepping an environment) or another step loop that runs a model with no
 backward after it (an endless inference stream), or across calls of a per-step method. A model
@@ -34,8 +36,10 @@ back — or PyTorch stops with "Trying to backward through the graph a second ti
 
 Silent when the chain is cut in the iteration: `h = h.detach()`,
 `hidden = tuple(h.detach() for h in hidden)`, `hidden = repackage_hidden(hidden)`, a fresh value
-(`h = model.init_hidden()`), `h.detach_()`, an update under `torch.no_grad()`, or a reset method
-of the class (`init_hidden`, `reset_states`). Also silent: state carried only inside one step
+(`h = model.init_hidden()`), `h.detach_()`, an update under `torch.no_grad()`, a reset method
+of the class (`init_hidden`, `reset_states`) run every step (not only once per epoch), or a
+function of the file that detaches its parameter first (`hidden = repackage_hidden(hidden)` in
+`compute_step(batch, hidden)`). Also silent: state carried only inside one step
 (`for t in range(seq_len): h = cell(x[t], h)` is backpropagation through time), unrolled
 differentiable optimization (`create_graph=True`), sums (`total = total + loss` is TML001's),
 concatenation accumulators (TML008's), caches (`self.kv_cache`) and Transformer-XL memories

@@ -91,6 +91,7 @@ class LoopCarried:
         self._in_place_detached: dict[cst.CSTNode, set[str]] = {}
         self._requiring_grad: dict[object, set[str]] = {}
         self._own_attributes: dict[cst.ClassDef, frozenset[str]] = {}
+        self._parameter_cuts: dict[tuple[cst.FunctionDef, str], bool] = {}
 
     # -- graph chains ------------------------------------------------------------------
     @cached_property
@@ -168,7 +169,7 @@ class LoopCarried:
             return True
         return self.iterations.runs_step(region) or self.iterations.iterates_loader(region) or (
             isinstance(region, cst.For) and self.scopes.evaluates_each_element(region)  # (grad on: the chain grows)
-        ) or not isinstance(region, cst.FunctionDef) and self._runs_model_per_step(region)
+        ) or self._runs_model_per_step(region) or self.iterations.trains_through_calls(region)
 
     def _runs_model_per_step(self, loop: Loop) -> bool:
         """A rollout (a loop stepping an environment: ``env.step(action)``), another step loop
@@ -280,8 +281,10 @@ class LoopCarried:
                 return
             if isinstance(expr.func, cst.Attribute):
                 yield from self._graph_reads(expr.func.value, name, region, site, depth, previous_only)
+            cut = self._arguments_cut_by_callee(expr)
             for arg in expr.args:
-                yield from self._graph_reads(arg.value, name, region, site, depth, previous_only)
+                if arg.value not in cut:
+                    yield from self._graph_reads(arg.value, name, region, site, depth, previous_only)
             return
         if expr_type is cst.BinaryOperation:
             yield from self._graph_reads(expr.left, name, region, site, depth, previous_only)
@@ -309,6 +312,30 @@ class LoopCarried:
                 yield from self._graph_reads(comp.iter, name, region, site, depth, previous_only)
         elif expr_type is cst.NamedExpr or expr_type is cst.StarredElement:
             yield from self._graph_reads(expr.value, name, region, site, depth, previous_only)
+
+    def _arguments_cut_by_callee(self, call: cst.Call) -> set[cst.BaseExpression]:
+        """The arguments of a call of the file's function whose parameter the callee cuts from
+        its history before anything else reads it (``hidden = repackage_hidden(hidden)`` as the
+        first use in ``compute_step(batch, hidden)``): nothing the call returns links to them."""
+        callee = self.flow.calls.callee(call)
+        if callee is None or not isinstance(callee.function, cst.FunctionDef):
+            return set()
+        return {expr for param, given in self.flow.calls.arguments(call, callee).items()
+                if self._cuts_parameter(callee.function, param) for expr, _ in given}
+
+    def _cuts_parameter(self, function: cst.FunctionDef, param: str) -> bool:
+        key = (function, param)
+        known = self._parameter_cuts.get(key)
+        if known is None:
+            uses = [n for n in self.scopes.scope_nodes(function, cst.Name)
+                    if n.value == param and not isinstance(self.tree.parent.get(n), cst.Param)]
+            first = uses[0] if uses else None
+            assign = self.tree.statement_of(first) if first is not None else None
+            known = self._parameter_cuts[key] = isinstance(assign, cst.SimpleStatementLine) and \
+                len(assign.body) == 1 and isinstance(small := assign.body[0], cst.Assign) and \
+                len(small.targets) == 1 and carried_name(small.targets[0].target) == param and \
+                isinstance(small.value, cst.Call) and self.breaks_graph(small.value)
+        return known
 
     def breaks_graph(self, call: cst.Call) -> bool:
         func = call.func
@@ -492,14 +519,14 @@ class LoopCarried:
             or ((caller := self.scopes.function_of(site)) is not None and self._runs_per_batch(caller))
             for site in sites)
 
-    def _runs_per_batch(self, func: cst.FunctionDef) -> bool:
+    def _runs_per_batch(self, func: cst.FunctionDef, depth: int = 0) -> bool:
         """A per-step method, or a function called in an innermost step loop (``train_batch``),
-        or from one called so: not an ``evaluate(model, loader)`` the epoch loop calls, which
-        runs once per epoch even though it is called from a step loop."""
+        or from one that runs so (two calls deep at most): not an ``evaluate(model, loader)`` the
+        epoch loop calls, which runs once per epoch even though it is called from a step loop."""
         return self.scopes.is_per_step_method(func) or self.iterations.runs_per_step(func) and any(
             self._in_innermost_step_loop(site)
-            or (caller := self.scopes.function_of(site)) is not None and caller is not func
-            and self.scopes.is_per_step_method(caller)
+            or depth < 2 and (caller := self.scopes.function_of(site)) is not None and caller is not func
+            and self._runs_per_batch(caller, depth + 1)
             for site in self.flow.calls.call_sites(func))
 
     @cached_property
@@ -515,7 +542,8 @@ class LoopCarried:
         """``node`` runs once per step: in a step loop with no step loop of its own inside (not
         in an epoch loop around the loop over batches)."""
         def steps(loop: Loop) -> bool:
-            return self.scopes.is_step_loop(loop) or self.iterations.runs_step(loop)
+            return self.scopes.is_step_loop(loop) or self.iterations.runs_step(loop) or \
+                self.iterations.trains_through_calls(loop)
 
         innermost = next((loop for loop in self.scopes.loops_around(node) if steps(loop)), None)
         if innermost is None:

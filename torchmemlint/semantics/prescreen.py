@@ -51,7 +51,9 @@ class LoopFacts:
     assigns: bool = False  # an assignment in its body outside inner loops
     live: Optional[bool] = None  # ``FileFacts.live_loop``, once asked
     feeds_model: bool = False  # a call named for (or handed) a model in its body is given something
-    called_with_arguments: set[str] = field(default_factory=set)  # ``f(x)`` in its body, nested loops included
+    # ``f`` and ``m`` of ``f(x, m)``, ``g`` of ``obj.g()``: what its body (nested loops included)
+    # calls, and the names it hands to calls
+    names_in_calls: set[str] = field(default_factory=set)
     scope: Optional["_Scope"] = None  # the function holding it
 
     @property
@@ -248,10 +250,12 @@ class FileFacts:
 
     def _in_crossing_loop(self, loop: Optional[LoopFacts]) -> bool:
         """In a loop whose iterations cross a training step (``LoopCarried._crosses_step``: a
-        step in its body, an iteration over a loader, an evaluation loop: ``feeds_model``, or
-        a step loop that calls anything: ``_runs_model_per_step``)."""
+        step in its body, an iteration over a loader, an evaluation loop: ``feeds_model``, a
+        step loop that calls anything: ``_runs_model_per_step``, or a loop calling a function
+        of this file that makes a step: ``Iterations.trains_through_calls``)."""
         while loop is not None:
             if loop.has_step_call or any(LOADER_ITERABLE.search(i) for i in loop.header_identifiers) or \
+                    not loop.names_in_calls.isdisjoint(self.step_functions) or \
                     loop.feeds_model and loop.scope is not None and loop.scope.sets_eval_mode or \
                     loop.could_be_step_loop and loop.calls or \
                     loop.feeds_model and loop.scope is not None and GENERATION_FUNCTION.search(loop.scope.name or ""):
@@ -550,9 +554,10 @@ class _Walker:
                     called.add(name)
                 if name:
                     call_sites.setdefault(name, []).append((enclosing, scope, in_lambda, with_arguments))
-                    if type(func) is ast.Name and node.args:
+                    if enclosing:
+                        given = {name, *(arg.id for arg in node.args if type(arg) is ast.Name)}
                         for loop in enclosing:
-                            loop.called_with_arguments.add(name)
+                            loop.names_in_calls |= given
                     if enclosing:
                         enclosing[-1].calls.add(name)
                 if in_loop:
@@ -677,7 +682,7 @@ class _Walker:
                 (loops_around, scope_of, in_lambda_of, None) for found in call_sites.values()
                 for loops_around, scope_of, in_lambda_of, with_arguments in found if with_arguments)
         for loop in loops:
-            if loop.called_with_arguments & mode_switched:  # (``Scopes.switched_to_a_mode``: a module)
+            if loop.names_in_calls & mode_switched:  # (``Scopes.switched_to_a_mode``: a module, called or handed on)
                 loop.feeds_model = True
             if loop.iterable_name in self.made_by_calls:  # ``pbar = tqdm(train_loader)``
                 loop.header_identifiers |= frozenset(

@@ -388,8 +388,9 @@ class Scopes:
         """``for chunk in load_chunks(path): scores = model(chunk)`` in evaluation code (a function,
         or a script, that puts a model in eval mode, or a function named for evaluation): each
         iteration runs a model on its element (or hands both to a helper), one evaluation step,
-        whatever the iterable is called. (A loop over layers calls its element, it does not hand
-        it to a model.)"""
+        whatever the iterable is called; a model is named for one, or switched to a mode here
+        (``embedding.eval()``). (A loop over layers calls its element, it does not hand it to a
+        model.)"""
         scope = self.scope_of(loop)
         named_for_evaluation = isinstance(scope, cst.FunctionDef) and EVAL_FUNCTION.search(scope.name.value)
         if not (self.sets_eval_mode(scope) or named_for_evaluation) or any(
@@ -401,7 +402,8 @@ class Scopes:
                    for name in self.tree.descendants(assign.value, cst.Name)):
                 elements.update(name.value for t in assign.targets for name in self.tree.descendants(t.target, cst.Name))
         return any(
-            (_runs_a_model(call) or isinstance(call.func, cst.Name) and self.switched_to_a_mode(call.func))
+            (_runs_a_model(call) or isinstance(call.func, cst.Name) and self.switched_to_a_mode(call.func)
+             or any(isinstance(arg.value, cst.Name) and self.switched_to_a_mode(arg.value) for arg in call.args))
             and any(root_name(arg.value, through_any_method=True) in elements for arg in call.args)
             for call in self.loop_body_nodes(loop, cst.Call))
 
