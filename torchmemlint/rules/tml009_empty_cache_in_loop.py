@@ -4,8 +4,9 @@
 Flags `torch.cuda.empty_cache()` called on every iteration of a training or evaluation loop
 (a loop that runs a forward pass, a backward pass or an optimizer step itself, or iterates a
 loader), in a helper of the file that such a loop calls on every iteration, or in a per-step
-method (`training_step`, `forward`, ...). Off by default: enable it
-with `--select TML009`.
+method (`training_step`, `forward`, a Hugging Face `TrainerCallback`'s `on_step_end`, ...) —
+also under the main process's check (`if accelerator.is_main_process:`, `if is_root_worker():`),
+which holds on every step of that process. Off by default: enable it with `--select TML009`.
 
 ## Why is this bad?
 `empty_cache()` frees no live tensor: it only hands the caching allocator's *unused* blocks back

@@ -14,7 +14,7 @@ from torchmemlint.semantics.calls import Calls
 from torchmemlint.semantics.imports import ImportTable
 from torchmemlint.semantics.scopes import Loop, Scopes, is_step_call, terminal_name
 from torchmemlint.semantics.tree import Tree
-from torchmemlint.semantics.vocabulary import LOADER_ITERABLE, is_model_name
+from torchmemlint.semantics.vocabulary import LOADER_ITERABLE, MAIN_PROCESS_CHECK, is_model_name
 
 Iteration = Union[Loop, "cst.FunctionDef", "cst.Lambda"]  # a string: see scopes.Loop
 
@@ -220,7 +220,9 @@ class Iterations:
     def runs_every_iteration(self, node: cst.CSTNode, iteration: Iteration) -> bool:
         """Not only under a condition — every few steps (``if step % 100 == 0:``), behind a
         configuration flag (``if args.empty_cache:``), on an error (an ``except`` handler) — except
-        the capability check ``if torch.cuda.is_available():``, which holds on every step."""
+        the capability check ``if torch.cuda.is_available():`` and the main-process check ``if
+        is_root_worker():`` / ``if state.is_world_process_zero:``, which hold on every step (of
+        that process)."""
         for ancestor in self.tree.ancestors(node):
             if ancestor is iteration:
                 return True
@@ -231,7 +233,10 @@ class Iterations:
         return True
 
     def _is_capability_check(self, test: cst.BaseExpression) -> bool:
-        return isinstance(test, cst.Call) and (self.imports.qualify(test.func) or "").endswith(".is_available")
+        if isinstance(test, cst.Call) and (self.imports.qualify(test.func) or "").endswith(".is_available"):
+            return True
+        checked = test.func if isinstance(test, cst.Call) and not test.args else test
+        return isinstance(checked, (cst.Name, cst.Attribute)) and MAIN_PROCESS_CHECK.fullmatch(terminal_name(checked) or "") is not None
 
 def keyword_is_true(call: cst.Call, keyword: str) -> bool:
     """``call`` passes ``keyword=True`` literally."""

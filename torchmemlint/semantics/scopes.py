@@ -17,7 +17,7 @@ from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.tree import Tree
 from torchmemlint.semantics.vocabulary import (
     BATCH_STRIDE, CHUNK_STRIDE, EVAL_FUNCTION, GENERATION_FUNCTION, LOSS_TERMS, ITERATION_BUILTINS, LOADER_ITERABLE, MODEL_CLASS_SUFFIXES,
-    MODULE_RETURNING_METHODS, PER_STEP_METHODS,
+    MODULE_RETURNING_METHODS, PER_STEP_METHODS, TRAINER_CALLBACK_STEP_METHODS,
     is_class_name, is_model_name, is_step_identifier, is_step_target, makes_training_step, steps_environment,
 )
 
@@ -284,6 +284,8 @@ class Scopes:
         name = func.name.value
         if name == "forward":
             return self.is_torch_module_class(cls)
+        if name in TRAINER_CALLBACK_STEP_METHODS:
+            return any(base.rsplit(".", 1)[-1] == "TrainerCallback" for base in self.class_bases(cls))
         return name in PER_STEP_METHODS
 
     # -- iteration --------------------------------------------------------------------

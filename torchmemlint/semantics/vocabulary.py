@@ -14,6 +14,13 @@ PER_STEP_METHODS = frozenset({
     "on_before_backward", "on_after_backward",
 })
 
+# A Hugging Face ``TrainerCallback``'s hooks run once per optimizer step (``on_step_end``).
+TRAINER_CALLBACK_STEP_METHODS = frozenset({"on_step_begin", "on_step_end", "on_substep_end"})
+# The main process's check (``is_root_worker()``, ``accelerator.is_main_process``,
+# ``state.is_world_process_zero``): on that process it holds every step.
+MAIN_PROCESS_CHECK = re.compile(r"is_(?:root_worker|main_process|local_main_process|world_process_zero|"
+                                r"local_process_zero|master|main_worker|rank_zero)")
+
 # Framework hooks run once per epoch or per run (Lightning's ``on_train_epoch_start``, a
 # callback's ``on_epoch_end``): a reset there leaves a chain growing over the epoch's steps.
 PER_EPOCH_METHOD = re.compile(r"^on_(\w+_)?(epoch|fit|train|validation)_(start|end)$")
