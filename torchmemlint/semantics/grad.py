@@ -37,6 +37,7 @@ class GradContexts:
         self.calls = calls
         self._function_cache: dict[cst.FunctionDef, bool] = {}
         self._set_grad_cache: dict[cst.CSTNode, list[tuple[int, bool]]] = {}
+        self._differentiating_blocks: dict[cst.With, bool] = {}
 
     def context_effect(self, expr: cst.BaseExpression) -> Optional[bool]:
         """True if entering ``expr`` (a with-item or decorator) disables grad, False if it
@@ -86,7 +87,11 @@ class GradContexts:
         evaluation phase's forward, without a backward, is still read as grad-disabled)."""
         if not (isinstance(item, cst.Call) and item.args and self.imports.qualify(item.func) in SET_GRAD_ENABLED):
             return False
-        return any(self.calls.backward_roots(call) for call in self.tree.descendants(block.body, cst.Call))
+        known = self._differentiating_blocks.get(block)  # (asked for every node of the block: once per block)
+        if known is None:
+            known = self._differentiating_blocks[block] = any(
+                self.calls.backward_roots(call) for call in self.tree.descendants(block.body, cst.Call))
+        return known
 
     def _entered_disabling(self, block: cst.With, node: cst.CSTNode) -> bool:
         """``with ExitStack() as stack: stack.enter_context(torch.no_grad()); ...`` (detectron2's
