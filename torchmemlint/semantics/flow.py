@@ -42,6 +42,7 @@ from torchmemlint.semantics.calls import Callee, Calls
 from torchmemlint.semantics.grad import GradContexts
 from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.modules import MODULE_NAME, Modules
+from torchmemlint.semantics.params import in_optimizer_step, iterates_parameters
 from torchmemlint.semantics.scopes import Scopes, iterable_identifiers, literal_key, module_itself, subscript_key, terminal_name
 from torchmemlint.semantics.tree import Tree
 from torchmemlint.semantics.vocabulary import (DETACHED_TENSOR_ATTRIBUTES, GRAPH_BREAKING_METHODS, HOOK_REGISTRATIONS,
@@ -823,6 +824,10 @@ class Flow:
         if isinstance(node, cst.Param):
             return self._parameter(node)
         if isinstance(node, cst.For):
+            if iterates_parameters(node, name) and in_optimizer_step(self.scopes, node):
+                # ``for p in group["params"]`` in a hand-written optimizer's ``step``: what it computes
+                # from ``p`` outside ``no_grad`` has a graph (``d_p = p.grad + wd * p``)
+                return Value(kind=TENSOR, leaf=True)
             return destructure(self.value(node.iter, node).any_element(), node.target, name)
         if binding.value is None:
             return UNKNOWN

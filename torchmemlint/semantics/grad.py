@@ -19,14 +19,16 @@ from torchmemlint.semantics.tree import Tree
 DISABLING = frozenset({
     "torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad",
     "torch.autograd.grad_mode.no_grad", "torch.autograd.grad_mode.inference_mode",
+    "torch.optim.optimizer._use_grad_for_differentiable",
 })
 ENABLING = frozenset({"torch.enable_grad", "torch.autograd.enable_grad", "torch.autograd.grad_mode.enable_grad"})
 SET_GRAD_ENABLED = frozenset({"torch.set_grad_enabled", "torch.autograd.set_grad_enabled",
                               "torch.autograd.grad_mode.set_grad_enabled"})
 
 
-# A decorator or context manager of a project's own, named for what it does.
-_DISABLING_NAME = re.compile(r"(?:^|_)(?:no_grad|inference_mode)$")
+# A decorator or context manager of a project's own, named for what it does; torch's optimizers'
+# ``@_use_grad_for_differentiable`` turns grad off unless the optimizer was built ``differentiable=True``.
+_DISABLING_NAME = re.compile(r"(?:^|_)(?:no_grad|inference_mode)$|^_use_grad_for_differentiable$")
 
 
 class GradContexts:

@@ -204,13 +204,7 @@ class Parameters:
         return False
 
     def in_optimizer_step(self, node: cst.CSTNode) -> bool:
-        """Inside ``step`` of a ``torch.optim.Optimizer`` subclass, where every parameter the loop
-        visits is a leaf that requires grad."""
-        func = self.scopes.function_of(node)
-        if func is None or func.name.value != "step":
-            return False
-        cls = self.scopes.class_of(func)
-        return cls is not None and any(could_be_optimizer_base(b) for b in self.scopes.class_bases(cls))
+        return in_optimizer_step(self.scopes, node)
 
     def resets_gradients(self, call: cst.Call) -> bool:
         """A call that resets gradients (what TML002 asks): ``zero_grad()`` of an optimizer or a
@@ -277,6 +271,16 @@ class Parameters:
         if receiver is not None and receiver.startswith("self."):  # (``self.opt.step()`` is no call of ``step`` itself)
             return [f for f in self.scopes.functions_by_name.get(func.attr.value, []) if not self.tree.contains(f, call)]
         return []
+
+
+def in_optimizer_step(scopes: Scopes, node: cst.CSTNode) -> bool:
+    """Inside ``step`` of a ``torch.optim.Optimizer`` subclass, where every parameter the loop
+    visits is a leaf that requires grad."""
+    func = scopes.function_of(node)
+    if func is None or func.name.value != "step":
+        return False
+    cls = scopes.class_of(func)
+    return cls is not None and any(could_be_optimizer_base(b) for b in scopes.class_bases(cls))
 
 
 def could_be_optimizer_base(name: str) -> bool:

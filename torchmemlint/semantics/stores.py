@@ -453,6 +453,9 @@ class Stores:
                 return iteration in self.calls.forward_hooks or not self.differentiated_and_emptied(container, iteration)
             if root != "self" and self.scopes.only_a_parameter(root, iteration):
                 return self._passed_in_outliving(iteration, root, container, _depth)
+            holder = _entry_of(scope_bindings or [])
+            if holder is not None and _depth < 3:  # ``state = self.state[p]``: an entry of what outlives
+                return self.outlives(holder, at, iteration, _depth + 1)
             # ``total += loss`` on a parameter handed back: ``total = loop_body(x, total)``
             return not is_attribute and self.iterations.fed_back(iteration, root)
         if self._reset_in(container, iteration.body, every_step=True):
@@ -877,6 +880,26 @@ class Stores:
 
 # A key that names one call of a per-step function (a trial, an epoch, a step), not one of a few slots.
 _PER_CALL_KEY = re.compile(r"number|\bid\b|_id\b|idx|index|step|epoch|fold|trial|iteration", re.IGNORECASE)
+
+
+def _entry_of(bindings) -> Optional[cst.BaseExpression]:
+    """The container a local names an entry of, when every binding of it reads one entry of the
+    same container: ``state = self.state[p]``, ``buf = self.buffers.setdefault(name, {})``."""
+    holders = set()
+    for binding in bindings:
+        value = binding.value
+        if binding.index is not None or binding.augmented or value is None:
+            return None
+        if isinstance(value, cst.Subscript):
+            holder = value.value
+        elif isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and \
+                value.func.attr.value in ("setdefault", "get") and value.args:
+            holder = value.func.value
+        else:
+            return None
+        holders.add(holder)
+    spelled = {dotted_name(h) for h in holders}
+    return next(iter(holders)) if len(spelled) == 1 and None not in spelled else None
 
 
 def _added_to(value: cst.BaseExpression, spelled: str) -> Optional[cst.BaseExpression]:
