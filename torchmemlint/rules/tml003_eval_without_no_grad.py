@@ -76,7 +76,7 @@ class EvalWithoutNoGrad(Rule):
     code = "TML003"
     name = "eval-without-no-grad"
     message = "forward pass in evaluation code without torch.no_grad()/inference_mode(); activations are kept for a backward that never comes"
-    triggers = ("eval", "val", "test", "predict", "infer", "train(False", "train(mode=False")
+    triggers = ("eval", "val", "test", "predict", "infer", "embed", "train(False", "train(mode=False")
 
     def could_match(self, facts: FileFacts) -> bool:
         # An evaluation context (``_evaluation_context``): a loop over evaluation data, a

@@ -29,6 +29,9 @@ _COMMON_METHOD_NAMES = frozenset({
 })
 # Methods of a model that run (part of) its forward pass.
 FORWARD_METHODS = frozenset({"encode", "decode", "compute_loss", "get_loss", "forward_train", "predict_step"})
+# A model's methods that run (part of) its forward: CLIP's ``encode_image``, Hugging Face's
+# ``get_text_features``, fairseq's ``extract_features``, ``embed_tokens``-style encoders.
+_FORWARD_METHOD = re.compile(r"^(?:encode|decode|embed)_\w+$|^get_\w*features$|^extract_features$")
 LOSS_SUFFIX = re.compile(r"(?:loss|Loss|criterion)$")
 # How a parameter holding "the" loss function is named (underscores dropped, lower case): the one
 # loss class of the file (``...Loss``, ``...Criterion``) is what it holds.
@@ -578,7 +581,7 @@ class Calls:
         if isinstance(func, cst.Attribute):
             if func.attr.value == "forward":
                 return True
-            if func.attr.value in FORWARD_METHODS:
+            if func.attr.value in FORWARD_METHODS or _FORWARD_METHOD.match(func.attr.value):
                 receiver = func.value
                 return is_model_name(terminal_name(receiver)) or (
                     isinstance(receiver, cst.Name) and receiver.value == "self" and self._in_module_class(call))

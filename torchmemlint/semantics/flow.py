@@ -149,6 +149,9 @@ TENSOR_OPERATORS = frozenset({"Subtract", "Divide", "Power", "MatrixMultiply", "
 # Record classes of the standard library that keep their keyword arguments as attributes.
 _RECORD_FACTORIES = frozenset({"types.SimpleNamespace", "argparse.Namespace"})
 MAX_DEPTH = 40
+# A tensor type named in a string annotation (``"torch.Tensor"``, ``Optional["Tensor"]``), not
+# another class whose name starts with it (``"TensorDescription"``).
+_TENSOR_IN_STRING_ANNOTATION = re.compile(r"\b(?:Tensor|FloatTensor|LongTensor|BoolTensor|HalfTensor)\b")
 _NONE_OPEN = 1 << 30  # no open query leaned on
 _MAX_WHY = 4
 
@@ -445,7 +448,7 @@ class Flow:
             qualified = self.imports.qualify(expr) or dotted_name(expr) or ""
             if qualified in ("torch.Tensor", "Tensor", "torch.FloatTensor", "torch.LongTensor"):
                 return True
-        return any("Tensor" in s.value for s in self.tree.descendants(annotation, cst.SimpleString))
+        return any(_TENSOR_IN_STRING_ANNOTATION.search(s.value) for s in self.tree.descendants(annotation, cst.SimpleString))
 
     # -- evaluation --------------------------------------------------------------------------
     def _evaluate(self, expr: cst.BaseExpression, at: cst.CSTNode) -> Value:
@@ -1008,7 +1011,36 @@ class Flow:
         if not isinstance(root, cst.Name):
             return False
         runs = self.calls.calls_spelled(root.value, method=False)
-        return bool(runs) and all(self.grad.is_disabled(c) for c in runs)
+        if bool(runs) and all(self.grad.is_disabled(c) for c in runs):
+            return True
+        return self._removed_after_disabled_runs(registration)
+
+    def _removed_after_disabled_runs(self, registration: cst.Call) -> bool:
+        """Registered, models run only with grad off (``calibrate(model, loader)``, whose
+        forward passes are under ``no_grad``), then removed (``handle.remove()``), all in one
+        function: whatever the hook keeps, no forward with grad on ever called it."""
+        func = self.scopes.function_of(registration)
+        if func is None or isinstance(self.tree.parent.get(registration), cst.Expr):
+            return False  # (a handle thrown away is never removed)
+        calls = [c for c in self.scopes.scope_nodes(func, cst.Call) if self.tree.before(registration, c)]
+        removal = next((c for c in calls if isinstance(c.func, cst.Attribute) and c.func.attr.value == "remove"
+                        and not c.args), None)
+        if removal is None:
+            return False
+        runs = [c for c in calls if self.tree.before(c, removal) and self._forward_passes_in(c) is not None]
+        return bool(runs) and all(self.grad.is_disabled(c) or all(self.grad.is_disabled(f) for f in self._forward_passes_in(c))
+                                  for c in runs)
+
+    def _forward_passes_in(self, call: cst.Call) -> Optional[list[cst.Call]]:
+        """The forward passes ``call`` runs: itself, or those of the function of the file it
+        calls; None where it runs none."""
+        if self.calls.is_forward_pass(call):
+            return [call]
+        callee = self.calls.callee(call)
+        if callee is None or not isinstance(callee.function, cst.FunctionDef):
+            return None
+        inside = [c for c in self.scopes.scope_nodes(callee.function, cst.Call) if self.calls.is_forward_pass(c)]
+        return inside or None
 
     def _parameter(self, param: cst.Param) -> Value:
         name = param.name.value
@@ -1402,13 +1434,15 @@ class Flow:
 
     def _is_host(self, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
         """``"cpu"``, ``torch.device("cpu")``, or a name only ever bound to one (``device =
-        torch.device("cpu")`` at the top of a script that runs on the CPU)."""
+        torch.device("cpu")`` at the top of a script that runs on the CPU), a parameter's default
+        included (``output_device="cpu"``: the output is put on the host unless a caller asks)."""
         if _is_cpu(expr):
             return True
         if not isinstance(expr, cst.Name):
             return False
         bindings = self.scopes.bindings_of(expr.value, at)
-        return bool(bindings) and all(_is_cpu(b.value) for b in bindings)
+        return bool(bindings) and all(_is_cpu(b.node.default if isinstance(b.node, cst.Param) else b.value)
+                                      for b in bindings)
 
     def _to_destination(self, call: cst.Call) -> Optional[bool]:
         """For ``x.to(...)``: True if it moves to an accelerator, False if to the CPU, None if

@@ -132,7 +132,8 @@ class GradContexts:
         if cached is not None:
             return cached
         self._function_cache[func] = False  # recursion guard for mutually calling functions
-        result = self._decorated_disabled(func) or self._lightning_eval_hook(func) or self._only_called_disabled(func)
+        result = self._decorated_disabled(func) or self._lightning_eval_hook(func) or self._pipeline_forward(func) or \
+            self._only_called_disabled(func)
         self._function_cache[func] = result
         return result
 
@@ -144,7 +145,32 @@ class GradContexts:
             self.scopes.class_of(func)
         )
 
+    def _pipeline_forward(self, func: cst.FunctionDef) -> bool:
+        """``_forward`` of a Hugging Face ``Pipeline``: the base class's ``forward`` runs it under
+        the pipeline's inference context (``torch.no_grad()``)."""
+        cls = self.scopes.class_of(func)
+        return func.name.value == "_forward" and cls is not None and any(
+            base == "transformers.Pipeline" or base.rsplit(".", 1)[-1] == "Pipeline" for base in self.scopes.class_bases(cls))
+
     def _only_called_disabled(self, func: cst.FunctionDef) -> bool:
-        """An evaluation helper whose every call site in this file is already grad-disabled."""
+        """An evaluation helper whose every call site in this file is already grad-disabled; or a
+        method never called by name but dispatched through a table of the module that names it
+        (``getattr(type(self), MODES[mode])``, ``"_assisted_decoding"`` among ``MODES``' values),
+        where every such dispatch is."""
         sites = self.calls.call_sites(func)
-        return bool(sites) and all(self.is_disabled(site) for site in sites)
+        if sites:
+            return all(self.is_disabled(site) for site in sites)
+        if self.scopes.class_of(func) is None or self.calls.calls_spelled(func.name.value, method=True):
+            return False
+        dispatches = [c for c in self.calls.calls_spelled("getattr", method=False)
+                      if len(c.args) >= 2 and func.name.value in self._table_names(c.args[1].value)]
+        return bool(dispatches) and all(self.is_disabled(site) for site in dispatches)
+
+    def _table_names(self, key: cst.BaseExpression) -> frozenset[str]:
+        """The string values of the module-level dict ``key`` looks up (``MODES[mode]``)."""
+        if not (isinstance(key, cst.Subscript) and isinstance(key.value, cst.Name)):
+            return frozenset()
+        bindings = self.scopes.bindings(self.tree.module).get(key.value.value, [])
+        return frozenset(element.value.value[1:-1] for b in bindings if isinstance(b.value, cst.Dict)
+                         for element in b.value.elements
+                         if isinstance(element, cst.DictElement) and isinstance(element.value, cst.SimpleString))

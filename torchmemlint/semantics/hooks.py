@@ -228,6 +228,7 @@ class Hooks:
         iterations: list[Iteration] = [
             loop for loop in self.scopes.loops_around(node)
             if isinstance(loop, cst.While) or self.iterations.runs_step(loop) or self.iterations.is_batch_loop(loop)
+            or self.iterations.trains_through_calls(loop)  # (a sweep that fine-tunes through a helper per setting)
         ]
         func = self.scopes.function_of(node)
         if func is not None and (self.iterations.runs_per_step(func) or self._called_repeatedly(func)):
@@ -316,6 +317,8 @@ class Hooks:
             iterable = iterable.args[0].value
         if (dotted_name(iterable) or "").startswith("self."):
             return True  # ``for layer in self.base.layers``: the submodules of the module itself
+        if isinstance(iterable, cst.Name):  # ``convs = [m for m in model.modules() ...]`` before the loop
+            return self.persists_across(iterable, iteration, depth)
         if not (isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute) and
                 iterable.func.attr.value in _MEMBER_ITERATORS):
             return False

@@ -163,10 +163,12 @@ class LoopCarried:
         return self._cut_elsewhere(name, region)
 
     def _crosses_step(self, region: Iteration) -> bool:
+        if isinstance(region, cst.FunctionDef):
+            # (a gradient penalty's ``create_graph=True`` in a step function differentiates that
+            # step's graph, not one spanning the calls: what ``self`` carries still chains them)
+            return True
         if self.iterations.differentiates_through_steps(region):
             return False
-        if isinstance(region, cst.FunctionDef):
-            return True
         return self.iterations.runs_step(region) or self.iterations.iterates_loader(region) or (
             isinstance(region, cst.For) and self.scopes.evaluates_each_element(region)  # (grad on: the chain grows)
         ) or self._runs_model_per_step(region) or self.iterations.trains_through_calls(region)
@@ -352,6 +354,26 @@ class LoopCarried:
                 return True
             return any(self._detaches(target) for target in self.scopes.functions_by_name.get(func.value, []))
         return False
+
+    def _read_attached(self, read: cst.BaseExpression, within: cst.BaseExpression) -> bool:
+        """``read`` reaches ``within``'s value with its graph: no ``.detach()``, ``.item()``,
+        ``.data`` or other graph-breaking call applied to it on the way."""
+        node = read
+        while node is not within:
+            parent = self.tree.parent.get(node)
+            if parent is None:
+                return True
+            if isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value in NON_GRAPH_ATTRIBUTES:
+                return False
+            if isinstance(parent, cst.Call) and parent.func is not node and self.breaks_graph(parent) and (
+                    not isinstance(parent.func, cst.Attribute) or parent.func.value is not node):
+                return False  # ``repackage(ema[k])``
+            grand = self.tree.parent.get(parent)
+            if isinstance(parent, cst.Attribute) and isinstance(grand, cst.Call) and grand.func is parent and \
+                    self.breaks_graph(grand):
+                return False  # ``ema[k].detach()``
+            node = parent
+        return True
 
     def _detaches(self, func: cst.FunctionDef) -> bool:
         """A helper of this file that detaches what it is given (a local ``repackage_hidden``)."""
@@ -667,8 +689,9 @@ class LoopCarried:
     def _slot_update(self, assign: cst.Assign, slot: cst.Subscript) -> list[InPlaceWrite]:
         """``self.loss_ema[key] = a * self.loss_ema[key] + (1 - a) * value``: an item of an
         outliving container carried from step to step, like a rebound name."""
-        if not self.stores.reads_own_slot(assign, slot) or self.grad.is_disabled(assign):
-            return []
+        if self.grad.is_disabled(assign) or not any(
+                self._read_attached(read, assign.value) for read in self.stores.own_slot_reads(assign, slot)):
+            return []  # (``0.1 * loss + 0.9 * ema[k].detach()``: the old value's graph is cut)
         iteration = self.iterations.step_iteration(assign)
         if iteration is None or isinstance(iteration, cst.Lambda) or not self._crosses_step(iteration):
             return []

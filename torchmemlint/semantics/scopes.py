@@ -16,7 +16,7 @@ import libcst as cst
 from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.tree import Tree
 from torchmemlint.semantics.vocabulary import (
-    BATCH_STRIDE, CHUNK_STRIDE, EVAL_FUNCTION, GENERATION_FUNCTION, LOSS_TERMS, ITERATION_BUILTINS, LOADER_ITERABLE, MODEL_CLASS_SUFFIXES,
+    BATCH_STRIDE, CHUNK_STRIDE, EVAL_FUNCTION, GENERATION_FUNCTION, POST_PROCESSING_FUNCTION, LOSS_TERMS, ITERATION_BUILTINS, LOADER_ITERABLE, MODEL_CLASS_SUFFIXES,
     MODULE_RETURNING_METHODS, PER_STEP_METHODS, TRAINER_CALLBACK_STEP_METHODS,
     is_class_name, is_model_name, is_step_identifier, is_step_target, makes_training_step, steps_environment,
 )
@@ -320,13 +320,15 @@ class Scopes:
         header = loop.iter if isinstance(loop, cst.For) else loop.test
         if isinstance(header, cst.Call) and terminal_name(header.func) in ("linspace", "logspace"):
             return False  # a sweep over values (``for w in torch.linspace(0, 1, steps)``), not over steps
+        if isinstance(loop, cst.For) and self._iterates_fields_of_outer_item(loop):
+            return False
         identifiers = iterable_identifiers(header)
         if isinstance(loop, cst.For):
             identifiers += self._bound_iterable_identifiers(loop)
             stop = _strided_stop(loop.iter, BATCH_STRIDE)
             if stop is not None and _is_len_call(stop):
                 return True  # ``for start in range(0, len(texts), batch_size)``: one batch of data per iteration
-        if self.in_model_method(loop) or self.in_generation_function(loop):
+        if self.in_model_method(loop) or self.in_generation_function(loop) or self._in_post_processing(loop):
             # A model's own ``forward``/``generate``/``sample`` (or a generator's ``generate``)
             # loops over time steps, tokens or layers of one input; only a loop over data makes
             # steps there (``predict(loader)``).
@@ -431,12 +433,30 @@ class Scopes:
                 LOADER_ITERABLE.search(n.value) for n in self.tree.descendants(b.value, cst.Name))
             for b in bindings)
 
+    def _iterates_fields_of_outer_item(self, loop: cst.For) -> bool:
+        """``for key, value in data.items():`` where ``data`` is the item of a loop around it (a
+        batch's fields, moved to the device one by one), not a loader."""
+        iterable = loop.iter
+        if not (isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute)
+                and iterable.func.attr.value in ("items", "keys", "values") and isinstance(iterable.func.value, cst.Name)):
+            return False
+        name = iterable.func.value.value
+        return any(isinstance(outer, cst.For) and outer is not loop and
+                   any(n.value == name for n in self.tree.descendants(outer.target, cst.Name))
+                   for outer in self.loops_around(loop))
+
     def _bound_iterable_identifiers(self, loop: cst.For) -> list[str]:
         """What a named iterable was made from (``pbar = tqdm(train_loader)``; ``for b in pbar``)."""
         if not isinstance(loop.iter, cst.Name):
             return []
         return [identifier for binding in self.reaching_bindings(loop.iter.value, loop)
                 if isinstance(binding.value, cst.Call) for identifier in iterable_identifiers(binding.value)]
+
+    def _in_post_processing(self, node: cst.CSTNode) -> bool:
+        """In ``post_process_instance_segmentation(outputs, ...)``: its loops go over the items
+        of one batch's outputs (``for scores, labels in zip(...)``), not over steps."""
+        func = self.function_of(node)
+        return func is not None and POST_PROCESSING_FUNCTION.search(func.name.value) is not None
 
     def in_generation_function(self, node: cst.CSTNode) -> bool:
         func = self.function_of(node)

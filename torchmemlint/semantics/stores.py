@@ -294,7 +294,7 @@ class Stores:
                     found.append(Kept(param, into, store.inside or store.node, store.container, appended,
                                       computed=store.computed or value.alias != param,
                                       device_only=store.device_only or param not in value.params,
-                                      host=store.host or value.host, joined=store.joined))
+                                      host=store.host or _on_host(value, param), joined=store.joined))
         for accumulation in self.accumulations():
             if self.scopes.function_of(accumulation.node) is not function:
                 continue
@@ -665,9 +665,9 @@ class Stores:
             return True  # a slice of a tensor is overwritten; whether that links graphs is TML005's
         if isinstance(store.node, cst.Assign) and self.scopes.function_of(store.node) in self.calls.forward_hooks:
             return True  # ``outputs[names[module]] = out`` in a hook: one slot per hooked module, overwritten
-        if isinstance(store.node, cst.Assign) and any(
-                isinstance(t.target, cst.Subscript) and self.reads_own_slot(store.node, t.target)
-                for t in store.node.targets):
+        assign = store.node if isinstance(store.node, cst.Assign) else store.inside  # (in a callee: ``ema.apply(loss)``)
+        if isinstance(assign, cst.Assign) and any(
+                isinstance(t.target, cst.Subscript) and self.reads_own_slot(assign, t.target) for t in assign.targets):
             return True  # ``ema[k] = d * ema[k] + ...``: the item exists already (TML005's if it keeps a graph)
         if store.key is None:
             return False
@@ -790,11 +790,14 @@ class Stores:
             names.add(node.value)
         return names
 
-    def reads_own_slot(self, assign: cst.Assign, slot: cst.Subscript) -> bool:
-        """``ema[k] = d * ema[k] + ...``: the value reads the item it replaces, spelled the same."""
+    def own_slot_reads(self, assign: cst.Assign, slot: cst.Subscript) -> list[cst.Subscript]:
+        """``ema[k] = d * ema[k] + ...``: where the value reads the item it replaces, spelled the same."""
         speller = cst.Module([])  # (made here: naming LibCST at import time would load it with this module)
         spelled = speller.code_for_node(slot)
-        return any(speller.code_for_node(n) == spelled for n in self.tree.descendants(assign.value, cst.Subscript))
+        return [n for n in self.tree.descendants(assign.value, cst.Subscript) if speller.code_for_node(n) == spelled]
+
+    def reads_own_slot(self, assign: cst.Assign, slot: cst.Subscript) -> bool:
+        return bool(self.own_slot_reads(assign, slot))
 
     def _closure_constant(self, key: cst.BaseExpression, at: cst.CSTNode) -> bool:
         """A key made only of names the enclosing *function* binds (``activation[name] = out``
@@ -880,6 +883,16 @@ class Stores:
 
 # A key that names one call of a per-step function (a trial, an epoch, a step), not one of a few slots.
 _PER_CALL_KEY = re.compile(r"number|\bid\b|_id\b|idx|index|step|epoch|fold|trial|iteration", re.IGNORECASE)
+
+
+def _on_host(value, param: str) -> bool:
+    """What ``value`` holds of ``param`` is on the host: the value itself (``z.cpu()``), or every
+    part of a tuple or dict that holds it (``(label.item(), audio.cpu())``)."""
+    if value.host:
+        return True
+    parts = [*(value.elements or ()), *(v for _, v in value.fields or ())]
+    return bool(parts) and value.element is None and all(
+        part.host or param not in (part.params | part.device_params) for part in parts)
 
 
 def _entry_of(bindings) -> Optional[cst.BaseExpression]:

@@ -63,11 +63,12 @@ _SETTING_WORDS = frozenset({"first", "size", "sizes", "shape", "norm", "dim", "m
                             "start", "end", "stop", "offset"})
 # The first word of a data split's name (``train_data``, ``test_data``).
 _SPLIT_WORDS = frozenset({"train", "training", "val", "valid", "validation", "test", "testing", "eval", "dev"})
-# How evaluation functions are named (``evaluate``, ``run_validation``, ``predict_batch``).
+# How evaluation functions are named (``evaluate``, ``run_validation``, ``predict_batch``), and
+# those that compute embeddings with a trained model (``get_text_embeddings``, ``embed_corpus``).
 EVAL_FUNCTION = re.compile(
     r"^(?:_*)(?:eval|evaluate|evaluation|validate|validation|valid|val|test|predict|prediction|"
-    r"infer|inference|score|compute_metrics)(?:_|$)|_(?:eval|evaluate|evaluation|validate|validation|"
-    r"val|test|predict|inference|infer)(?:_|$)",
+    r"infer|inference|score|compute_metrics|embed)(?:_|$)|_(?:eval|evaluate|evaluation|validate|validation|"
+    r"val|test|predict|inference|infer|embeddings)(?:_|$)",
     re.IGNORECASE,
 )
 # Words that make the steps those of producing one output (a sampler's denoising steps, the
@@ -96,6 +97,7 @@ _MODEL_HANDLING_VERBS = frozenset({
     "load", "save", "build", "make", "create", "init", "setup", "prepare", "freeze", "unfreeze", "reset",
     "wrap", "copy", "clone", "register", "export", "print", "log", "summarize", "count", "unwrap", "convert",
     "extract", "get", "move", "compile", "quantize", "fuse", "patch", "replace", "attach", "check", "validate",
+    "add", "remove", "delete", "set", "find", "swap", "named",  # (``builder.add_module(name, m)`` registers one)
 })
 _LOSS_FUNCTION_NAMES = frozenset({"loss_fn", "loss_func", "loss_function", "loss_fct", "lossfn", "loss_module"})
 _ROLE_SUFFIXES = frozenset({"ema", "old", "new", "target", "ddp", "q", "k", "g", "d", "a", "b", "s", "t", "fp16",
@@ -186,6 +188,8 @@ CHUNK_STRIDE = re.compile(r"batch|chunk|^bs$|_bs$", re.IGNORECASE)
 LOADER_ITERABLE = re.compile(r"loader|batches|dataset|\bdl\b|_dl\b", re.IGNORECASE)
 # A function that produces one output step by step (autoregressive decoding, sampling): its
 # loops run over time steps of one input, not over training steps.
+# How functions that turn one batch's outputs into results are named (``post_process_object_detection``).
+POST_PROCESSING_FUNCTION = re.compile(r"(^|_)post_?process", re.IGNORECASE)
 GENERATION_FUNCTION = re.compile(r"(^|_)(generate|generation|sample|sampling|decode|decoding|beam_search|greedy_search)(_|$)")
 # Identifiers of an iterable that say nothing about what it iterates over.
 ITERATION_BUILTINS = frozenset({"iter", "enumerate", "zip", "range", "reversed", "sorted", "list", "tuple",
