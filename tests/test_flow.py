@@ -70,3 +70,26 @@ def test_a_join_onto_self_keeps_its_argument_and_one_onto_a_local_name_does_not(
     assert [(k.param, k.into, k.joined) for k in model.stores.kept_parameters(update)] == [("preds", "self", True)]
     # (a static method's first parameter is no ``self``: rebinding it keeps nothing)
     assert model.stores.kept_parameters(logits) == []
+
+
+PACKED_LEAF = '''
+import torch
+
+def collect(model):
+    pairs = []
+    for name, p in model.named_parameters():
+        pair = (name, p)
+        scaled = p * 2
+        pairs.append(pair)
+    return pairs
+'''
+
+
+def test_a_tuple_holding_a_parameter_holds_no_graph_but_its_element_is_a_leaf() -> None:
+    model = SemanticModel(cst.parse_module(PACKED_LEAF))
+    pair = _assigned(model, "pair")
+    scaled = _assigned(model, "scaled")
+    packed = model.flow.value(pair.value, pair)
+    assert not packed.graph
+    assert packed.item(1).leaf
+    assert model.flow.value(scaled.value, scaled).graph  # computed from the leaf: a graph

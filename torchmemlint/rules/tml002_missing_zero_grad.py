@@ -128,11 +128,34 @@ def _stepped_optimizer(call: cst.Call) -> Optional[str]:
     return stepped_optimizer(dotted_name(func.value) or "", dotted_name(call.args[0].value) if call.args else None)
 
 
+def _over_fresh_leaves(model: SemanticModel, region: Region, optimizer: str) -> bool:
+    """``opt = torch.optim.SGD([x_in])`` built in the loop over a leaf the loop also makes anew
+    (``x_in = latents.detach().clone().requires_grad_()``): each optimizer steps one backward's
+    gradients, on a tensor no later iteration uses."""
+    if isinstance(region, cst.FunctionDef):
+        return False
+    bindings = [b for b in model.scopes.bindings(model.scopes.scope_of(region)).get(optimizer, [])]
+    if not bindings or not all(model.tree.contains(region.body, b.node) for b in bindings):
+        return False
+    for binding in bindings:
+        value = binding.value
+        if not (isinstance(value, cst.Call) and value.args and isinstance(value.args[0].value, (cst.List, cst.Tuple))):
+            return False
+        for element in value.args[0].value.elements:
+            leaf = element.value
+            if not isinstance(leaf, cst.Name) or not any(
+                    model.tree.contains(region.body, b.node) for b in model.scopes.reaching_bindings(leaf.value, value)):
+                return False
+    return True
+
+
 def _unreset_optimizers(model: SemanticModel, region: Region, calls: list[cst.Call],
                         steps: list[tuple[cst.Call, str]]) -> list[str]:
     """The stepped optimizers whose gradients nothing in the region resets. A reset that
     cannot be attributed (``p.grad = None``, a helper, an unknown receiver) covers them all."""
-    optimizers = list(dict.fromkeys(o for _, o in steps))
+    optimizers = [o for o in dict.fromkeys(o for _, o in steps) if not _over_fresh_leaves(model, region, o)]
+    if not optimizers:
+        return []
     receivers: list[str] = []
     for call in calls:
         if not _resets(model, call):

@@ -601,9 +601,19 @@ class Calls:
             return False  # ``MLP(bias=True)``: an acronym class of this file or imported, constructed
         if isinstance(func, cst.Name) and name in self.scopes.functions_by_name:
             return False  # ``test_model(net, loader)``: a helper of this file, read through its body
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self" and \
+                self._own_method(call, name):
+            return False  # ``self.eval_model(...)``: a method of this class, read through its body
         if self._bound_to_gradient_explainer(func):
             return False  # ``gb_model(x)`` of ``GuidedBackpropReLUModel(model)`` runs a backward itself
         return is_model_name(name) or self._bound_to_module(func)
+
+    def _own_method(self, call: cst.Call, name: str) -> bool:
+        """``name`` is a method of the (non-module) class whose method makes ``call``."""
+        caller = self.scopes.function_of(call)
+        cls = self.scopes.class_of(caller) if caller is not None else None
+        return cls is not None and not self.scopes.is_torch_module_class(cls) and \
+            any(self.scopes.class_of(f) is cls for f in self.scopes.functions_by_name.get(name, ()))
 
     def _bound_to_gradient_explainer(self, func: cst.BaseExpression) -> bool:
         """A name bound only to an attribution method made from a model (Grad-CAM, guided

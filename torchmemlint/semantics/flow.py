@@ -293,6 +293,12 @@ def _combine(values: list[Value], **facets) -> Value:
         why=next((v.why for v in values if v.graph), ()), **facets)
 
 
+def _pack(values: list[Value], **facets) -> Value:
+    """A tuple, list or dict literal of ``values``: it holds their graphs, not a graph of its own
+    (a parameter packed with its name, ``(name, p)``, is still a leaf in it, no graph)."""
+    return replace(_combine(values, **facets), graph=any(v.graph for v in values))
+
+
 @dataclass(frozen=True)
 class Summary:
     """What calling a function gives back, with its parameters' contributions still open."""
@@ -1652,8 +1658,8 @@ class Flow:
                 values.append(self.value(element.value, at))
         if spread:
             element = join(values + spread)
-            return _combine([element], kind=SEQUENCE, element=element)
-        return _combine(values, kind=SEQUENCE, elements=tuple(values))
+            return _pack([element], kind=SEQUENCE, element=element)
+        return _pack(values, kind=SEQUENCE, elements=tuple(values))
 
     def _mapping(self, expr: cst.Dict, at: cst.CSTNode) -> Value:
         fields: dict[str, Value] = {}
@@ -1672,8 +1678,7 @@ class Flow:
             else:
                 others.append(value)
         parts = list(fields.values()) + others
-        return _combine(parts, kind=MAPPING, fields=tuple(fields.items()),
-                        element=join(others) if others else None)
+        return _pack(parts, kind=MAPPING, fields=tuple(fields.items()), element=join(others) if others else None)
 
     @staticmethod
     def _arithmetic(left: Value, right: Value) -> Value:

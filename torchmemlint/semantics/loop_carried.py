@@ -102,11 +102,14 @@ class LoopCarried:
         regions: list[Iteration] = [*self.tree.nodes(cst.For), *self.tree.nodes(cst.While)]
         regions += [f for f in self.tree.nodes(cst.FunctionDef) if self.iterations.runs_per_step(f)]
         for region in regions:
-            if not self._crosses_step(region):
+            if not self._crosses_step(region, on_self=True):
                 continue
             sites_by_name: dict[str, list[Assignment]] = {}
             for site in self._assignments(region):
                 for name in self._assigned_names(site):
+                    if isinstance(region, cst.FunctionDef) and not self._crosses_step(region) and (
+                            not name.startswith("self.") or self._differentiated_with_respect_to(name, region)):
+                        continue  # an unrolled step (``create_graph=True``) of what it differentiates
                     if isinstance(region, cst.FunctionDef) and not name.startswith("self.") and \
                             not self.iterations.fed_back(region, name, counts=self._grad_enabled):
                         continue  # a per-step method's locals die with the call
@@ -162,11 +165,12 @@ class LoopCarried:
             return True
         return self._cut_elsewhere(name, region)
 
-    def _crosses_step(self, region: Iteration) -> bool:
+    def _crosses_step(self, region: Iteration, on_self: bool = False) -> bool:
+        """``on_self``: asked for what ``self`` carries from call to call of a step function,
+        which a ``create_graph=True`` gradient there (a gradient penalty, differentiating that
+        step's graph) does not make an intended unroll."""
         if isinstance(region, cst.FunctionDef):
-            # (a gradient penalty's ``create_graph=True`` in a step function differentiates that
-            # step's graph, not one spanning the calls: what ``self`` carries still chains them)
-            return True
+            return on_self or not self.iterations.differentiates_through_steps(region)
         if self.iterations.differentiates_through_steps(region):
             return False
         return self.iterations.runs_step(region) or self.iterations.iterates_loader(region) or (

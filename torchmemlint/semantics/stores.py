@@ -665,13 +665,16 @@ class Stores:
             return True  # a slice of a tensor is overwritten; whether that links graphs is TML005's
         if isinstance(store.node, cst.Assign) and self.scopes.function_of(store.node) in self.calls.forward_hooks:
             return True  # ``outputs[names[module]] = out`` in a hook: one slot per hooked module, overwritten
+        if self._only_on_first_iteration(store.node):
+            return True
         assign = store.node if isinstance(store.node, cst.Assign) else store.inside  # (in a callee: ``ema.apply(loss)``)
         if isinstance(assign, cst.Assign) and any(
                 isinstance(t.target, cst.Subscript) and self.reads_own_slot(assign, t.target) for t in assign.targets):
             return True  # ``ema[k] = d * ema[k] + ...``: the item exists already (TML005's if it keeps a graph)
         if store.key is None:
             return False
-        if self._closure_constant(store.key, store.node) or self._bounded_key(store.key, store.node):
+        if self._closure_constant(store.key, store.node) or self._bounded_key(store.key, store.node) or \
+                self._rewrites_iterated_key(store):
             return True
         if dotted_name(store.container) is None:
             return False
@@ -798,6 +801,43 @@ class Stores:
 
     def reads_own_slot(self, assign: cst.Assign, slot: cst.Subscript) -> bool:
         return bool(self.own_slot_reads(assign, slot))
+
+    def _only_on_first_iteration(self, node: cst.CSTNode) -> bool:
+        """Under ``if step == 0:`` for the target of a loop around it (static buffers filled on
+        the first step, then updated in place with ``copy_``): one iteration's worth of entries."""
+        for branch in self.tree.ancestors(node):
+            if isinstance(branch, (cst.FunctionDef, cst.For, cst.While)):
+                return False
+            if not (isinstance(branch, cst.If) and self.tree.contains(branch.body, node)):
+                continue
+            test = branch.test
+            if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and \
+                    isinstance(test.comparisons[0].operator, cst.Equal) and \
+                    isinstance(test.comparisons[0].comparator, cst.Integer) and \
+                    test.comparisons[0].comparator.value == "0" and isinstance(test.left, cst.Name):
+                return any(isinstance(loop, cst.For) and test.left.value in self._names_in(loop.target)
+                           for loop in self.scopes.loops_around(node))
+        return False
+
+    def _rewrites_iterated_key(self, store: Store) -> bool:
+        """``for name, module in components.items(): components[name] = module.half()``: the key
+        is one the loop reads from the same container, so the item exists already."""
+        key = _key_expression(store.key)
+        spelled = dotted_name(store.container)
+        if not isinstance(key, cst.Name) or spelled is None:
+            return False
+        for loop in self.scopes.loops_around(store.node):
+            if not isinstance(loop, cst.For):
+                continue
+            iterable = loop.iter
+            if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute) and \
+                    iterable.func.attr.value in ("items", "keys") and not iterable.args:
+                iterable = iterable.func.value
+            target = loop.target
+            first = target.elements[0].value if isinstance(target, cst.Tuple) and target.elements else target
+            if dotted_name(iterable) == spelled and isinstance(first, cst.Name) and first.value == key.value:
+                return True
+        return False
 
     def _closure_constant(self, key: cst.BaseExpression, at: cst.CSTNode) -> bool:
         """A key made only of names the enclosing *function* binds (``activation[name] = out``

@@ -203,6 +203,8 @@ def is_step_identifier(identifier: str) -> bool:
     words = lowered.split("_")
     if len(words) > 1 and (words[-1] in _SETTING_WORDS or _GENERATION_WORDS.intersection(words)):
         return False  # ``rollout_batch_size`` is a setting, ``num_inference_steps`` one sample's steps
+    if "callback" in words:
+        return False  # ``callback_on_step_end_tensor_inputs``: the names a step callback is handed
     return identifier == "data" or lowered.endswith(("loader", "dataset")) or any(
         word.rstrip("0123456789") in STEP_WORDS for word in words
     ) or words[-1] == "data" and words[0] in _SPLIT_WORDS  # ``training_data``, ``val_data``
