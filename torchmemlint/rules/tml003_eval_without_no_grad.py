@@ -14,7 +14,8 @@ method, nor does a model's own method that puts a submodule in eval mode (`self.
 `forward`: grad mode is its caller's business). A helper of the file that runs the model and that
 training code also calls (`self.infer(x)`) is a forward pass where evaluation code calls it; a
 call whose model calls all run under `no_grad` inside it (an object whose `__call__` wraps
-`torch.no_grad()`) is not.
+`torch.no_grad()`) is not, nor is a model frozen earlier in the same scope
+(`sampler.eval().requires_grad_(False)`: no parameter requires grad, so no graph is recorded).
 
 ## Why is this bad?
 `model.eval()` only switches dropout and batch-norm behaviour; it does **not** stop autograd.
@@ -100,11 +101,34 @@ class EvalWithoutNoGrad(Rule):
             context = _evaluation_context(model, call, helpers)
             if context is None or context in reported:
                 continue
-            if model.grad.is_disabled(call) or _has_backward(model, context) or _runs_without_grad(model, call):
+            if model.grad.is_disabled(call) or _has_backward(model, context) or _runs_without_grad(model, call) \
+                    or _frozen_before(model, call):
                 continue
             reported.add(context)
             fix, no_fix = _no_grad_fix(model, context)
             yield Finding(call, fix=fix, no_fix=no_fix)
+
+
+def _frozen_before(model: SemanticModel, call: cst.Call) -> bool:
+    """The model ``call`` runs was frozen earlier in the same scope (``sampler.eval()
+    .requires_grad_(False)``): with no parameter requiring grad, its forward records no graph
+    (inputs marked for gradients aside, which evaluation code does not make)."""
+    spelled = dotted_name(call.func)
+    if spelled is None:
+        return False
+    scope = model.scopes.scope_of(call)
+    for other in model.scopes.scope_nodes(scope, cst.Call):
+        func = other.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "requires_grad_" and other.args
+                and _is_false(other.args[0].value) and model.tree.before(other, call)):
+            continue
+        receiver = func.value
+        while isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute) and \
+                receiver.func.attr.value in ("eval", "to", "cuda", "float", "half"):
+            receiver = receiver.func.value  # ``sampler.eval().requires_grad_(False)``
+        if dotted_name(receiver) == spelled:
+            return True
+    return False
 
 
 def _runs_without_grad(model: SemanticModel, call: cst.Call) -> bool:

@@ -277,7 +277,9 @@ def _join2(a: Value, b: Value) -> Value:
     return Value(
         graph=a.graph or b.graph, detached=a.detached and b.detached, device=a.device or b.device,
         leaf=a.leaf or b.leaf, kind=a.kind if a.kind == b.kind else None, scalar=a.scalar and b.scalar, loss=a.loss and b.loss,
-        params=a.params | b.params, device_params=a.device_params | b.device_params, host=a.host and b.host,
+        params=a.params | b.params, device_params=a.device_params | b.device_params,
+        # (``z.cpu() if rank == 0 else None``: the other branch holds no tensor, so what comes is on the host)
+        host=(a.host or a.kind in (NUMBER, OTHER)) and (b.host or b.kind in (NUMBER, OTHER)) and (a.host or b.host),
         alias=a.alias if a.alias == b.alias else None, elements=elements,
         fields=fields, element=element, cls=a.cls if a.cls == b.cls else None,
         why=a.why if a.graph or not b.graph else b.why,
@@ -285,7 +287,9 @@ def _join2(a: Value, b: Value) -> Value:
 
 
 def _combine(values: list[Value], **facets) -> Value:
-    """The result of an operation on ``values`` that keeps the graph (arithmetic, a tensor op)."""
+    """The result of an operation on ``values`` that keeps the graph (arithmetic, a tensor op);
+    on the host when its tensors are (``torch.cat`` of ``.cpu()`` copies)."""
+    facets.setdefault("host", any(v.host for v in values) and all(v.host or v.kind in (NUMBER, OTHER) for v in values))
     return Value(
         graph=any(v.graph or v.leaf for v in values), detached=all(v.detached for v in values),
         device=any(v.device for v in values), params=frozenset().union(*(v.params for v in values)),
@@ -1294,7 +1298,7 @@ class Flow:
             return _combine(args, kind=DISTRIBUTION)
         if function in _JOINS and args:
             pieces = args[0].any_element() if args[0].kind == SEQUENCE else args[0]
-            return _combine([pieces, args[0]], kind=TENSOR)
+            return _combine([pieces, args[0]], kind=TENSOR, host=pieces.host)
         if namespace not in _TENSOR_NAMESPACES or torch_gives_no_tensor(function) or \
                 qualified.startswith(("torch.cuda.", "torch.utils.")):
             return Value(detached=True)
@@ -1538,6 +1542,8 @@ class Flow:
                 return self.class_attribute(cls, name).travelled(expr, f"read as `.{name}`")
         if base.kind in (OPTIMIZER, NUMBER, OTHER):
             return Value(detached=True)
+        if names_text(name) and base.kind != MODULE:
+            return OTHER_VALUE  # ``result.text`` of a decoding result, ``sample.path``: strings
         if base.kind == MODULE:  # a submodule or a parameter: no graph of its own
             return Value(device=base.device, detached=True, kind=None)
         return base.derived(kind=TENSOR if base.kind == TENSOR and name in ("T", "mT", "H", "real", "imag") else None,
