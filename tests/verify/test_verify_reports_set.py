@@ -28,7 +28,6 @@ HEADER_LABEL = re.compile(r"(?P<code>TML\d{3}) lines? (?P<lines>\d+(?:, \d+)*)")
 CHECK_MISSES = {
     "containers/leak_cat_accumulator_fprimes.py",  # a module-level torch.cat accumulator seeded by torch.empty(0, ...)
     "empty_cache/leak_trainer_empty_cache_per_step.py",  # empty_cache() in a step function called from the loop
-    "hooks/leak_fullgrad_hooks_per_call.py",  # hooks registered in a loop over layers, in a function called per image
     "replay_buffer/leak_episode_runner_actions_graph.py",  # a dict of lists of log-probs appended to the buffer
     "replay_buffer/leak_ppo_value_estimates_kept.py",  # a method's graph-carrying result appended to a dict's list
     "retain_graph/leak_multitask_retain_helper.py",  # retain_graph=True on every backward of a helper's loop
