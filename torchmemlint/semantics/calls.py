@@ -42,6 +42,13 @@ _FUNCTIONAL_LOSSES = ("cross_entropy", "nll_loss", "kl_div", "binary_cross_entro
 Function = Union["cst.FunctionDef", "cst.Lambda"]  # strings: importing this module does not load LibCST
 
 
+def _rpc_proxy(receiver: cst.BaseExpression) -> bool:
+    """``rref.remote()``, ``rref.rpc_sync()``, ``rref.rpc_async()``: a proxy to an object on
+    another process (torch.distributed.rpc)."""
+    return isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute) and \
+        receiver.func.attr.value in ("remote", "rpc_sync", "rpc_async") and not receiver.args
+
+
 @dataclass(frozen=True)
 class Callee:
     """The function a call runs. Its first ``skipped`` parameters are filled by the receiver
@@ -580,7 +587,8 @@ class Calls:
             return True  # ``self(x)`` in a module calls its forward
         if isinstance(func, cst.Attribute):
             if func.attr.value == "forward":
-                return True
+                # (``rref.rpc_sync().forward(x)``: an RPC proxy's call runs on the remote owner)
+                return not _rpc_proxy(func.value)
             if func.attr.value in FORWARD_METHODS or _FORWARD_METHOD.match(func.attr.value):
                 receiver = func.value
                 return is_model_name(terminal_name(receiver)) or (
