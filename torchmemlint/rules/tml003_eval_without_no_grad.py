@@ -66,7 +66,7 @@ from torchmemlint.semantics import SemanticModel
 from torchmemlint.semantics.imports import dotted_name
 from torchmemlint.semantics.params import marks_requiring_grad
 from torchmemlint.semantics.prescreen import FileFacts
-from torchmemlint.semantics.scopes import Loop, Scope, is_step_call, iterable_identifiers
+from torchmemlint.semantics.scopes import Loop, Scope, is_step_call, iterable_identifiers, module_itself
 from torchmemlint.semantics.vocabulary import EVAL_FUNCTION
 
 _EVAL_ITERABLE = re.compile(r"^(?:val|valid|validation|test|testing|eval|evaluation|dev|holdout)(?:_|$|loader|set|data)",
@@ -122,11 +122,7 @@ def _frozen_before(model: SemanticModel, call: cst.Call) -> bool:
         if not (isinstance(func, cst.Attribute) and func.attr.value == "requires_grad_" and other.args
                 and _is_false(other.args[0].value) and model.tree.before(other, call)):
             continue
-        receiver = func.value
-        while isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute) and \
-                receiver.func.attr.value in ("eval", "to", "cuda", "float", "half"):
-            receiver = receiver.func.value  # ``sampler.eval().requires_grad_(False)``
-        if dotted_name(receiver) == spelled:
+        if dotted_name(module_itself(func.value)) == spelled:  # (``sampler.eval().requires_grad_(False)``)
             return True
     return False
 

@@ -1037,9 +1037,10 @@ class Flow:
                         and not c.args), None)
         if removal is None:
             return False
-        runs = [c for c in calls if self.tree.before(c, removal) and self._forward_passes_in(c) is not None]
-        return bool(runs) and all(self.grad.is_disabled(c) or all(self.grad.is_disabled(f) for f in self._forward_passes_in(c))
-                                  for c in runs)
+        runs = [(c, forwards) for c in calls if self.tree.before(c, removal)
+                and (forwards := self._forward_passes_in(c)) is not None]
+        return bool(runs) and all(self.grad.is_disabled(c) or all(self.grad.is_disabled(f) for f in forwards)
+                                  for c, forwards in runs)
 
     def _forward_passes_in(self, call: cst.Call) -> Optional[list[cst.Call]]:
         """The forward passes ``call`` runs: itself, or those of the function of the file it

@@ -150,7 +150,7 @@ class GradContexts:
         the pipeline's inference context (``torch.no_grad()``)."""
         cls = self.scopes.class_of(func)
         return func.name.value == "_forward" and cls is not None and any(
-            base == "transformers.Pipeline" or base.rsplit(".", 1)[-1] == "Pipeline" for base in self.scopes.class_bases(cls))
+            base.rsplit(".", 1)[-1] == "Pipeline" for base in self.scopes.class_bases(cls))
 
     def _only_called_disabled(self, func: cst.FunctionDef) -> bool:
         """An evaluation helper whose every call site in this file is already grad-disabled; or a

@@ -102,14 +102,18 @@ class LoopCarried:
         regions: list[Iteration] = [*self.tree.nodes(cst.For), *self.tree.nodes(cst.While)]
         regions += [f for f in self.tree.nodes(cst.FunctionDef) if self.iterations.runs_per_step(f)]
         for region in regions:
-            if not self._crosses_step(region, on_self=True):
+            # A step function whose ``create_graph=True`` gradient unrolls what it differentiates
+            # (MAML's ``self.fast``) still carries the rest of ``self`` from call to call (a gradient
+            # penalty's running mean: StyleGAN2's ``self.pl_mean``).
+            crosses = self._crosses_step(region)
+            unrolled = isinstance(region, cst.FunctionDef) and not crosses
+            if not crosses and not unrolled:
                 continue
             sites_by_name: dict[str, list[Assignment]] = {}
             for site in self._assignments(region):
                 for name in self._assigned_names(site):
-                    if isinstance(region, cst.FunctionDef) and not self._crosses_step(region) and (
-                            not name.startswith("self.") or self._differentiated_with_respect_to(name, region)):
-                        continue  # an unrolled step (``create_graph=True``) of what it differentiates
+                    if unrolled and (not name.startswith("self.") or self._differentiated_with_respect_to(name, region)):
+                        continue
                     if isinstance(region, cst.FunctionDef) and not name.startswith("self.") and \
                             not self.iterations.fed_back(region, name, counts=self._grad_enabled):
                         continue  # a per-step method's locals die with the call
@@ -165,14 +169,11 @@ class LoopCarried:
             return True
         return self._cut_elsewhere(name, region)
 
-    def _crosses_step(self, region: Iteration, on_self: bool = False) -> bool:
-        """``on_self``: asked for what ``self`` carries from call to call of a step function,
-        which a ``create_graph=True`` gradient there (a gradient penalty, differentiating that
-        step's graph) does not make an intended unroll."""
-        if isinstance(region, cst.FunctionDef):
-            return on_self or not self.iterations.differentiates_through_steps(region)
+    def _crosses_step(self, region: Iteration) -> bool:
         if self.iterations.differentiates_through_steps(region):
             return False
+        if isinstance(region, cst.FunctionDef):
+            return True
         return self.iterations.runs_step(region) or self.iterations.iterates_loader(region) or (
             isinstance(region, cst.For) and self.scopes.evaluates_each_element(region)  # (grad on: the chain grows)
         ) or self._runs_model_per_step(region) or self.iterations.trains_through_calls(region)

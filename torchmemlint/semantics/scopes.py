@@ -835,7 +835,8 @@ def returned_part(returned: Optional[cst.BaseExpression], index: Optional[int],
     return None
 
 
-_ITEM_GETTERS = frozenset({"setdefault", "get"})
+# Methods that return one item of the container they are called on.
+ITEM_GETTERS = frozenset({"setdefault", "get"})
 
 
 def module_itself(expr: Optional[cst.BaseExpression]) -> Optional[cst.BaseExpression]:
@@ -857,7 +858,7 @@ def root_name(expr: cst.BaseExpression, through_any_method: bool = False) -> Opt
         if isinstance(expr, (cst.Attribute, cst.Subscript)):
             expr = expr.value
         elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and (
-                through_any_method or expr.func.attr.value in _ITEM_GETTERS):
+                through_any_method or expr.func.attr.value in ITEM_GETTERS):
             expr = expr.func.value
         else:
             return expr.value if isinstance(expr, cst.Name) else None

@@ -17,7 +17,8 @@ from torchmemlint.semantics.calls import Calls, Function
 from torchmemlint.semantics.flow import MODULE, TENSOR, Flow
 from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.iterations import Iteration, Iterations
-from torchmemlint.semantics.scopes import Loop, Scopes, accumulator_name, first_param, root_name, tests_every_n_steps
+from torchmemlint.semantics.scopes import (ITEM_GETTERS, Loop, Scopes, accumulator_name, first_param, root_name,
+                                           tests_every_n_steps)
 from torchmemlint.semantics.tree import Tree
 from torchmemlint.semantics.vocabulary import JOIN_FUNCTIONS, METER_CLASS, METER_METHODS, STORING_METHODS
 
@@ -946,7 +947,7 @@ def _entry_of(bindings) -> Optional[cst.BaseExpression]:
         if isinstance(value, cst.Subscript):
             holder = value.value
         elif isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and \
-                value.func.attr.value in ("setdefault", "get") and value.args:
+                value.func.attr.value in ITEM_GETTERS and value.args:
             holder = value.func.value
         else:
             return None
