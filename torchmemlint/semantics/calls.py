@@ -329,7 +329,9 @@ class Calls:
             if found is not None:
                 return Callee(found, skipped=0 if _is_static(found) else 1)
         methods = self._implementations(name)
-        if len(methods) == 1:
+        if len(methods) == 1 and methods[0] is not self.scopes.function_of(at):
+            # (not the method itself: ``def append(self, val): self._buffer.append(val)`` hands
+            # the value on to the container it wraps)
             return Callee(methods[0], skipped=0 if _is_static(methods[0]) else 1, guessed=True)
         return None
 

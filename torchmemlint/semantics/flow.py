@@ -1279,6 +1279,9 @@ class Flow:
             return Value(kind=SEQUENCE, graph=graph, detached=not graph, element=Value(
                 kind=TENSOR, graph=graph, detached=not graph, device=any(v.device for v in args)),
                 why=((call, "graph made by `torch.autograd.grad(..., create_graph=True)`"),) if graph else ())
+        if function == "as_tensor" and args and args[0].kind in (TENSOR, None) and \
+                _keyword(call, "device") is None and _keyword(call, "dtype") is None:
+            return args[0]  # a tensor handed to ``torch.as_tensor`` comes back itself, graph and all
         if function in _FACTORIES:
             device = _keyword(call, "device")
             on_device = (not self._is_host(device, at)) if device is not None else (

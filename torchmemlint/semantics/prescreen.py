@@ -21,7 +21,7 @@ from typing import Callable, Iterator, Optional, Union
 from torchmemlint.diagnostics import FileError
 from torchmemlint.semantics.vocabulary import (
     CHUNK_STRIDE, EVAL_FUNCTION, FORWARD_HOOK_REGISTRATIONS, GENERATION_FUNCTION, IN_PLACE_WRITES, ITERATION_BUILTINS, LOADER_ITERABLE, NON_TENSOR_ANNOTATIONS, SEARCH_DRIVERS, METER_CLASS, METER_METHODS, PER_STEP_METHODS, STORING_METHODS,
-    keeps_every_input, is_model_name, is_step_identifier, is_step_target, makes_training_step, steps_environment,
+    TENSOR_PIECES, keeps_every_input, is_model_name, is_step_identifier, is_step_target, makes_training_step, steps_environment,
 )
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -60,13 +60,16 @@ class LoopFacts:
     def could_be_step_loop(self) -> bool:
         """``Scopes.is_step_loop`` may hold for this loop (``evaluates_each_element``: a loop
         handing its element to a model in a function that sets eval mode or is named for
-        evaluation; ``_strided_stop``: ``range(0, n, batch_size)``)."""
+        evaluation; ``_strided_stop``: ``range(0, n, batch_size)``; ``chunks_a_tensor``: over
+        ``x.split(1)`` or ``range(x.shape[0])``, its count spelled in the header)."""
         return self.while_true or self.has_step_call or any(
             (is_step_identifier(name) and name not in ITERATION_BUILTINS) or is_step_target(name)
             for name in self.header_identifiers
         ) or self.feeds_model and self.scope is not None and (
             self.scope.sets_eval_mode or bool(EVAL_FUNCTION.search(self.scope.name or ""))) or (
-            "range" in self.header_identifiers and any(CHUNK_STRIDE.search(n) for n in self.header_identifiers))
+            "range" in self.header_identifiers and any(CHUNK_STRIDE.search(n) for n in self.header_identifiers)) or \
+            not self.header_identifiers.isdisjoint(TENSOR_PIECES) or \
+            "range" in self.header_identifiers and not self.header_identifiers.isdisjoint(("shape", "size"))
 
 
 @dataclass

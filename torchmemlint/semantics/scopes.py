@@ -16,7 +16,7 @@ import libcst as cst
 from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.tree import Tree
 from torchmemlint.semantics.vocabulary import (
-    BATCH_STRIDE, CHUNK_STRIDE, EVAL_FUNCTION, GENERATION_FUNCTION, POST_PROCESSING_FUNCTION, LOSS_TERMS, ITERATION_BUILTINS, LOADER_ITERABLE, MODEL_CLASS_SUFFIXES,
+    BATCH_STRIDE, CHUNK_STRIDE, TENSOR_PIECES, EVAL_FUNCTION, GENERATION_FUNCTION, POST_PROCESSING_FUNCTION, LOSS_TERMS, ITERATION_BUILTINS, LOADER_ITERABLE, MODEL_CLASS_SUFFIXES,
     MODULE_RETURNING_METHODS, PER_STEP_METHODS, TRAINER_CALLBACK_STEP_METHODS,
     is_class_name, is_model_name, is_step_identifier, is_step_target, makes_training_step, steps_environment,
 )
@@ -317,6 +317,9 @@ class Scopes:
             return True
         if self.step_follows(loop):
             return False  # micro-batches, domains or heads of ONE step, differentiated after the loop
+        if isinstance(loop, cst.For) and isinstance(loop.iter, (cst.List, cst.Tuple)) and \
+                not any(isinstance(element, cst.StarredElement) for element in loop.iter.elements):
+            return False  # ``for p in [prompt, negative_prompt]``: as many iterations as the source names
         header = loop.iter if isinstance(loop, cst.For) else loop.test
         if isinstance(header, cst.Call) and terminal_name(header.func) in ("linspace", "logspace"):
             return False  # a sweep over values (``for w in torch.linspace(0, 1, steps)``), not over steps
@@ -332,9 +335,13 @@ class Scopes:
             # A model's own ``forward``/``generate``/``sample`` (or a generator's ``generate``)
             # loops over time steps, tokens or layers of one input; only a loop over data makes
             # steps there (``predict(loader)``).
-            return isinstance(loop, cst.For) and any(LOADER_ITERABLE.search(i) for i in identifiers)
+            return isinstance(loop, cst.For) and any(LOADER_ITERABLE.search(i) for i in identifiers) and \
+                not self._iterates_pieces_of_a_tensor(loop)
         if isinstance(loop, cst.For) and self._iterates_outer_results(loop):
             return False
+        if isinstance(loop, cst.For) and self._iterates_pieces_of_a_tensor(loop) and \
+                not any(_runs_a_model(call) for call in self.loop_body_nodes(loop, cst.Call)):
+            return False  # the rows of one batch made into data (``for b in range(images.shape[0])``)
         if any(is_step_identifier(identifier) for identifier in identifiers):
             return True
         if isinstance(loop, cst.For):  # ``for epoch in range(100)``, ``for i, batch in enumerate(...)``
@@ -348,13 +355,14 @@ class Scopes:
 
     def chunks_a_tensor(self, loop: Loop) -> bool:
         """``for begin in range(0, n, chunk_size)`` where ``n`` is ``x.shape[0]``, ``x.size(0)``,
-        ``len(x)`` or a name bound to one of them: as many iterations as the tensor (a data set,
-        or a batch chunked to bound the peak) has chunks."""
+        ``len(x)`` or a name bound to one of them, or a loop over a tensor's pieces (below): as
+        many iterations as the tensor (a data set, or a batch chunked to bound the peak) has chunks."""
         stop = _strided_stop(loop.iter, CHUNK_STRIDE) if isinstance(loop, cst.For) else None
         if isinstance(stop, cst.Name):
             bindings = self.reaching_bindings(stop.value, loop)
             stop = bindings[0].value if len(bindings) == 1 else None
-        return stop is not None and (_is_len_call(stop) or _first_dimension(stop))
+        return stop is not None and (_is_len_call(stop) or _first_dimension(stop)) or \
+            isinstance(loop, cst.For) and self._iterates_pieces_of_a_tensor(loop)
 
     def sets_eval_mode(self, scope: Scope) -> bool:
         """Whether ``scope`` puts something in evaluation mode (``model.eval()``): evaluation code.
@@ -405,10 +413,13 @@ class Scopes:
             if any(name.value in elements and not self._in_index(name, assign.value)
                    for name in self.tree.descendants(assign.value, cst.Name)):
                 elements.update(name.value for t in assign.targets for name in self.tree.descendants(t.target, cst.Name))
+        # (over the rows of a tensor, ``model(X_test[i:i + 1])``: the element is what the index picks)
+        picks_rows = self._iterates_pieces_of_a_tensor(loop)
         return any(
             (_runs_a_model(call) or isinstance(call.func, cst.Name) and self.switched_to_a_mode(call.func)
              or any(isinstance(arg.value, cst.Name) and self.switched_to_a_mode(arg.value) for arg in call.args))
-            and any(root_name(arg.value, through_any_method=True) in elements for arg in call.args)
+            and any(root_name(arg.value, through_any_method=True) in elements or picks_rows and any(
+                name.value in elements for name in self.tree.descendants(arg.value, cst.Name)) for arg in call.args)
             for call in self.loop_body_nodes(loop, cst.Call))
 
     def _in_index(self, name: cst.Name, within: cst.CSTNode) -> bool:
@@ -451,6 +462,46 @@ class Scopes:
             return []
         return [identifier for binding in self.reaching_bindings(loop.iter.value, loop)
                 if isinstance(binding.value, cst.Call) for identifier in iterable_identifiers(binding.value)]
+
+    def _iterates_pieces_of_a_tensor(self, loop: cst.For) -> bool:
+        """``for part in torch.split(x, n)`` (``x.chunk(k)``, or a name bound to one), or
+        ``for i in range(n_batches)`` with ``n_batches = rays.shape[1] // size``: the pieces of an
+        input already in memory, however the iterable is named (``face_batches``)."""
+        iterable = loop.iter
+        while isinstance(iterable, cst.Call) and dotted_name(iterable.func) in ("enumerate", "tqdm", "tqdm.tqdm") \
+                and iterable.args:
+            iterable = iterable.args[0].value
+        iterable = self._single_value(iterable, loop)
+        if not isinstance(iterable, cst.Call):
+            return False
+        if terminal_name(iterable.func) in TENSOR_PIECES:
+            return True
+        return dotted_name(iterable.func) == "range" and any(self._counted_from_a_shape(arg.value, loop)
+                                                             for arg in iterable.args)
+
+    def _single_value(self, expr: cst.BaseExpression, at: cst.CSTNode) -> cst.BaseExpression:
+        """What a name is bound to where only one binding, not an unpacking, reaches ``at`` (else
+        the expression itself)."""
+        if isinstance(expr, cst.Name):
+            bindings = self.reaching_bindings(expr.value, at)
+            if len(bindings) == 1 and bindings[0].value is not None and bindings[0].index is None:
+                return bindings[0].value
+        return expr
+
+    def _counted_from_a_shape(self, expr: cst.BaseExpression, at: cst.CSTNode, depth: int = 0) -> bool:
+        """``x.shape[1] // size``, ``x.size(0)``, or names bound to one (``_, _, frames, h, w =
+        x.shape``; ``n = 1 + (frames - 1) // 4``): a count taken from a tensor's dimensions."""
+        if any(a.attr.value == "shape" or a.attr.value == "size" and isinstance(self.tree.parent.get(a), cst.Call)
+               for a in self.tree.descendants(expr, cst.Attribute)):
+            return True
+        if depth >= 2:
+            return False
+        for name in self.tree.descendants(expr, cst.Name):
+            bindings = self.reaching_bindings(name.value, at)
+            if len(bindings) == 1 and bindings[0].value is not None and \
+                    self._counted_from_a_shape(bindings[0].value, bindings[0].node, depth + 1):
+                return True
+        return False
 
     def _in_post_processing(self, node: cst.CSTNode) -> bool:
         """In ``post_process_instance_segmentation(outputs, ...)``: its loops go over the items

@@ -672,6 +672,10 @@ class Stores:
         if isinstance(assign, cst.Assign) and any(
                 isinstance(t.target, cst.Subscript) and self.reads_own_slot(assign, t.target) for t in assign.targets):
             return True  # ``ema[k] = d * ema[k] + ...``: the item exists already (TML005's if it keeps a graph)
+        if isinstance(assign, cst.Assign) and any(
+                isinstance(t.target, cst.Subscript) and len(t.target.slice) > 1 and
+                any(isinstance(e.slice, cst.Slice) for e in t.target.slice) for t in assign.targets):
+            return True  # ``self.queue[ptr:ptr + n, :] = keys``: rows of a preallocated tensor overwritten
         if store.key is None:
             return False
         if self._closure_constant(store.key, store.node) or self._bounded_key(store.key, store.node) or \

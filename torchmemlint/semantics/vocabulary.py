@@ -137,9 +137,10 @@ _TORCH_NON_TENSOR_NAMES = frozenset({
 
 
 # How the classes of model libraries are named (``NATransformerModel``, ``FairseqEncoder``,
-# ``PreTrainedModel``): a class of one of them that defines ``forward`` is an ``nn.Module``.
-MODEL_CLASS_SUFFIXES = ("Model", "Module", "Net", "Network", "Encoder", "Decoder", "Transformer", "Layer",
-                        "Block", "Backbone", "Head")
+# ``PreTrainedModel``, diffusers' ``ModelMixin``): a class of one of them that defines ``forward``
+# is an ``nn.Module``.
+MODEL_CLASS_SUFFIXES = ("Model", "ModelMixin", "Module", "Net", "Network", "Encoder", "Decoder", "Transformer",
+                        "Layer", "Block", "Backbone", "Head")
 
 
 def torch_gives_no_tensor(name: str) -> bool:
@@ -185,6 +186,8 @@ LOSS_TERMS = re.compile(r"^(?:\w+_)?losses(?:_\w+)?$|^loss_(?:terms|list|parts|c
 # The stride of a loop over chunks of a tensor or data set (``range(0, n, chunk_size)``).
 CHUNK_STRIDE = re.compile(r"batch|chunk|^bs$|_bs$", re.IGNORECASE)
 # An iterable that yields batches of data.
+# Tensor methods (and ``torch`` functions) that cut a tensor into pieces.
+TENSOR_PIECES = frozenset({"split", "chunk", "tensor_split", "unbind", "split_with_sizes"})
 LOADER_ITERABLE = re.compile(r"loader|batches|dataset|\bdl\b|_dl\b", re.IGNORECASE)
 # A function that produces one output step by step (autoregressive decoding, sampling): its
 # loops run over time steps of one input, not over training steps.
