@@ -413,13 +413,16 @@ class Scopes:
             if any(name.value in elements and not self._in_index(name, assign.value)
                    for name in self.tree.descendants(assign.value, cst.Name)):
                 elements.update(name.value for t in assign.targets for name in self.tree.descendants(t.target, cst.Name))
-        # (over the rows of a tensor, ``model(X_test[i:i + 1])``: the element is what the index picks)
+        # (over the rows of a tensor, ``model(X_test[i:i + 1])``: the element is the row the index
+        # picks; not ``decoder(tokens[:, :i + 1])``, the prefixes of one sequence)
         picks_rows = self._iterates_pieces_of_a_tensor(loop)
         return any(
             (_runs_a_model(call) or isinstance(call.func, cst.Name) and self.switched_to_a_mode(call.func)
              or any(isinstance(arg.value, cst.Name) and self.switched_to_a_mode(arg.value) for arg in call.args))
-            and any(root_name(arg.value, through_any_method=True) in elements or picks_rows and any(
-                name.value in elements for name in self.tree.descendants(arg.value, cst.Name)) for arg in call.args)
+            and any(root_name(arg.value, through_any_method=True) in elements or picks_rows and
+                    isinstance(arg.value, cst.Subscript) and any(
+                        name.value in elements for name in self.tree.descendants(arg.value.slice[0], cst.Name))
+                    for arg in call.args)
             for call in self.loop_body_nodes(loop, cst.Call))
 
     def _in_index(self, name: cst.Name, within: cst.CSTNode) -> bool:
