@@ -272,14 +272,16 @@ def _after_eval_call(model: SemanticModel, scope: Scope, call: cst.Call) -> bool
 
 def _set_to_eval_by_its_class(model: SemanticModel, func: cst.FunctionDef, call: cst.Call) -> bool:
     """``self.model(x)`` in a method of a class (not a model) another method of which puts
-    ``self.model`` in eval mode (a serving handler's ``initialize``, an evaluator's ``setup``)."""
+    ``self.model`` in eval mode (a serving handler's ``initialize``, an evaluator's ``setup``),
+    and none back in training mode (a trainer's ``train()`` and ``test()`` share the method)."""
     cls = model.scopes.self_class(func)
     spelled = dotted_name(call.func)
     if cls is None or spelled is None or not spelled.startswith("self.") or _method_of_model(model, func):
         return False
-    return any(dotted_name(switch.func.value) == spelled and switch.func.attr.value == "eval" and not switch.args
-               for method in model.tree.descendants(cls, cst.FunctionDef) if method is not func
-               for switch in model.scopes.mode_switches(method))
+    modes = {(switch.func.attr.value == "eval") != bool(switch.args)
+             for method in model.tree.descendants(cls, cst.FunctionDef) if method is not func
+             for switch in model.scopes.mode_switches(method) if dotted_name(switch.func.value) == spelled}
+    return modes == {True}
 
 
 def _is_own_inference_api(model: SemanticModel, scope: Scope, func: cst.Attribute) -> bool:

@@ -115,8 +115,9 @@ def _removal_fix(model: SemanticModel, call: cst.Call, iteration: Iteration) -> 
     """Remove ``retain_graph=True`` unless a later backward may go through the retained graph: a
     value carried into the next iteration's forward (recurrent state, an update), or a kept name
     that some backward of the scope differentiates."""
+    ended = _steps_it_ends(model, iteration)
     for carry in model.loop_carried.chains:
-        if carry.iteration is iteration and carry.kind in (STATE, UPDATE):
+        if (carry.iteration is iteration or carry.iteration in ended) and carry.kind in (STATE, UPDATE):
             return None, (f"no automatic fix: `{carry.name}` carries this graph into the next iteration, whose "
                           f"backward would fail without the flag; detach it first (TML005)")
     feeding = model.calls.names_feeding_backward(model.scopes.scope_of(call))
@@ -191,6 +192,16 @@ def _iterations_around(model: SemanticModel, call: cst.Call) -> list[Iteration]:
     return iterations
 
 
+def _steps_it_ends(model: SemanticModel, iteration: Iteration) -> set[cst.FunctionDef]:
+    """A LightningModule's ``backward(self, loss)`` hook ends the step its ``training_step`` made:
+    what that method carries to the next step is carried across this backward."""
+    cls = model.scopes.self_class(iteration) if isinstance(iteration, cst.FunctionDef) else None
+    if cls is None or iteration.name.value != "backward" or not model.scopes.is_lightning_module(cls):
+        return set()
+    return {m for m in model.tree.descendants(cls, cst.FunctionDef)
+            if m.name.value == "training_step" and model.scopes.self_class(m) is cls}
+
+
 def _is_last_backward(model: SemanticModel, call: cst.Call, iteration: Iteration) -> bool:
     return not any(
         model.tree.before(call, other) and not model.tree.contains(call, other)
@@ -203,7 +214,7 @@ def _outliving_attached(model: SemanticModel, iteration: Iteration) -> Optional[
     loop-carried value, a store into a container that outlives the iteration (also through a
     callee: ``history.add(loss)``), or an accumulation into an outliving name."""
     region = iteration if isinstance(iteration, cst.FunctionDef) else iteration.body
-    forwards = _forwards_run_in(model, region)
+    forwards = _forwards_run_in(model, region) | _steps_it_ends(model, iteration)
     for carry in model.loop_carried.chains:
         if carry.iteration is iteration or carry.iteration in forwards:
             return carry.name

@@ -89,6 +89,9 @@ _FACTORIES = frozenset({
     "randint_like", "eye", "from_numpy", "randperm", "logspace", "tensor_split", "Tensor", "FloatTensor",
     "LongTensor", "DoubleTensor", "HalfTensor", "BoolTensor", "IntTensor", "ByteTensor",
 })
+# Types an ``isinstance`` test names whose values hold no tensor (not containers: a list may).
+_NON_TENSOR_TYPES = frozenset({"int", "float", "bool", "str", "bytes", "numbers.Number", "numpy.ndarray",
+                               "numpy.generic", "numpy.number", "numpy.floating"})
 _JOINS = frozenset({"cat", "concat", "concatenate", "stack", "vstack", "hstack", "dstack", "row_stack",
                     "column_stack"})
 _TENSOR_NAMESPACES = frozenset({"", "nn.functional", "linalg", "fft", "special", "sparse", "nested"})
@@ -397,7 +400,7 @@ class Flow:
         if isinstance(function, cst.Lambda):
             returned = self.value(function.body)
         else:
-            returns = [self.value(r.value, r) for r in self.scopes.scope_nodes(function, cst.Return) if r.value]
+            returns = [self._returned(r) for r in self.scopes.scope_nodes(function, cst.Return) if r.value]
             yields = [self.value(y.value, y) for y in self.scopes.scope_nodes(function, cst.Yield)
                       if isinstance(y.value, cst.BaseExpression)]
             returned = join(returns) if returns else (OTHER_VALUE if not yields else NOTHING)
@@ -406,6 +409,28 @@ class Flow:
             if self._returns_tensor_annotation(function) and returned.kind is None:
                 returned = replace(returned, kind=TENSOR)
         return Summary(returned)
+
+    def _returned(self, ret: cst.Return) -> Value:
+        """What ``ret`` returns; nothing of a tensor where an ``if isinstance(x, np.ndarray):`` (or
+        ``float``, ``int`` ...) around it says ``x`` is no tensor there (a ``to_scalar`` helper's
+        branches)."""
+        value = self.value(ret.value, ret)
+        for ancestor in self.tree.ancestors(ret):
+            if isinstance(ancestor, (cst.FunctionDef, cst.Lambda)):
+                break
+            if isinstance(ancestor, cst.If) and self.tree.contains(ancestor.body, ret) and \
+                    self._tests_non_tensor(ancestor.test):
+                return replace(value.without_graph(), device=False, device_params=frozenset())
+        return value
+
+    def _tests_non_tensor(self, test: cst.BaseExpression) -> bool:
+        """``isinstance(x, np.ndarray)``, ``isinstance(x, (int, float))``: types that hold no tensor."""
+        if not (isinstance(test, cst.Call) and dotted_name(test.func) == "isinstance" and len(test.args) == 2):
+            return False
+        kinds = test.args[1].value
+        classes = [e.value for e in kinds.elements] if isinstance(kinds, cst.Tuple) else [kinds]
+        names = [self.imports.qualify(c) or dotted_name(c) or "" for c in classes]
+        return bool(names) and all(n in _NON_TENSOR_TYPES for n in names)
 
     def at_callers(self, value: Value, function: "Function") -> Value:
         """``value`` (computed in ``function``) with its parameters' contributions filled in by
@@ -418,6 +443,18 @@ class Flow:
             for name, arguments in self.calls.arguments(site, callee).items():
                 given.setdefault(name, []).extend(self.value(expr, at) for expr, at in arguments)
         return _substitute(value, {name: join(values) for name, values in given.items()})
+
+    def _tensor_test(self, test: cst.BaseExpression) -> tuple[Optional[str], bool]:
+        """The name ``isinstance(x, torch.Tensor)`` tests (and True), or ``not isinstance(...)``
+        (and False); (None, False) for any other test."""
+        negated = isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)
+        call = test.expression if negated else test
+        if not (isinstance(call, cst.Call) and dotted_name(call.func) == "isinstance" and len(call.args) == 2):
+            return None, False
+        kind = self.imports.qualify(call.args[1].value) or dotted_name(call.args[1].value) or ""
+        if kind not in ("torch.Tensor", "Tensor"):
+            return None, False
+        return dotted_name(call.args[0].value), not negated
 
     def returns_tensor(self, function: cst.FunctionDef) -> bool:
         """Annotated ``-> torch.Tensor`` (or a container of tensors), or it may return a tensor."""
@@ -492,7 +529,14 @@ class Flow:
             if isinstance(expr.test, cst.Attribute) and expr.test.attr.value == "requires_grad" and \
                     dotted_name(expr.test.value) is not None and dotted_name(expr.test.value) == dotted_name(expr.orelse):
                 orelse = orelse.without_graph()  # ``x.detach() if x.requires_grad else x``: that ``x`` has no graph
-            return join([self.value(expr.body, at), orelse])
+            body = self.value(expr.body, at)
+            tested, is_tensor = self._tensor_test(expr.test)
+            if tested is not None:  # ``x.item() if isinstance(x, torch.Tensor) else x``: that ``x`` is no tensor
+                if is_tensor and dotted_name(expr.orelse) == tested:
+                    orelse = orelse.without_graph()
+                elif not is_tensor and dotted_name(expr.body) == tested:
+                    body = body.without_graph()
+            return join([body, orelse])
         if expr_type is cst.Tuple or expr_type is cst.List or expr_type is cst.Set:
             return self._sequence(expr.elements, at)
         if expr_type is cst.Dict:

@@ -286,6 +286,8 @@ class Scopes:
             return self.is_torch_module_class(cls)
         if name in TRAINER_CALLBACK_STEP_METHODS:
             return any(base.rsplit(".", 1)[-1] == "TrainerCallback" for base in self.class_bases(cls))
+        if name == "backward":  # a LightningModule's ``backward(self, loss)`` hook runs once per step
+            return self.is_lightning_module(cls)
         return name in PER_STEP_METHODS
 
     # -- iteration --------------------------------------------------------------------
@@ -339,11 +341,11 @@ class Scopes:
                 not self._iterates_pieces_of_a_tensor(loop)
         if isinstance(loop, cst.For) and self._iterates_outer_results(loop):
             return False
-        if isinstance(loop, cst.For) and self._iterates_pieces_of_a_tensor(loop) and \
-                not any(_runs_a_model(call) for call in self.loop_body_nodes(loop, cst.Call)):
-            return False  # the rows of one batch made into data (``for b in range(images.shape[0])``)
         if any(is_step_identifier(identifier) for identifier in identifiers):
             return True
+        if isinstance(loop, cst.For) and self._iterates_pieces_of_a_tensor(loop) and \
+                not any(_runs_a_model(call) for call in self.loop_body_nodes(loop, cst.Call)):
+            return False  # the rows of one batch made into data (``for batch_index in range(images.shape[0])``)
         if isinstance(loop, cst.For):  # ``for epoch in range(100)``, ``for i, batch in enumerate(...)``
             if any(is_step_target(target.value) for target in self.tree.descendants(loop.target, cst.Name)):
                 return True

@@ -332,9 +332,13 @@ class Stores:
         if any(isinstance(b.node, cst.Param) for b in bindings):
             return f"param:{root}" if all(isinstance(b.node, cst.Param) for b in bindings) else None
         if len(bindings) == 1 and root not in self.scopes.global_names(function):
-            # ``meter = self.meters.setdefault(name, AverageMeter())``, ``for meter in self.meters.values()``:
-            # an object another container holds lives where that container lives
+            # ``meter = self.meters.setdefault(name, AverageMeter())``, ``for meter in self.meters.values()``
+            # (``for key, meter in self.meters.items()``): an object another container holds lives
+            # where that container lives
             held_by = bindings[0].node.iter if isinstance(bindings[0].node, cst.For) else bindings[0].value
+            if isinstance(bindings[0].node, cst.For) and isinstance(held_by, cst.Call) and \
+                    isinstance(held_by.func, cst.Attribute) and held_by.func.attr.value in ("values", "items"):
+                held_by = held_by.func.value
             if held_by is not None and root_name(held_by) not in (None, root):
                 return self._persistent_root(held_by, function, cls)
         if bindings and root not in self.scopes.global_names(function):
