@@ -6,7 +6,7 @@ from torchmemlint.semantics.vocabulary import is_model_name, names_text
 
 @pytest.mark.parametrize("name, expected", [
     ("model", True), ("policy_net", True), ("lm", True), ("detector", True), ("vgg19", True),
-    ("resnet50", True), ("criterion", True), ("encoder_q", True),
+    ("resnet50", True), ("criterion", True), ("encoder_q", True), ("acmodel", True),  # torch-ac's actor-critic
     ("build_model", False), ("model_path", False), ("call_module", False),  # torch.fx adds a node
     ("compute_feature_stats_for_generator", False),  # stylegan2-ada's metrics: about a model, not one
     ("features_of_model", False), ("__module__", False), (None, False),

@@ -776,7 +776,21 @@ class Stores:
                 reads = self._names_in(loop.iter)
                 if reads & per_step or any(self._bound_from(name, per_step, iteration) for name in reads):
                     per_step = per_step | self._names_in(loop.target)
-        return bool(keys & per_step)
+        return bool(keys & per_step) and not self._read_at_step_key(store, iteration, keys & per_step)
+
+    def _read_at_step_key(self, store: Store, iteration: Loop, step_keys: set[str]) -> bool:
+        """``memory = memories[inds]`` earlier in the step, then ``memories[inds + i + 1] = ...``:
+        a buffer read at the step's own positions already has them (a missing key would have
+        raised), so the write replaces (not for a mapping this file makes: a ``defaultdict``
+        answers any read)."""
+        spelled = dotted_name(store.container)
+        if spelled is None or any(_is_mapping(v) for v in self._container_values(store)):
+            return False
+        return any(
+            dotted_name(read.value) == spelled and self.tree.before(read, store.node) and
+            not isinstance(self.tree.parent.get(read), cst.AssignTarget) and
+            bool(self._names_in(read.slice[0]) & step_keys)
+            for read in self.tree.descendants(iteration.body, cst.Subscript))
 
     def _advanced_in(self, loop: cst.While) -> set[str]:
         """The names a ``while`` loop moves on each iteration: ``batch = next(it)``, ``i += 1``."""

@@ -123,6 +123,8 @@ def is_model_name(name: Optional[str]) -> bool:
         return False  # (``stats_for_generator`` is about a model, not one)
     if words[-1].rstrip("0123456789") in MODEL_WORDS:
         return True
+    if len(words[-1]) > len("model") and words[-1].rstrip("0123456789").endswith("model"):
+        return True  # one word run together (torch-ac's ``acmodel``, ``basemodel``)
     return words[0].rstrip("0123456789") in MODEL_WORDS and "_".join(words[1:]) in _ROLE_SUFFIXES
 
 
