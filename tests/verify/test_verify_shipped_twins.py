@@ -21,8 +21,8 @@ RUNNABLE = Path(__file__).resolve().parents[2] / "fixtures" / "runnable"
 CACHED = "tml012_cached_tensor_function"  # TML012: no automatic fix, a shipped twin
 KEEPS_LOSS = "tml001_train_keeps_loss"  # TML001: its own fix, no shipped twin
 # What a twin replayed as an original would report (an evaluation without no_grad: TML003).
-EVALUATION = "import torch\nmodel = torch.nn.Linear(2, 2)\nmodel.eval()\nouts = []\nfor x in [torch.ones(2)]:\n" \
-             "    outs.append(model(x))\n"
+EVALUATION = "import torch\nmodel = torch.nn.Linear(2, 2)\nmodel.eval()\nouts = []\nloader = [torch.ones(2)]\n" \
+             "for x in loader:\n    outs.append(model(x))\n"
 
 
 class Stop(Exception):
