@@ -93,3 +93,36 @@ def test_a_tuple_holding_a_parameter_holds_no_graph_but_its_element_is_a_leaf() 
     assert not packed.graph
     assert packed.item(1).leaf
     assert model.flow.value(scaled.value, scaled).graph  # computed from the leaf: a graph
+
+
+GUARDED_RETURNS = '''
+import numpy as np
+import torch
+
+model = torch.nn.Linear(2, 2)
+
+
+def to_number(data):
+    if isinstance(data, np.ndarray):
+        return data.reshape(1)[0]
+    return data.item() if isinstance(data, torch.Tensor) else data
+
+
+def forward_named(x, cfg):
+    if isinstance(cfg, str):
+        return model(x)
+    raise TypeError(cfg)
+
+
+loss = model(torch.ones(2)).sum()
+number = to_number(loss)
+out = forward_named(torch.ones(2), "a")
+'''
+
+
+def test_an_isinstance_branch_drops_the_graph_only_of_the_value_it_tests() -> None:
+    model = SemanticModel(cst.parse_module(GUARDED_RETURNS))
+    number = _assigned(model, "number")
+    out = _assigned(model, "out")
+    assert not model.flow.value(number.value, number).graph  # a NumPy array or ``.item()``: no graph
+    assert model.flow.value(out.value, out).graph  # ``cfg`` is a string there, the model's output is not

@@ -66,7 +66,7 @@ from torchmemlint.semantics import SemanticModel
 from torchmemlint.semantics.imports import dotted_name
 from torchmemlint.semantics.params import marks_requiring_grad
 from torchmemlint.semantics.prescreen import FileFacts
-from torchmemlint.semantics.scopes import Loop, Scope, is_step_call, iterable_identifiers, module_itself
+from torchmemlint.semantics.scopes import Loop, Scope, is_step_call, iterable_identifiers, module_itself, to_eval_mode
 from torchmemlint.semantics.vocabulary import EVAL_FUNCTION
 
 _EVAL_ITERABLE = re.compile(r"^(?:val|valid|validation|test|testing|eval|evaluation|dev|holdout)(?:_|$|loader|set|data)",
@@ -278,7 +278,7 @@ def _set_to_eval_by_its_class(model: SemanticModel, func: cst.FunctionDef, call:
     spelled = dotted_name(call.func)
     if cls is None or spelled is None or not spelled.startswith("self.") or _method_of_model(model, func):
         return False
-    modes = {(switch.func.attr.value == "eval") != bool(switch.args)
+    modes = {to_eval_mode(switch)
              for method in model.tree.descendants(cls, cst.FunctionDef) if method is not func
              for switch in model.scopes.mode_switches(method) if dotted_name(switch.func.value) == spelled}
     return modes == {True}

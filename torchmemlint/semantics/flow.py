@@ -43,7 +43,8 @@ from torchmemlint.semantics.grad import GradContexts
 from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.modules import MODULE_NAME, Modules
 from torchmemlint.semantics.params import in_optimizer_step, iterates_parameters
-from torchmemlint.semantics.scopes import Scopes, iterable_identifiers, literal_key, module_itself, subscript_key, terminal_name
+from torchmemlint.semantics.scopes import (Scopes, iterable_identifiers, literal_key, module_itself, root_name, subscript_key,
+                                           terminal_name)
 from torchmemlint.semantics.tree import Tree
 from torchmemlint.semantics.vocabulary import (DETACHED_TENSOR_ATTRIBUTES, GRAPH_BREAKING_METHODS, HOOK_REGISTRATIONS,
                                               LOADER_ITERABLE, MODULE_RETURNING_METHODS, NON_TENSOR_ANNOTATIONS,
@@ -411,26 +412,19 @@ class Flow:
         return Summary(returned)
 
     def _returned(self, ret: cst.Return) -> Value:
-        """What ``ret`` returns; nothing of a tensor where an ``if isinstance(x, np.ndarray):`` (or
-        ``float``, ``int`` ...) around it says ``x`` is no tensor there (a ``to_scalar`` helper's
-        branches)."""
+        """What ``ret`` returns; nothing of a tensor where it returns ``x`` (or what hangs from
+        it) under an ``if isinstance(x, np.ndarray):`` (or ``float``, ``int`` ...) that says ``x``
+        is no tensor there (a ``to_scalar`` helper's branches)."""
         value = self.value(ret.value, ret)
+        returned = root_name(ret.value, through_any_method=True)
         for ancestor in self.tree.ancestors(ret):
             if isinstance(ancestor, (cst.FunctionDef, cst.Lambda)):
                 break
             if isinstance(ancestor, cst.If) and self.tree.contains(ancestor.body, ret) and \
-                    self._tests_non_tensor(ancestor.test):
+                    (tested := self._isinstance_test(ancestor.test)) is not None and tested[0] == returned and \
+                    all((self.imports.qualify(c) or dotted_name(c)) in _NON_TENSOR_TYPES for c in tested[1]):
                 return replace(value.without_graph(), device=False, device_params=frozenset())
         return value
-
-    def _tests_non_tensor(self, test: cst.BaseExpression) -> bool:
-        """``isinstance(x, np.ndarray)``, ``isinstance(x, (int, float))``: types that hold no tensor."""
-        if not (isinstance(test, cst.Call) and dotted_name(test.func) == "isinstance" and len(test.args) == 2):
-            return False
-        kinds = test.args[1].value
-        classes = [e.value for e in kinds.elements] if isinstance(kinds, cst.Tuple) else [kinds]
-        names = [self.imports.qualify(c) or dotted_name(c) or "" for c in classes]
-        return bool(names) and all(n in _NON_TENSOR_TYPES for n in names)
 
     def at_callers(self, value: Value, function: "Function") -> Value:
         """``value`` (computed in ``function``) with its parameters' contributions filled in by
@@ -445,16 +439,14 @@ class Flow:
         return _substitute(value, {name: join(values) for name, values in given.items()})
 
     def _tensor_test(self, test: cst.BaseExpression) -> tuple[Optional[str], bool]:
-        """The name ``isinstance(x, torch.Tensor)`` tests (and True), or ``not isinstance(...)``
+        """What ``isinstance(x, torch.Tensor)`` tests (and True), or ``not isinstance(...)``
         (and False); (None, False) for any other test."""
         negated = isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)
-        call = test.expression if negated else test
-        if not (isinstance(call, cst.Call) and dotted_name(call.func) == "isinstance" and len(call.args) == 2):
+        found = self._isinstance_test(test.expression if negated else test)
+        if found is None or len(found[1]) != 1 or \
+                (self.imports.qualify(found[1][0]) or dotted_name(found[1][0])) not in ("torch.Tensor", "Tensor"):
             return None, False
-        kind = self.imports.qualify(call.args[1].value) or dotted_name(call.args[1].value) or ""
-        if kind not in ("torch.Tensor", "Tensor"):
-            return None, False
-        return dotted_name(call.args[0].value), not negated
+        return found[0], not negated
 
     def returns_tensor(self, function: cst.FunctionDef) -> bool:
         """Annotated ``-> torch.Tensor`` (or a container of tensors), or it may return a tensor."""
@@ -640,7 +632,7 @@ class Flow:
                                           and isinstance(body.body[-1], cst.SimpleStatementLine)
                                           and isinstance(body.body[-1].body[-1], cst.Return)):
                     continue
-                self._guard_types[branch] = tested[1]
+                self._guard_types[branch] = self._spelled_types(tested[1])
                 known.setdefault(tested[0], []).append(branch)
         return known
 
@@ -667,20 +659,26 @@ class Flow:
             if isinstance(ancestor, cst.If) and self.tree.contains(ancestor.body, node):
                 test = ancestor.test
                 tested = self._isinstance_test(test)
-                if tested is not None and tested[0] == name and "Tensor" in tested[1]:
+                if tested is not None and tested[0] == name and "Tensor" in self._spelled_types(tested[1]):
                     return ancestor
                 if isinstance(test, cst.Call) and self.imports.qualify(test.func) == "torch.is_tensor" and \
                         test.args and isinstance(test.args[0].value, cst.Name) and test.args[0].value.value == name:
                     return ancestor
         return None
 
-    def _isinstance_test(self, test: cst.BaseExpression) -> Optional[tuple[str, frozenset[str]]]:
-        """For ``isinstance(name, types)``: the name and every name spelled in ``types``
-        (``torch.Tensor`` gives ``torch`` and ``Tensor``, ``(list, tuple)`` both); else None."""
-        if not (isinstance(test, cst.Call) and dotted_name(test.func) == "isinstance" and len(test.args) == 2
-                and isinstance(test.args[0].value, cst.Name)):
+    def _isinstance_test(self, test: cst.BaseExpression) -> Optional[tuple[str, list[cst.BaseExpression]]]:
+        """For ``isinstance(x, types)``: ``x`` spelled (a name or an attribute chain) and the
+        classes ``types`` names (one, or each of a tuple); else None."""
+        if not (isinstance(test, cst.Call) and dotted_name(test.func) == "isinstance" and len(test.args) == 2):
             return None
-        return test.args[0].value.value, frozenset(n.value for n in self.tree.descendants(test.args[1].value, cst.Name))
+        tested, types = dotted_name(test.args[0].value), test.args[1].value
+        if tested is None:
+            return None
+        return tested, [e.value for e in types.elements] if isinstance(types, cst.Tuple) else [types]
+
+    def _spelled_types(self, classes: list[cst.BaseExpression]) -> frozenset[str]:
+        """Every name spelled in ``classes`` (``torch.Tensor`` gives ``torch`` and ``Tensor``)."""
+        return frozenset(n.value for c in classes for n in self.tree.descendants(c, cst.Name))
 
     def _appended_to(self, name: str, scope) -> list[Value]:
         """What ``scope`` appends (``append``, ``extend``'s elements, ``insert``) to the list

@@ -360,9 +360,8 @@ class Scopes:
         ``len(x)`` or a name bound to one of them, or a loop over a tensor's pieces (below): as
         many iterations as the tensor (a data set, or a batch chunked to bound the peak) has chunks."""
         stop = _strided_stop(loop.iter, CHUNK_STRIDE) if isinstance(loop, cst.For) else None
-        if isinstance(stop, cst.Name):
-            bindings = self.reaching_bindings(stop.value, loop)
-            stop = bindings[0].value if len(bindings) == 1 else None
+        if stop is not None:
+            stop = self._single_value(stop, loop)
         return stop is not None and (_is_len_call(stop) or _first_dimension(stop)) or \
             isinstance(loop, cst.For) and self._iterates_pieces_of_a_tensor(loop)
 
@@ -393,7 +392,7 @@ class Scopes:
             for switch in self.mode_switches(scope):
                 receiver = switch.func.value
                 if isinstance(receiver, cst.Name) and receiver.value == func.value and \
-                        (switch.func.attr.value == "eval") != bool(switch.args) and self.tree.before(switch, func):
+                        to_eval_mode(switch) and self.tree.before(switch, func):
                     return True
             scope = None if scope is self.tree.module else self.scope_of(self.tree.parent[scope])
         return False
@@ -893,6 +892,12 @@ def returned_part(returned: Optional[cst.BaseExpression], index: Optional[int],
 
 # Methods that return one item of the container they are called on.
 ITEM_GETTERS = frozenset({"setdefault", "get"})
+
+
+def to_eval_mode(switch: cst.Call) -> bool:
+    """A mode switch (``x.eval()``, ``x.train(...)``) that puts ``x`` in eval mode: ``.eval()`` or
+    ``.train(False)`` (any argument, as spelled)."""
+    return (switch.func.attr.value == "eval") != bool(switch.args)
 
 
 def module_itself(expr: Optional[cst.BaseExpression]) -> Optional[cst.BaseExpression]:
