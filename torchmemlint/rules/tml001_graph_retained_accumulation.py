@@ -208,7 +208,10 @@ def _store_fix(model: SemanticModel, store: Store) -> tuple[Optional[NodeFix], s
     container holds: unsafe. What a callee made is detached where the callee keeps it."""
     if store.made_inside:
         return _detach_fix(model, store.value, store.inside)
-    if _is_scalar(model, store.value, store.node) and _elements_used_only_as_numbers(model, store.container):
+    if _is_scalar(model, store.value, store.node) and not (store.inside is not None and store.appended) and \
+            _elements_used_only_as_numbers(model, store.container):
+        # (not into a callee's list: how the callee uses its elements, ``torch.stack(self._values)``,
+        # is not seen from here)
         return _item_fix(store.value, safe=False), ""
     # ``buffer[t] = value`` into a tensor writes it in place: it is a tensor operand.
     into_tensor = isinstance(store.node, cst.Assign) and model.flow.value(store.container, store.node).kind == TENSOR
