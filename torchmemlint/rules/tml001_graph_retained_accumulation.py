@@ -16,7 +16,8 @@ hook that appends the activations it sees, a closure handed to `optimizer.step`,
 itself and keeps in a container its caller hands it (`memory.logprobs.append(dist.log_prob(a))`
 in `act(obs, memory)`, called per step without `no_grad`), reported where the helper keeps it. A fixed key
 (`last["loss"] = loss`) keeps only the newest value and stays silent, as do containers that the
-code empties right after differentiating them (a REINFORCE agent's `learn`) and hook lists emptied
+code empties right after differentiating them (a REINFORCE agent's `learn`; not a PPO update that
+reads them only `.detach()`ed, nor one run only every N steps) and hook lists emptied
 (or popped) between forwards (not only once per epoch, after the batch loop). In evaluation code (a function that calls `model.eval()`), a loop
 that hands its element to a model (`for clip in read_clips(path): encoder(clip)`) is a loop over
 data whatever its iterable is called, and a returned list of model outputs is predictions, not

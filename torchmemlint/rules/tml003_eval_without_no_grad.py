@@ -66,7 +66,8 @@ from torchmemlint.semantics import SemanticModel
 from torchmemlint.semantics.imports import dotted_name
 from torchmemlint.semantics.params import marks_requiring_grad
 from torchmemlint.semantics.prescreen import FileFacts
-from torchmemlint.semantics.scopes import Loop, Scope, is_step_call, iterable_identifiers, module_itself, to_eval_mode
+from torchmemlint.semantics.scopes import (Loop, Scope, is_false, is_step_call, iterable_identifiers, module_itself,
+                                          to_eval_mode)
 from torchmemlint.semantics.vocabulary import EVAL_FUNCTION
 
 _EVAL_ITERABLE = re.compile(r"^(?:val|valid|validation|test|testing|eval|evaluation|dev|holdout)(?:_|$|loader|set|data)",
@@ -120,7 +121,7 @@ def _frozen_before(model: SemanticModel, call: cst.Call) -> bool:
     for other in model.scopes.scope_nodes(scope, cst.Call):
         func = other.func
         if not (isinstance(func, cst.Attribute) and func.attr.value == "requires_grad_" and other.args
-                and _is_false(other.args[0].value) and model.tree.before(other, call)):
+                and is_false(other.args[0].value) and model.tree.before(other, call)):
             continue
         if dotted_name(module_itself(func.value)) == spelled:  # (``sampler.eval().requires_grad_(False)``)
             return True
@@ -193,21 +194,25 @@ def _evaluation_context(model: SemanticModel, call: cst.Call, helpers: dict, dep
     func = scopes.function_of(call)
     if func is not None and _is_unit_test(model, func):
         return None
-    if func is not None and EVAL_FUNCTION.search(func.name.value):
+    if func is not None and EVAL_FUNCTION.search(func.name.value) and not _has_backward(model, func):
+        # (``train_and_validate`` trains too: its evaluation is found below, after ``model.eval()``)
         # pytest tests loop over cases; a model's own inference method (``_inference_forward``,
         # ``predict_step_logits``) over its layers or time steps, unless it iterates over data.
         in_model = _method_of_model(model, func)
         loops_over_data = not func.name.value.startswith("test_") and any(
             model.scopes.is_step_loop(loop) if in_model else
             not isinstance(loop, cst.For) or model.modules.submodule_loop_target(loop) is None for loop in loops)
-        if loops_over_data or _after_eval_call(model, func, call) or _set_to_eval_by_its_class(model, func, call) \
+        if loops_over_data or _eval_switch_before(model, func, call) or _set_to_eval_by_its_class(model, func, call) \
                 or not in_model and _called_per_item(model, func):
             return func
     scope: Scope = func if func is not None else model.module
-    if _after_eval_call(model, scope, call) and not (func is not None and _method_of_model(model, func)):
+    switch = _eval_switch_before(model, scope, call)
+    if switch is not None and not (func is not None and _method_of_model(model, func)):
         # (a model's own method that puts a submodule in eval mode, ``self.target.eval()`` in
-        # ``forward``, leaves grad mode to whoever calls it)
-        return loops[-1] if loops else scope
+        # ``forward``, leaves grad mode to whoever calls it). The evaluation is the outermost
+        # loop after the switch: an epoch loop around both phases also trains.
+        after = [loop for loop in loops if not model.tree.contains(loop, switch)]
+        return after[-1] if after else loops[0] if loops else scope
     if func is not None:
         key = (func, depth)
         if key not in helpers:
@@ -251,9 +256,9 @@ def _only_called_to_evaluate(model: SemanticModel, func: cst.FunctionDef, helper
         for site in sites)
 
 
-def _after_eval_call(model: SemanticModel, scope: Scope, call: cst.Call) -> bool:
+def _eval_switch_before(model: SemanticModel, scope: Scope, call: cst.Call) -> Optional[cst.Call]:
     """``x.eval()`` earlier in the same scope with no ``x.train()`` between it and ``call``."""
-    mode: Optional[str] = None
+    switch: Optional[cst.Call] = None
     for other in model.scopes.mode_switches(scope):
         if not model.tree.before(other, call):
             break
@@ -263,11 +268,8 @@ def _after_eval_call(model: SemanticModel, scope: Scope, call: cst.Call) -> bool
                 continue
             if _is_other_submodule(model, scope, func, call):
                 continue  # ``self.frozen_net.eval()`` says nothing of ``self.proj(x)`` or ``model(x)``
-            if func.attr.value == "train" and other.args and _is_false(other.args[0].value):
-                mode = "eval"
-            else:
-                mode = func.attr.value
-    return mode == "eval"
+            switch = other if to_eval_mode(other) else None
+    return switch
 
 
 def _set_to_eval_by_its_class(model: SemanticModel, func: cst.FunctionDef, call: cst.Call) -> bool:
@@ -337,10 +339,6 @@ def _objects_run(model: SemanticModel, call: cst.Call) -> list[str]:
 
 def _is_builtin_eval(func: cst.Attribute) -> bool:
     return isinstance(func.value, cst.Name) and func.value.value in ("builtins", "ast")
-
-
-def _is_false(expr: cst.BaseExpression) -> bool:
-    return isinstance(expr, cst.Name) and expr.value == "False"
 
 
 def _has_backward(model: SemanticModel, context: cst.CSTNode) -> bool:

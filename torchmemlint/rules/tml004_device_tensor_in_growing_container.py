@@ -38,7 +38,11 @@ block per step, kept on the device on purpose, because `.item()` every step woul
 GPU. Also silent: containers named as
 caches (`latents_cache`, kept on the device on purpose behind an option like `--cache_latents`),
 a rollout's storage (filled by a loop that steps an environment, made and returned, or reset
-before the loop, by the same function), and item writes into a preallocated tensor.
+before the loop, by the same function; or a memory object whose own method the update calls to
+rebind its lists: `self.memory.clear()`), one step's micro-batches (a loop that runs backward
+passes for a caller that steps the optimizer once per call, into a list the function makes on
+each call), the inputs of one call of an inference pipeline's method (`DiffusionPipeline`), and
+item writes into a preallocated tensor.
 
 ## Fix safety
 The fix stores `.detach().cpu()` of what the value flow knows to be a tensor (element by element
@@ -108,6 +112,10 @@ class DeviceTensorInGrowingContainer(Rule):
             if not store.appended or model.stores.never_grows(store) or model.stores.writes_position(store) or \
                     model.stores.capped(store):
                 continue
+            if not isinstance(iteration, cst.FunctionDef) and model.iterations.accumulates_for_callers_step(iteration) \
+                    and model.scopes.function_of(iteration) is model.scopes.function_of(store.node) and \
+                    root_name(store.container) in model.scopes.bindings(model.scopes.function_of(iteration)):
+                continue  # one step's micro-batches, in a container the function makes on each call
             if isinstance(store.node, cst.Assign) and not model.stores.keyed_by_example(store, iteration):
                 continue  # ``d[k] = v`` overwrites a bounded set of keys, unless each example brings its own
             if isinstance(iteration, cst.FunctionDef) and model.stores.reset_elsewhere_in_class(store.container, iteration):

@@ -22,8 +22,9 @@ is read as those classes' `forward` (a memory they return detached is not flagge
 unroll whose only gradients are `torch.autograd.grad` inner steps, with the backward or
 optimizer step right after the loop (a truncated meta-learning unroll), carries its graph on
 purpose and is not flagged; the carry must then be cut in the loop around it. A reset only for a
-new batch size (`if self.hidden.size(1) != x.size(0): self.hidden = self.init_hidden(...)`) does
-not cut the carry on the other steps; a write followed in its block by `t = t.detach()`, and an
+new batch size (`if self.hidden.size(1) != x.size(0): self.hidden = self.init_hidden(...)`), or
+only when a rollout's episode ends (`if done: hx = torch.zeros(1, 256)`), does not cut the carry
+on the other steps; a write followed in its block by `t = t.detach()`, and an
 object of the file whose `detach()` method rebinds its own attributes detached (`state.detach()`),
 do.
 

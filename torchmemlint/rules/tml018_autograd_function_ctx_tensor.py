@@ -6,7 +6,10 @@ Flags tensors stored as attributes of `ctx` (`ctx.out = out`, `ctx.weight = weig
 instead of being saved with `ctx.save_for_backward(...)`. Plain Python values on `ctx` — ints,
 floats, flags, shapes (`ctx.shape = x.shape`), dtypes, `x.size(0)` — are fine and not flagged,
 and so is a generator's state (`ctx.rng_state = torch.get_rng_state()`, kept to replay the
-forward's randomness in backward), which is no activation. A helper of the same file is
+forward's randomness in backward), which is no activation, a detached alias of an output
+(`ctx.out = out.detach()`: no `grad_fn`, so no cycle, and the output's own storage), zero-size
+scratch tensors (`ctx.bufs = [x.new_empty(0), x.new_empty(0)]`), and what `setup_context`
+unpacks from the outputs where `forward` returns no tensor (`return out, x.cpu().numpy()`). A helper of the same file is
 followed both ways: what it returns (alone, in a tuple or a dict: `parts = split(x)`;
 `ctx.keep = parts["keep"]`), and the arguments it uses as tensors (`ctx.rows = rows` after
 `gather_rows(source, rows)` that calls `source.gather(dim, rows)`).
@@ -100,7 +103,8 @@ class AutogradFunctionCtxTensor(Rule):
     def check(self, model: SemanticModel) -> Iterator[Finding]:
         autograd = model.autograd
         for cls in autograd.classes():
-            stores = [s for s in autograd.ctx_stores(cls) if autograd.is_tensor(s.value, s.method)]
+            stores = [s for s in autograd.ctx_stores(cls) if autograd.is_tensor(s.value, s.method)
+                      and not _holds_no_activation(s.value, autograd.output_names(s.method))]
             if not stores:
                 continue
             fix = _save_for_backward_fix(model, cls, stores)
@@ -108,6 +112,26 @@ class AutogradFunctionCtxTensor(Rule):
             for store in stores:
                 is_output = isinstance(store.value, cst.Name) and store.value.value in outputs
                 yield Finding(store.assign, message=OUTPUT_MESSAGE if is_output else None, fix=fix)
+
+
+# Factories whose only size argument ``0`` makes an empty tensor (``x.new_empty(0)``).
+_FACTORIES = frozenset({"empty", "zeros", "ones", "new_empty", "new_zeros", "new_ones", "new_full", "full"})
+
+
+def _holds_no_activation(value: cst.BaseExpression, outputs: set[str]) -> bool:
+    """A detached alias of a forward output (no ``grad_fn``, so no cycle; the output's own
+    storage) or zero-size scratch tensors (``[x.new_empty(0), x.new_empty(0)]``: no memory)."""
+    if isinstance(value, (cst.List, cst.Tuple)):
+        return bool(value.elements) and all(_holds_no_activation(e.value, outputs) for e in value.elements)
+    if not isinstance(value, cst.Call):
+        return False
+    func = value.func
+    name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
+    if name == "detach" and isinstance(func, cst.Attribute):
+        return isinstance(func.value, cst.Name) and func.value.value in outputs and not value.args
+    positional = [a.value for a in value.args if a.keyword is None]
+    return name in _FACTORIES and bool(positional) and \
+        isinstance(positional[0], cst.Integer) and positional[0].value == "0"
 
 
 def _save_for_backward_fix(model: SemanticModel, cls: cst.ClassDef, stores: list[CtxStore]) -> Optional[NodeFix]:

@@ -33,7 +33,7 @@ METADATA_ATTRIBUTES = frozenset({"shape", "dtype", "device", "is_cuda", "require
 # Tensor methods whose result is not a tensor.
 NON_TENSOR_METHODS = frozenset({"size", "dim", "numel", "item", "tolist", "stride", "data_ptr", "element_size",
                                 "nelement", "is_contiguous", "get_device", "storage_offset", "__len__",
-                                "is_floating_point", "type", "untyped_storage"})
+                                "is_floating_point", "type", "untyped_storage", "numpy"})
 _USED_AS_TENSOR_METHODS = TENSOR_METHODS | NON_TENSOR_METHODS | frozenset({
     "to", "cuda", "cpu", "float", "half", "double", "long", "int", "bool", "type_as", "new_tensor", "masked_fill_",
     "add_", "mul_", "copy_", "zero_", "index_select", "scatter", "scatter_add", "sort", "topk", "split",
@@ -113,8 +113,10 @@ class AutogradFunctions:
             return {params[2]} if len(params) >= 3 else set()
         names: set[str] = set()
         for ret in self.scopes.scope_nodes(method, cst.Return):
-            value = ret.value
-            elements = value.elements if isinstance(value, (cst.Tuple, cst.List)) else [value] if value else []
+            values = [ret.value] if ret.value else []
+            while any(isinstance(v, cst.IfExp) for v in values):  # ``return (out, lse) if return_lse else out``
+                values = [part for v in values for part in ((v.body, v.orelse) if isinstance(v, cst.IfExp) else (v,))]
+            elements = [e for v in values for e in (v.elements if isinstance(v, (cst.Tuple, cst.List)) else [v])]
             for element in elements:
                 node = element.value if isinstance(element, cst.BaseElement) else element
                 if isinstance(node, cst.Subscript):
@@ -184,6 +186,9 @@ class AutogradFunctions:
                       depth: int) -> bool:
         """Whether a name bound to ``value`` (at position ``index`` of it: ``out, spec = f(x)``)
         holds a tensor; a helper's returned tuples are read at that position."""
+        if index is not None and isinstance(value, cst.Name) and method.name.value == "setup_context" and \
+                value.value in self.output_names(method):  # ``_, state = output``: what forward returns there
+            return self._forward_returns_tensor_at(method, index, depth)
         callee = self._helper(value) if index is not None and isinstance(value, cst.Call) else None
         if callee is None:
             return self.is_tensor(value, method, depth)
@@ -191,6 +196,40 @@ class AutogradFunctions:
         return any(self.is_tensor(returned_part(r.value, index) if isinstance(r.value, (cst.Tuple, cst.List))
                                   else r.value, callee.function, depth + 1)
                    for r in self.scopes.scope_nodes(callee.function, cst.Return))
+
+    def _forward_returns_tensor_at(self, setup_context: cst.FunctionDef, index: int, depth: int) -> bool:
+        """Whether the ``forward`` beside ``setup_context`` may return a tensor at tuple position
+        ``index``: its outputs are tensors by contract, except a value made as no tensor
+        (``return out, x.cpu().numpy()``)."""
+        cls = self.scopes.class_of(setup_context)
+        forward = self.method(cls, "forward") if cls is not None else None
+        return forward is None or not all(
+            isinstance(ret.value, (cst.Tuple, cst.List)) and
+            self._made_as_no_tensor(returned_part(ret.value, index), forward, depth)
+            for ret in self.scopes.scope_nodes(forward, cst.Return))
+
+    def _made_as_no_tensor(self, expr: Optional[cst.BaseExpression], method: cst.FunctionDef, depth: int) -> bool:
+        """Whether ``expr`` is known to be no tensor: a literal, tensor metadata, a tensor method
+        that returns none (``.numpy()``, ``.tolist()``), a helper of this file that returns only
+        such values, or a name bound only to them."""
+        if expr is None or depth > 8:
+            return False
+        depth += 1
+        if isinstance(expr, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString)):
+            return True
+        if isinstance(expr, cst.Attribute):
+            return expr.attr.value in METADATA_ATTRIBUTES
+        if isinstance(expr, cst.Name):
+            bindings = self.scopes.bindings(method).get(expr.value, [])
+            return bool(bindings) and all(b.value is not None and b.index is None and
+                                          self._made_as_no_tensor(b.value, method, depth) for b in bindings)
+        if isinstance(expr, cst.Call):
+            callee = self._helper(expr)
+            if callee is not None:
+                returns = self.scopes.scope_nodes(callee.function, cst.Return)
+                return bool(returns) and all(self._made_as_no_tensor(r.value, callee.function, depth) for r in returns)
+            return isinstance(expr.func, cst.Attribute) and expr.func.attr.value in NON_TENSOR_METHODS
+        return False
 
     def _given_tensor(self, helper: cst.FunctionDef, param: str, depth: int) -> bool:
         """A helper's parameter is a tensor where a call of this file passes it one."""

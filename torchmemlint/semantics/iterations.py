@@ -162,6 +162,19 @@ class Iterations:
         a loop over one step's environments or heads, with the optimizer step after it."""
         return any(isinstance(c.func, cst.Attribute) and c.func.attr.value == "step" for c in self.step_calls(loop))
 
+    def accumulates_for_callers_step(self, loop: Loop) -> bool:
+        """A loop of micro-batches whose gradients its function's callers step: it runs backward
+        passes and no optimizer step, in a function with none, that every call site runs in a
+        loop stepping the optimizer (Megatron's ``forward_backward_batch``): one step's worth,
+        however many iterations."""
+        func = self.scopes.function_of(loop)
+        if func is None or self.steps_optimizer(loop) or not self.runs_step(loop) or \
+                any(isinstance(c.func, cst.Attribute) and c.func.attr.value == "step" for c in self.step_calls(func)):
+            return False
+        sites = self.calls.call_sites(func)
+        return bool(sites) and all(
+            (loops := self.scopes.loops_around(site)) and self.steps_optimizer(loops[0]) for site in sites)
+
     def differentiates_through_steps(self, region: Iteration) -> bool:
         """Unrolled, differentiable optimization (meta-learning), where a graph spanning the
         iterations is the point: a backward that builds a graph of its own (``create_graph=True``),

@@ -25,7 +25,7 @@ import libcst as cst
 from torchmemlint.semantics.grad import GradContexts
 from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.iterations import Iteration, Iterations, keyword_is_true
-from torchmemlint.semantics.scopes import Loop, Scopes, carried_name, first_param
+from torchmemlint.semantics.scopes import Loop, Scopes, carried_name, first_param, steps_an_environment
 from torchmemlint.semantics.stores import Stores
 from torchmemlint.semantics.tree import Tree
 from torchmemlint.semantics.vocabulary import (
@@ -160,7 +160,7 @@ class LoopCarried:
         fresh or detached assignment (not the ``if h is None:`` initialisation), another kind of
         binding (a loop target, ``with ... as``), ``h.detach_()``, or a reset of the attribute."""
         for site in sites:
-            if isinstance(site, cst.AugAssign) or self._initialises(site, name):
+            if isinstance(site, cst.AugAssign) or self._initialises(site, name) or self._starts_episode(site, region):
                 continue
             if self.grad.is_disabled(site) or not any(
                     self._graph_reads(site.value, name, region, site, 0, previous_only=False)):
@@ -429,6 +429,40 @@ class LoopCarried:
             if isinstance(ancestor, (cst.For, cst.While, cst.FunctionDef)):
                 return False
         return False
+
+    def _starts_episode(self, site: Assignment, region: Iteration) -> bool:
+        """``if done: hx = torch.zeros(...)`` in a rollout: a first value for each episode, which
+        cuts the chain only when an episode ends; on every other step it grows."""
+        if isinstance(region, cst.FunctionDef) or not self.scopes.steps_environment_in(region):
+            return False
+        for ancestor in self.tree.ancestors(site):
+            if ancestor is region:
+                return False
+            if type(ancestor) is cst.If:
+                return self._tests_episode_end(ancestor.test, ancestor) and self.tree.contains(ancestor.body, site)
+        return False
+
+    def _tests_episode_end(self, test: cst.BaseExpression, at: cst.CSTNode) -> bool:
+        """``done``, ``done[0]``, ``done or truncated``, ``any(dones)``, ``dones.any()``: a flag
+        named so, or what an environment's ``step`` returns after the reward (``obs, r, over, _ =
+        env.step(a)``)."""
+        if isinstance(test, cst.BooleanOperation):
+            return self._tests_episode_end(test.left, at) or self._tests_episode_end(test.right, at)
+        if isinstance(test, cst.Call):
+            if dotted_name(test.func) in ("any", "all") and test.args:
+                return self._tests_episode_end(test.args[0].value, at)
+            return isinstance(test.func, cst.Attribute) and test.func.attr.value in ("any", "all") and \
+                self._tests_episode_end(test.func.value, at)
+        if isinstance(test, cst.Subscript):
+            test = test.value
+        name = dotted_name(test)
+        if name is None:
+            return False
+        if _EPISODE_END.search(name.split(".")[-1]) is not None:
+            return True
+        return isinstance(test, cst.Name) and any(
+            b.index is not None and b.index >= 2 and isinstance(b.value, cst.Call) and steps_an_environment(b.value)
+            for b in self.scopes.bindings(self.scopes.scope_of(at)).get(test.value, []))
 
     def _cut_elsewhere(self, name: str, region: Iteration) -> bool:
         """``h.detach_()`` in the iteration; for a ``self`` attribute, a reset elsewhere in the
@@ -791,6 +825,10 @@ def _alternatives(test: cst.BaseExpression) -> list[cst.BaseExpression]:
     if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
         return [*_alternatives(test.left), *_alternatives(test.right)]
     return [test]
+
+
+# A flag an environment returns when its episode ends (``obs, reward, done, info = env.step(a)``).
+_EPISODE_END = re.compile(r"(^|_)(done|dones|terminal|terminals|terminated|is_terminal)$")
 
 
 def _tests_first_value(test: cst.BaseExpression, name: str) -> bool:

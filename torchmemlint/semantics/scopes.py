@@ -333,10 +333,11 @@ class Scopes:
             stop = _strided_stop(loop.iter, BATCH_STRIDE)
             if stop is not None and _is_len_call(stop):
                 return True  # ``for start in range(0, len(texts), batch_size)``: one batch of data per iteration
-        if self.in_model_method(loop) or self.in_generation_function(loop) or self._in_post_processing(loop):
-            # A model's own ``forward``/``generate``/``sample`` (or a generator's ``generate``)
-            # loops over time steps, tokens or layers of one input; only a loop over data makes
-            # steps there (``predict(loader)``).
+        if self.in_model_method(loop) or self.in_generation_function(loop) or self._in_post_processing(loop) or \
+                self._in_pipeline_method(loop):
+            # A model's own ``forward``/``generate``/``sample`` (or a generator's ``generate``, an
+            # inference pipeline's helpers) loops over time steps, tokens, layers or the inputs of
+            # one call; only a loop over data makes steps there (``predict(loader)``).
             return isinstance(loop, cst.For) and any(LOADER_ITERABLE.search(i) for i in identifiers) and \
                 not self._iterates_pieces_of_a_tensor(loop)
         if isinstance(loop, cst.For) and self._iterates_outer_results(loop):
@@ -522,6 +523,13 @@ class Scopes:
         func = self.function_of(node)
         return func is not None and func.name.value not in PER_STEP_METHODS and \
             self.is_torch_module_class(self.class_of(func)) and not self.is_lightning_module(self.class_of(func))
+
+    def _in_pipeline_method(self, node: cst.CSTNode) -> bool:
+        """In a method of an inference pipeline class (diffusers' ``DiffusionPipeline``,
+        transformers' ``Pipeline``): one call's inputs, made into one call's outputs."""
+        func = self.function_of(node)
+        cls = self.class_of(func) if func is not None else None
+        return cls is not None and any(b.rpartition(".")[2].endswith("Pipeline") for b in self.class_bases(cls))
 
     def step_follows(self, loop: Loop) -> bool:
         """A backward or optimizer step after ``loop`` in its function, at the same loop depth
@@ -896,8 +904,14 @@ ITEM_GETTERS = frozenset({"setdefault", "get"})
 
 def to_eval_mode(switch: cst.Call) -> bool:
     """A mode switch (``x.eval()``, ``x.train(...)``) that puts ``x`` in eval mode: ``.eval()`` or
-    ``.train(False)`` (any argument, as spelled)."""
-    return (switch.func.attr.value == "eval") != bool(switch.args)
+    ``.train(False)`` (not ``.train(True)``, nor ``.train(mode)``, whose mode is not known)."""
+    if switch.func.attr.value == "eval":
+        return True
+    return bool(switch.args) and is_false(switch.args[0].value)
+
+
+def is_false(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "False"
 
 
 def module_itself(expr: Optional[cst.BaseExpression]) -> Optional[cst.BaseExpression]:

@@ -604,14 +604,30 @@ class Stores:
                 known.setdefault(spelled, []).append(assign)
         for call in self.tree.descendants(region, cst.Call):
             func = call.func
-            if isinstance(func, cst.Attribute) and func.attr.value == "clear" and \
-                    (spelled := dotted_name(func.value)) is not None:
+            if not isinstance(func, cst.Attribute) or (spelled := dotted_name(func.value)) is None:
+                continue
+            if func.attr.value == "clear":
                 known.setdefault(spelled, []).append(call)
+            for attribute in self._own_attributes_reset_by(call):
+                known.setdefault(f"{spelled}.{attribute}", []).append(call)
         for delete in self.tree.descendants(region, cst.Del):
             target = delete.target
             if isinstance(target, cst.Subscript) and (spelled := dotted_name(target.value)) is not None:
                 known.setdefault(spelled, []).append(delete)
         return known
+
+    def _own_attributes_reset_by(self, call: cst.Call) -> list[str]:
+        """The attributes of its own object that a method of this file resets, for a call of it
+        on another object: ``self.memory.clear()`` whose ``Memory.clear`` does
+        ``self.actions, self.log_probs = [], []`` resets ``self.memory.actions``."""
+        callee = self.calls.callee(call)
+        method = callee.function if callee is not None and not callee.guessed else None
+        if not isinstance(method, cst.FunctionDef) or self.scopes.class_of(method) is None or \
+                method.name.value == "__init__" or method is self.scopes.function_of(call):
+            return []
+        owner = first_param(method)
+        return [spelled[len(owner) + 1:] for spelled in self._resets_by_spelling(method)
+                if owner is not None and spelled.startswith(owner + ".")]
 
     def _every_n_steps(self, node: cst.CSTNode, region: cst.CSTNode) -> bool:
         """``node`` runs under an ``if`` of ``region`` that tests a step count modulo something
@@ -899,9 +915,28 @@ class Stores:
             return False
         owner = cls if spelled.startswith("self.") else self.tree.module  # (a global's: any function)
         return any(
-            self._reset_in(container, other, after=backward) for other, backward in self._differentiating_functions
+            self._reset_in(container, other, after=backward) and not self._read_only_detached(spelled, other)
+            for other, backward in self._differentiating_functions
             if other is not method and other.name.value != "__init__" and self.tree.contains(owner, other)
         )
+
+    def _read_only_detached(self, spelled: str, function: cst.FunctionDef) -> bool:
+        """``function`` reads the container only into ``.detach()``ed values (PPO's
+        ``old_log_probs = torch.stack(self.memory.log_probs).detach()``): its backward runs
+        through graphs it makes anew, not through the ones kept."""
+        node_type = cst.Name if "." not in spelled else cst.Attribute
+        reads = [n for n in self.tree.descendants(function, node_type) if dotted_name(n) == spelled and
+                 not isinstance(self.tree.parent.get(n), (cst.AssignTarget, cst.Attribute))]
+        return bool(reads) and all(self._detached_here(read) for read in reads)
+
+    def _detached_here(self, read: cst.CSTNode) -> bool:
+        """``read`` sits, within its expression, in the receiver of a ``.detach()`` call."""
+        child, parent = read, self.tree.parent.get(read)
+        while isinstance(parent, (cst.BaseExpression, cst.Arg, cst.BaseElement)):
+            if isinstance(parent, cst.Attribute) and parent.value is child and parent.attr.value == "detach":
+                return True
+            child, parent = parent, self.tree.parent.get(parent)
+        return False
 
     @cached_property
     def _differentiating_functions(self) -> list[tuple[cst.FunctionDef, cst.Call]]:
@@ -926,10 +961,16 @@ class Stores:
         if cls is None or spelled is None:
             return False
         return any(
-            self._reset_in(container, other) and (not per_step or self.iterations.runs_per_step(other))
+            self._reset_in(container, other) and (not per_step or self._runs_every_step(other))
             for other in self._methods_resetting(cls).get(spelled, ())
             if other is not method
         )
+
+    def _runs_every_step(self, method: cst.FunctionDef) -> bool:
+        """Run once per step, and not only every N steps (``if step % learn_freq == 0:
+        agent.learn()`` keeps N steps' values in between)."""
+        return self.iterations.runs_per_step(method) and not any(
+            self._every_n_steps(site, self.scopes.scope_of(site)) for site in self.calls.call_sites(method))
 
     def _methods_resetting(self, cls: cst.ClassDef) -> dict[str, list[cst.FunctionDef]]:
         """The methods of ``cls`` (not ``__init__``) that may reset each name or attribute chain
