@@ -110,13 +110,22 @@ class EvalWithoutNoGrad(Rule):
             yield Finding(call, fix=fix, no_fix=no_fix)
 
 
+# TorchScript passes that fold a module's parameters into constants.
+_FREEZING = frozenset({"torch.jit.freeze", "torch.jit.optimize_for_inference"})
+
+
 def _frozen_before(model: SemanticModel, call: cst.Call) -> bool:
     """The model ``call`` runs was frozen earlier in the same scope (``sampler.eval()
-    .requires_grad_(False)``): with no parameter requiring grad, its forward records no graph
+    .requires_grad_(False)``, ``f = torch.jit.freeze(f.eval())``): with no parameter requiring
+    grad, its forward records no graph
     (inputs marked for gradients aside, which evaluation code does not make)."""
     spelled = dotted_name(call.func)
     if spelled is None:
         return False
+    if isinstance(call.func, cst.Name) and any(
+            isinstance(b.value, cst.Call) and model.imports.qualify(b.value.func) in _FREEZING
+            for b in model.scopes.reaching_bindings(call.func.value, call)):
+        return True  # ``f = torch.jit.freeze(f.eval())``: its parameters are constants now
     scope = model.scopes.scope_of(call)
     for other in model.scopes.scope_nodes(scope, cst.Call):
         func = other.func

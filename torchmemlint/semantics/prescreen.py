@@ -20,7 +20,7 @@ from typing import Callable, Iterator, Optional, Union
 
 from torchmemlint.diagnostics import FileError
 from torchmemlint.semantics.vocabulary import (
-    CHUNK_STRIDE, EVAL_FUNCTION, FORWARD_HOOK_REGISTRATIONS, GENERATION_FUNCTION, IN_PLACE_WRITES, ITERATION_BUILTINS, LOADER_ITERABLE, NON_TENSOR_ANNOTATIONS, SEARCH_DRIVERS, METER_CLASS, METER_METHODS, PER_STEP_METHODS, STORING_METHODS,
+    CHUNK_STRIDE, EVAL_FUNCTION, FORWARD_HOOK_REGISTRATIONS, GENERATION_FUNCTION, IN_PLACE_WRITES, ITERATION_BUILTINS, LOADER_ITERABLE, NON_TENSOR_ANNOTATIONS, SEARCH_DRIVERS, METER_CLASS, METER_METHODS, MODEL_RUNNING_METHODS, PER_STEP_METHODS, STORING_METHODS,
     TENSOR_PIECES, keeps_every_input, is_model_name, is_step_identifier, is_step_target, makes_training_step, steps_environment,
 )
 
@@ -569,7 +569,9 @@ class _Walker:
                     keeps.add(HOOK)
                     sites.setdefault(HOOK, []).append((enclosing, scope, in_lambda, None))
                 if enclosing and node.args and (is_model_name(name) or name == "forward" or any(
-                        is_model_name(_terminal_name(arg)) for arg in node.args)):  # (``Scopes._runs_a_model``; ``self.forward(x)``)
+                        is_model_name(_terminal_name(arg)) for arg in node.args) or name in MODEL_RUNNING_METHODS
+                        and type(node.func) is ast.Attribute and is_model_name(_terminal_name(node.func.value))):
+                    # (``Scopes._runs_a_model``; ``self.forward(x)``; ``model.predict(x)``)
                     for loop in enclosing:  # (given the element, or a name computed from it in the body)
                         loop.feeds_model = True
                 if name in _HANDING_CALLS:

@@ -17,7 +17,7 @@ from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.tree import Tree
 from torchmemlint.semantics.vocabulary import (
     BATCH_STRIDE, CHUNK_STRIDE, TENSOR_PIECES, EVAL_FUNCTION, GENERATION_FUNCTION, POST_PROCESSING_FUNCTION, LOSS_TERMS, ITERATION_BUILTINS, LOADER_ITERABLE, MODEL_CLASS_SUFFIXES,
-    MODULE_RETURNING_METHODS, PER_STEP_METHODS, TRAINER_CALLBACK_STEP_METHODS,
+    MODEL_RUNNING_METHODS, MODULE_RETURNING_METHODS, PER_STEP_METHODS, TRAINER_CALLBACK_STEP_METHODS,
     is_class_name, is_model_name, is_step_identifier, is_step_target, makes_training_step, steps_environment,
 )
 
@@ -411,8 +411,12 @@ class Scopes:
                 self.is_step_loop(outer) for outer in self.loops_around(loop) if outer is not loop):
             return False  # (inside a loop over data: the items of one step, crops of one image)
         elements = {name.value for name in self.tree.descendants(loop.target, cst.Name)}
+        # ``for user_id in pairs[0].unique().tolist(): u = users_emb[user_id]``: ids drawn from the
+        # data, each picking its sample's row (not ``range(seq_len)``'s time steps of one input)
+        by_id = _iterates_ids(loop)
         for assign in self.loop_body_nodes(loop, cst.Assign):  # ``img = preprocess(load(path))``
-            if any(name.value in elements and not self._in_index(name, assign.value)
+            if any(name.value in elements and (not self._in_index(name, assign.value) or
+                                               by_id and self._picks_a_row(name))
                    for name in self.tree.descendants(assign.value, cst.Name)):
                 elements.update(name.value for t in assign.targets for name in self.tree.descendants(t.target, cst.Name))
         # (over the rows of a tensor, ``model(X_test[i:i + 1])``: the element is the row the index
@@ -426,6 +430,13 @@ class Scopes:
                         name.value in elements for name in self.tree.descendants(arg.value.slice[0], cst.Name))
                     for arg in call.args)
             for call in self.loop_body_nodes(loop, cst.Call))
+
+    def _picks_a_row(self, name: cst.Name) -> bool:
+        """``name`` is the whole first index of a subscript (``emb[user_id]``)."""
+        element = self.tree.parent.get(self.tree.parent.get(name))
+        subscript = self.tree.parent.get(element)
+        return isinstance(element, cst.SubscriptElement) and isinstance(subscript, cst.Subscript) and \
+            subscript.slice[0] is element
 
     def _in_index(self, name: cst.Name, within: cst.CSTNode) -> bool:
         """``name`` is (part of) an index (``x[:, i:i + 1]``): a position, not the data."""
@@ -839,8 +850,9 @@ def _runs_a_model(call: cst.Call) -> bool:
     """A call named for a model (``model(x)``, ``self.encoder(x)``), or one handed a model
     (``forward_chunk(model, chunk, state)``, ``evaluate(self.net, batch)``), or a module's
     ``forward`` called by name (``loss_fn.forward(g, p)``)."""
-    if isinstance(call.func, cst.Attribute) and call.func.attr.value == "forward":
-        return True
+    if isinstance(call.func, cst.Attribute) and (call.func.attr.value == "forward" or (
+            call.func.attr.value in MODEL_RUNNING_METHODS and is_model_name(terminal_name(call.func.value)))):
+        return True  # (``model.predict(u, items)``: a model's inference method)
     return is_model_name(terminal_name(call.func)) or not is_class_name(terminal_name(call.func) or "") and any(
         arg.keyword is None and is_model_name(terminal_name(arg.value)) for arg in call.args)  # (not ``DDP(model)``)
 
@@ -900,6 +912,13 @@ def returned_part(returned: Optional[cst.BaseExpression], index: Optional[int],
 
 # Methods that return one item of the container they are called on.
 ITEM_GETTERS = frozenset({"setdefault", "get"})
+
+
+def _iterates_ids(loop: cst.For) -> bool:
+    """``for i in ids.tolist()``, ``for i in labels.unique()``: the values of a tensor."""
+    iterable = loop.iter
+    return isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute) and \
+        iterable.func.attr.value in ("tolist", "unique")
 
 
 def to_eval_mode(switch: cst.Call) -> bool:

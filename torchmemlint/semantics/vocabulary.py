@@ -138,6 +138,9 @@ _TORCH_NON_TENSOR_NAMES = frozenset({
 })
 
 
+# A model's methods that run it on their arguments (``model.predict(u, items)``).
+MODEL_RUNNING_METHODS = frozenset({"predict", "generate", "encode", "decode", "infer", "inference"})
+
 # How the classes of model libraries are named (``NATransformerModel``, ``FairseqEncoder``,
 # ``PreTrainedModel``, diffusers' ``ModelMixin``): a class of one of them that defines ``forward``
 # is an ``nn.Module``.
