@@ -103,11 +103,26 @@ class EvalWithoutNoGrad(Rule):
             if context is None or context in reported:
                 continue
             if model.grad.is_disabled(call) or _has_backward(model, context) or _runs_without_grad(model, call) \
-                    or _frozen_before(model, call):
+                    or _frozen_before(model, call) or _stateless_module_on_detached_inputs(model, call):
                 continue
             reported.add(context)
             fix, no_fix = _no_grad_fix(model, context)
             yield Finding(call, fix=fix, no_fix=no_fix)
+
+
+def _stateless_module_on_detached_inputs(model: SemanticModel, call: cst.Call) -> bool:
+    """``scorer(volume_pred, volume_mask)`` where ``scorer`` is built from a module class of this
+    file that keeps nothing on ``self`` (no parameters: a Dice loss written as an ``nn.Module``)
+    and no input is known to hold a graph (predictions made under ``no_grad``, data): its forward
+    records nothing."""
+    classes = [model.scopes.classes_by_name.get(name.rpartition(".")[2])
+               for name in model.scopes.classes_built_into(call.func, call)] if isinstance(call.func, cst.Name) else []
+    return bool(classes) and all(
+        cls is not None and all(base in ("nn.Module", "torch.nn.Module") for base in model.scopes.class_bases(cls))
+        and not any(isinstance(t.target, cst.Attribute) and dotted_name(t.target.value) == "self"
+                    for assign in model.tree.descendants(cls, cst.Assign) for t in assign.targets)
+        for cls in classes) and bool(call.args) and all(
+        not model.flow.value(arg.value, call).graph for arg in call.args)
 
 
 # TorchScript passes that fold a module's parameters into constants.
