@@ -490,7 +490,9 @@ class LoopCarried:
             owner = self.scopes.function_of(assign)
             if self.tree.contains(body, assign) or owner is not None and (
                     owner.name.value == "__init__" or PER_EPOCH_METHOD.match(owner.name.value) or (
-                    _RESET_METHOD.search(owner.name.value) and not self._runs_per_step_if_called(owner))):
+                    # (a reset method, or any method the file calls: ``trainer.epoch_init()``)
+                    (_RESET_METHOD.search(owner.name.value) or self.flow.calls.calls_spelled(owner.name.value, method=True))
+                    and not self._runs_per_step_if_called(owner))):
                 continue  # (a reset the file runs once per epoch leaves the chain growing within it)
             return True
         return False
@@ -610,6 +612,12 @@ class LoopCarried:
         if innermost is None:
             return False
         inner = [*self.scopes.loop_body_nodes(innermost, cst.For), *self.scopes.loop_body_nodes(innermost, cst.While)]
+        # (``for epoch in ...: trainer.epoch_init(); trainer.train_one_epoch(loader)``: the loop over
+        # batches is the callee's, so this one runs once per epoch)
+        inner += [loop for call in self.scopes.loop_body_nodes(innermost, cst.Call)
+                  if (callee := self.flow.calls.callee(call)) is not None and isinstance(callee.function, cst.FunctionDef)
+                  for loop in (*self.scopes.scope_nodes(callee.function, cst.For),
+                               *self.scopes.scope_nodes(callee.function, cst.While))]
         return not any(steps(loop) for loop in inner)
 
     def _requires_grad(self, name: str, region: Iteration) -> bool:
