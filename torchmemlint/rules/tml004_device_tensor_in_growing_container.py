@@ -112,9 +112,10 @@ class DeviceTensorInGrowingContainer(Rule):
             if not store.appended or model.stores.never_grows(store) or model.stores.writes_position(store) or \
                     model.stores.capped(store):
                 continue
+            func = model.scopes.function_of(store.node)
             if not isinstance(iteration, cst.FunctionDef) and model.iterations.accumulates_for_callers_step(iteration) \
-                    and model.scopes.function_of(iteration) is model.scopes.function_of(store.node) and \
-                    root_name(store.container) in model.scopes.bindings(model.scopes.function_of(iteration)):
+                    and model.scopes.function_of(iteration) is func and \
+                    root_name(store.container) in model.scopes.bindings(func):
                 continue  # one step's micro-batches, in a container the function makes on each call
             if isinstance(store.node, cst.Assign) and not model.stores.keyed_by_example(store, iteration):
                 continue  # ``d[k] = v`` overwrites a bounded set of keys, unless each example brings its own

@@ -157,10 +157,11 @@ class Iterations:
     def runs_step(self, loop: Loop) -> bool:
         return bool(self.step_calls(loop))
 
-    def steps_optimizer(self, loop: Loop) -> bool:
-        """Each iteration is (at least) one training step: the loop steps an optimizer — unlike
-        a loop over one step's environments or heads, with the optimizer step after it."""
-        return any(isinstance(c.func, cst.Attribute) and c.func.attr.value == "step" for c in self.step_calls(loop))
+    def steps_optimizer(self, region: Iteration) -> bool:
+        """Each iteration (or call) is (at least) one training step: the loop or function steps an
+        optimizer — unlike a loop over one step's environments or heads, with the optimizer step
+        after it."""
+        return any(isinstance(c.func, cst.Attribute) and c.func.attr.value == "step" for c in self.step_calls(region))
 
     def accumulates_for_callers_step(self, loop: Loop) -> bool:
         """A loop of micro-batches whose gradients its function's callers step: it runs backward
@@ -168,8 +169,7 @@ class Iterations:
         loop stepping the optimizer (Megatron's ``forward_backward_batch``): one step's worth,
         however many iterations."""
         func = self.scopes.function_of(loop)
-        if func is None or self.steps_optimizer(loop) or not self.runs_step(loop) or \
-                any(isinstance(c.func, cst.Attribute) and c.func.attr.value == "step" for c in self.step_calls(func)):
+        if func is None or not self.runs_step(loop) or self.steps_optimizer(func):
             return False
         sites = self.calls.call_sites(func)
         return bool(sites) and all(

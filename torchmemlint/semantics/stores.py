@@ -641,10 +641,12 @@ class Stores:
 
     def _reads(self, expr: Optional[cst.BaseExpression], spelled: str) -> bool:
         """Whether ``expr`` reads the name or attribute chain ``spelled`` (``a`` or ``self.a``)."""
-        if expr is None:
-            return False
+        return expr is not None and bool(self._spelled_in(expr, spelled))
+
+    def _spelled_in(self, region: cst.CSTNode, spelled: str) -> list[cst.BaseExpression]:
+        """The names or attribute chains in ``region`` spelled ``spelled``."""
         node_type = cst.Name if "." not in spelled else cst.Attribute
-        return any(dotted_name(n) == spelled for n in self.tree.descendants(expr, node_type))
+        return [n for n in self.tree.descendants(region, node_type) if dotted_name(n) == spelled]
 
     def _is_bounded(self, container: cst.BaseExpression, at: cst.CSTNode, depth: int = 0) -> bool:
         """``deque(maxlen=...)``, bound to the name, or to the ``self`` attribute everywhere the
@@ -924,9 +926,8 @@ class Stores:
         """``function`` reads the container only into ``.detach()``ed values (PPO's
         ``old_log_probs = torch.stack(self.memory.log_probs).detach()``): its backward runs
         through graphs it makes anew, not through the ones kept."""
-        node_type = cst.Name if "." not in spelled else cst.Attribute
-        reads = [n for n in self.tree.descendants(function, node_type) if dotted_name(n) == spelled and
-                 not isinstance(self.tree.parent.get(n), (cst.AssignTarget, cst.Attribute))]
+        reads = [n for n in self._spelled_in(function, spelled)
+                 if not isinstance(self.tree.parent.get(n), (cst.AssignTarget, cst.Attribute))]
         return bool(reads) and all(self._detached_here(read) for read in reads)
 
     def _detached_here(self, read: cst.CSTNode) -> bool:
