@@ -453,7 +453,15 @@ class Flow:
         if function.returns is not None and _excludes_tensors(function.returns.annotation):
             return False  # ``-> bool``, ``-> dict[str, int]``: the author says what comes back
         returned = self.summary(function).returns
-        return self._returns_tensor_annotation(function) or _may_hold_tensor(returned)
+        if _may_hold_tensor(returned):
+            return True
+        # A bare ``-> torch.Tensor`` on a function whose every return builds a list, a tuple, a
+        # dict or a number is wrong (a docstring's "list of tuples" annotated as a tensor): the
+        # code says what comes back.
+        if not self._returns_tensor_annotation(function):
+            return False
+        return not (returned.kind in (SEQUENCE, MAPPING, NUMBER, OTHER)
+                    and _unquoted(function.returns.annotation) in _BARE_TENSOR_ANNOTATIONS)
 
     def takes_tensor(self, function: cst.FunctionDef) -> bool:
         """A parameter annotated as a tensor."""
@@ -485,7 +493,7 @@ class Flow:
             parent = self.tree.parent.get(node)
             expr = parent if isinstance(parent, cst.Attribute) and parent.attr is node else node
             qualified = self.imports.qualify(expr) or dotted_name(expr) or ""
-            if qualified in ("torch.Tensor", "Tensor", "torch.FloatTensor", "torch.LongTensor"):
+            if qualified in _BARE_TENSOR_ANNOTATIONS:
                 return True
         return any(_TENSOR_IN_STRING_ANNOTATION.search(s.value) for s in self.tree.descendants(annotation, cst.SimpleString))
 
@@ -1881,6 +1889,16 @@ def _excludes_tensors(annotation: cst.BaseExpression) -> bool:
         else:
             pending.extend(node.children)
     return bool(names) and all(n in NON_TENSOR_ANNOTATIONS for n in names)
+
+
+_BARE_TENSOR_ANNOTATIONS = frozenset({"torch.Tensor", "Tensor", "torch.FloatTensor", "torch.LongTensor"})
+
+
+def _unquoted(annotation: cst.BaseExpression) -> Optional[str]:
+    """The dotted name an annotation spells, in quotes or not."""
+    if isinstance(annotation, cst.SimpleString):
+        return annotation.evaluated_value.strip() if isinstance(annotation.evaluated_value, str) else None
+    return dotted_name(annotation)
 
 
 def _may_hold_tensor(value: Value) -> bool:
