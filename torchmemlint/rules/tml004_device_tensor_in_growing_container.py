@@ -99,7 +99,12 @@ class DeviceTensorInGrowingContainer(Rule):
 
     def check(self, model: SemanticModel) -> Iterator[Finding]:
         reported = set()
-        for store in model.stores.stores():
+        stores = list(model.stores.stores())
+        kept_by_call: dict[cst.CSTNode, list[cst.BaseExpression]] = {}
+        for store in stores:
+            if store.inside is not None and not store.host:
+                kept_by_call.setdefault(store.node, []).append(store.value)
+        for store in stores:
             if store.node in reported or store.made_inside or store.host or store.joined or store.by_metric:
                 # One finding per call (``buffer.push(obs, action, value)``), not per argument; a graph a
                 # callee made and kept is TML001's; what it moves to the host first is on no device;
@@ -144,10 +149,19 @@ class DeviceTensorInGrowingContainer(Rule):
                 # (``fake = pool.draw(batch)``: what the callee keeps it may hand back too)
                 yield Finding(store.value, message=message, no_fix=USED_RESULT_NO_FIX)
                 continue
-            new, no_fix = without_graph(model, store.value, store.node, "cpu", stored_in=store.container)
+            # Every device argument the call hands to what its callee keeps moves at once (a fix of
+            # ``remember(log_prob, value)`` that moved one would leave the other to flag again).
+            replacements, no_fix = [], ""
+            for kept in kept_by_call.get(store.node, [store.value]):
+                if kept is not store.value and not _device_without_graph(model.flow.value(kept, store.node)):
+                    continue
+                new, no_fix = without_graph(model, kept, store.node, "cpu", stored_in=store.container)
+                if new is None:
+                    break
+                replacements.append(Replacement(kept, new))
             fix = None if new is None else NodeFix(
                 "store `.detach().cpu()`", safe=_only_host_consumers(model, store.container, store.node),
-                replacements=[Replacement(store.value, new)])
+                replacements=replacements)
             yield Finding(store.value, message=message, fix=fix, no_fix=no_fix)
 
 
@@ -219,6 +233,10 @@ def _lightning_step_outputs(model: SemanticModel, container: cst.BaseExpression,
     ``.clear()`` in ``on_validation_epoch_end``."""
     return isinstance(iteration, cst.FunctionDef) and root_name(container) == "self" and \
         model.scopes.is_lightning_module(model.scopes.class_of(iteration))
+
+
+def _device_without_graph(value: Value) -> bool:
+    return value.device and not value.graph
 
 
 def _scalars_only(value: Value) -> bool:

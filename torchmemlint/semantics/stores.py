@@ -290,10 +290,10 @@ class Stores:
                 # ``memory.logprobs.append(log_prob)``: a graph made here, kept in the caller's container
                 found.append(Kept("", into, store.node, store.container, appended, computed=True,
                                   made_inside=True, value=store.value))
-            for param in (value.params | value.device_params) & params:
+            for param in sorted((value.params | value.device_params) & params):  # (sorted: the same report each run)
                 if into != f"param:{param}":  # (a container storing what it already holds)
                     found.append(Kept(param, into, store.inside or store.node, store.container, appended,
-                                      computed=store.computed or value.alias != param,
+                                      computed=store.computed or value.alias != param and not _packs(store.value, param),
                                       device_only=store.device_only or param not in value.params,
                                       host=store.host or _on_host(value, param), joined=store.joined))
         for accumulation in self.accumulations():
@@ -998,6 +998,18 @@ def _on_host(value, param: str) -> bool:
     parts = [*(value.elements or ()), *(v for _, v in value.fields or ())]
     return bool(parts) and value.element is None and all(
         part.host or param not in (part.params | part.device_params) for part in parts)
+
+
+def _packs(expr: cst.BaseExpression, param: str) -> bool:
+    """``expr`` writes out a tuple, list or dict one of whose parts is ``param`` itself
+    (``(log_prob, value)``): what is kept of it is the argument, computed by nothing."""
+    if isinstance(expr, (cst.Tuple, cst.List)):
+        parts = [e.value for e in expr.elements]
+    elif isinstance(expr, cst.Dict):
+        parts = [e.value for e in expr.elements if isinstance(e, cst.DictElement)]
+    else:
+        return False
+    return any(isinstance(part, cst.Name) and part.value == param for part in parts)
 
 
 def _entry_of(bindings) -> Optional[cst.BaseExpression]:
