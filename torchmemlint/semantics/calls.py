@@ -142,7 +142,8 @@ class Calls:
             if isinstance(value, (cst.Name, cst.Attribute)):  # ``step = trainer.train_step``
                 return self._resolve(value, binding.node, depth + 1)
             if isinstance(value, cst.Call):  # ``pool = ImagePool(50)``; ``pool(images)``
-                return self._instance_call(cst.Name(name), at)
+                closure = self._returned_closure(value)  # ``averager = EMA()``; ``averager(losses)``
+                return Callee(closure) if closure is not None else self._instance_call(cst.Name(name), at)
             return None  # bound to something else: not the function of that name
         cls = self.scopes.classes_by_name.get(name)
         if cls is not None:
@@ -162,6 +163,20 @@ class Calls:
         if len(made) != 1 or not isinstance(made[0][0], (cst.Call, cst.Lambda)):
             return None, None
         return made[0]
+
+    def _returned_closure(self, call: cst.Call) -> Optional[cst.FunctionDef]:
+        """The function defined inside the callee of ``call`` that every ``return`` of the callee
+        hands back (a factory: ``def EMA(beta): ...; def _update(metrics): ...; return _update``)."""
+        callee = self.callee(call)
+        if callee is None or not isinstance(callee.function, cst.FunctionDef) or callee.constructs is not None:
+            return None
+        returned = {ret.value.value if isinstance(ret.value, cst.Name) else None
+                    for ret in self.scopes.scope_nodes(callee.function, cst.Return)}
+        if len(returned) != 1 or None in returned:
+            return None
+        name = returned.pop()
+        return next((f for f in self.scopes.functions_by_name.get(name, ())
+                     if self.scopes.function_of(f) is callee.function), None)
 
     def _instance_call(self, func: cst.BaseExpression, at: cst.CSTNode) -> Optional[Callee]:
         """Calling an object of a class of the file runs its ``__call__`` (``self.rms(x)`` with
