@@ -68,7 +68,7 @@ from torchmemlint.semantics.params import marks_requiring_grad
 from torchmemlint.semantics.prescreen import FileFacts
 from torchmemlint.semantics.scopes import (Loop, Scope, is_false, is_step_call, iterable_identifiers, module_itself,
                                           to_eval_mode)
-from torchmemlint.semantics.vocabulary import EVAL_FUNCTION
+from torchmemlint.semantics.vocabulary import EVAL_FUNCTION, LOADER_ITERABLE, PER_STEP_METHODS
 
 _EVAL_ITERABLE = re.compile(r"^(?:val|valid|validation|test|testing|eval|evaluation|dev|holdout)(?:_|$|loader|set|data)",
                             re.IGNORECASE)
@@ -220,14 +220,19 @@ def _evaluation_context(model: SemanticModel, call: cst.Call, helpers: dict, dep
         return None
     if func is not None and EVAL_FUNCTION.search(func.name.value) and not _has_backward(model, func):
         # (``train_and_validate`` trains too: its evaluation is found below, after ``model.eval()``)
-        # pytest tests loop over cases; a model's own inference method (``_inference_forward``,
-        # ``predict_step_logits``) over its layers or time steps, unless it iterates over data.
+        # pytest tests loop over cases (a ``test_`` function no other function of the file calls;
+        # ``test_env()`` called by the training loop plays evaluation episodes); a model's own
+        # inference method (``_inference_forward``, ``predict_step_logits``) over its layers or time
+        # steps, unless it iterates over data.
         in_model = _method_of_model(model, func)
-        loops_over_data = not func.name.value.startswith("test_") and any(
+        loops_over_data = not (func.name.value.startswith("test_") and not any(
+            model.scopes.function_of(site) is not None for site in model.calls.call_sites(func))) and any(
             model.scopes.is_step_loop(loop) if in_model else
             not isinstance(loop, cst.For) or model.modules.submodule_loop_target(loop) is None for loop in loops)
+        # (a model's ``validation_step`` that the file itself, not a framework, calls per batch is
+        # the evaluation step of its callers' loop, like a helper's)
         if loops_over_data or _eval_switch_before(model, func, call) or _set_to_eval_by_its_class(model, func, call) \
-                or not in_model and _called_per_item(model, func):
+                or (not in_model or func.name.value in PER_STEP_METHODS) and _called_per_item(model, func):
             return func
     scope: Scope = func if func is not None else model.module
     switch = _eval_switch_before(model, scope, call)
@@ -254,10 +259,27 @@ def _called_per_item(model: SemanticModel, func: cst.FunctionDef, depth: int = 0
     sites = model.calls.call_sites(func)
     return bool(sites) and depth < 3 and all(
         not model.grad.is_disabled(site) and (
+            _in_comprehension(model, site) or
             not _has_backward(model, loops[0]) if (loops := model.scopes.loops_around(site)) else
+            _in_comprehension(model, site) or
             (caller := model.scopes.function_of(site)) is not None and caller is not func
             and not _has_backward(model, caller) and _called_per_item(model, caller, depth + 1))
         for site in sites)
+
+
+def _in_comprehension(model: SemanticModel, node: cst.CSTNode) -> bool:
+    """``[model.validation_step(b) for b in val_loader]``: ``node`` runs once per batch of a
+    comprehension over data inside its innermost loop (a comprehension runs no backward)."""
+    for above in model.tree.ancestors(node):
+        if isinstance(above, (cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)):
+            loops = [above.for_in]
+            while loops[-1].inner_for_in is not None:
+                loops.append(loops[-1].inner_for_in)
+            return any(LOADER_ITERABLE.search(name) or _EVAL_ITERABLE.search(name)
+                       for loop in loops for name in iterable_identifiers(loop.iter))
+        if isinstance(above, (cst.For, cst.While, cst.FunctionDef, cst.Lambda)):
+            return False
+    return False
 
 
 def _method_of_model(model: SemanticModel, func: cst.FunctionDef) -> bool:
