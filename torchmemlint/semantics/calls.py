@@ -670,10 +670,16 @@ class Calls:
         return func is not None and self.scopes.is_torch_module_class(self.scopes.self_class(func))
 
     def _bound_to_module(self, func: cst.BaseExpression) -> bool:
-        """A name bound in this scope to ``nn.Something(...)`` or a Module class of this file."""
+        """A name bound in this scope to ``nn.Something(...)`` or a Module class of this file (or,
+        where the function binds no such name, so at module level: ``policy = Policy()`` read by the
+        file's functions)."""
         if not isinstance(func, cst.Name):
             return False
-        for binding in self.scopes.reaching_bindings(func.value, func):
+        scope = self.scopes.scope_of(func)
+        bindings = self.scopes.reaching_bindings(func.value, func)
+        if not bindings and scope is not self.tree.module and func.value not in self.scopes.bindings(scope):
+            bindings = self.scopes.bindings(self.tree.module).get(func.value, [])
+        for binding in bindings:
             if isinstance(binding.node, cst.For):
                 target = self.modules.submodule_loop_target(binding.node)
                 if isinstance(target, cst.Name) and target.value == func.value:

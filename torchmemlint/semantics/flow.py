@@ -460,8 +460,10 @@ class Flow:
         # code says what comes back.
         if not self._returns_tensor_annotation(function):
             return False
+        annotation = function.returns.annotation
+        spelled = self.imports.qualify(annotation) if isinstance(annotation, (cst.Name, cst.Attribute)) else None
         return not (returned.kind in (SEQUENCE, MAPPING, NUMBER, OTHER)
-                    and _unquoted(function.returns.annotation) in _BARE_TENSOR_ANNOTATIONS)
+                    and (spelled or _unquoted(annotation)) in _BARE_TENSOR_ANNOTATIONS)
 
     def takes_tensor(self, function: cst.FunctionDef) -> bool:
         """A parameter annotated as a tensor."""

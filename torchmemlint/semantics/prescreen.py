@@ -139,8 +139,11 @@ class FileFacts:
     handed: set[str] = field(default_factory=set)
     hands_factories: bool = False
     returned: set[str] = field(default_factory=set)
-    # ``alias = f`` / ``alias = obj.f`` / ``alias = partial(f, ...)``: calling ``alias`` calls ``f``.
+    # ``alias = f`` / ``alias = obj.f`` / ``alias = partial(f, ...)``: calling ``alias`` calls ``f``;
+    # ``alias = factory(...)`` (target ``factory()``): it calls what ``factory`` returns (by function
+    # name, the names its ``return``s give: ``Calls._returned_closure``).
     alias_targets: dict[str, set[str]] = field(default_factory=dict)
+    returned_by: dict[str, set[str]] = field(default_factory=dict)
     _aliases_of: Optional[dict[str, set[str]]] = None
     _live_kinds: dict[str, bool] = field(default_factory=dict)
     _keeping: Optional[set[str]] = None
@@ -302,7 +305,8 @@ class FileFacts:
             self._aliases_of = {}
             for alias, targets in self.alias_targets.items():
                 for target in targets:
-                    self._aliases_of.setdefault(target, set()).add(alias)
+                    for runs in self.returned_by.get(target[:-2], ()) if target.endswith("()") else (target,):
+                        self._aliases_of.setdefault(runs, set()).add(alias)
         found, pending = set(), [name]
         while pending:
             for alias in self._aliases_of.get(pending.pop(), ()):
@@ -610,6 +614,8 @@ class _Walker:
                 for returned in (value.elts if type(value) is ast.Tuple else (value,)):
                     if type(returned) is ast.Name:
                         facts.returned.add(returned.id)
+                        if scope.name is not None:
+                            facts.returned_by.setdefault(scope.name, set()).add(returned.id)
             elif kind is ast.Global or kind is ast.Nonlocal:
                 scope.declared.update(node.names)
             elif kind in _LOOPS:
@@ -726,9 +732,12 @@ class _Walker:
             facts.parameter_carries.extend((*context, name) for name in carried if name != "self")
         if kind is ast.Assign:
             aliased = _callable_spelled(node.value)
+            factory = node.value.func.id if type(node.value) is ast.Call and type(node.value.func) is ast.Name else None
             for target in targets:
                 if aliased is not None and type(target) is ast.Name:
                     facts.alias_targets.setdefault(target.id, set()).add(aliased)
+                if factory is not None and type(target) is ast.Name:
+                    facts.alias_targets.setdefault(target.id, set()).add(f"{factory}()")
                 if type(target) is ast.Attribute:
                     owner = target.value
                     if target.attr == "requires_grad" and _dotted(owner) != "self":
