@@ -83,7 +83,7 @@ import libcst as cst
 from torchmemlint.rules.base import Finding, NodeFix, Replacement, Rule, explained
 from torchmemlint.rules.edits import call_method, used_only_as_number, without_graph
 from torchmemlint.semantics import SemanticModel
-from torchmemlint.semantics.flow import TENSOR
+from torchmemlint.semantics.flow import TENSOR, SelfAssignment
 from torchmemlint.semantics.imports import dotted_name
 from torchmemlint.semantics.prescreen import ACCUMULATION, CALL_STORE, LIST_STORE, SUBSCRIPT_STORE
 from torchmemlint.semantics.stores import Accumulation, Store
@@ -109,9 +109,17 @@ class GraphRetainedAccumulation(Rule):
                 continue
             finding = _finding(model, store.node, store.container, store.value, store.inside,
                                made_at=store.inside if store.made_inside else None)
-            if finding is not None:
-                finding.fix, finding.no_fix = _store_fix(model, store)
-                yield finding
+            if finding is None:
+                continue
+            finding.fix, finding.no_fix = _store_fix(model, store)
+            if finding.fix is None and (summed := _callee_sums_a_member(model, store)) is not None:
+                # ``self._track_losses(outputs)`` whose body does ``self.total += outputs.loss``: the
+                # call cannot be fixed (``outputs`` is a record), the callee's sum can.
+                fix, no_fix = _accumulation_fix(model, summed)
+                if fix is not None:
+                    finding = _moved_into_callee(model, finding, summed, store)
+                    finding.fix, finding.no_fix = fix, no_fix
+            yield finding
         for accumulation in model.stores.accumulations():
             if _kept_for_backward(model, accumulation.node, accumulation.target, accumulation.value):
                 continue
@@ -137,6 +145,25 @@ def _finding(model: SemanticModel, node: cst.CSTNode, container: cst.BaseExpress
         why.append((inside, f"kept there by `{_callee_name(node)}()`"))
     message, related = explained(GraphRetainedAccumulation.message, why)
     return Finding(value, message=message, related=related, iteration=iteration)
+
+
+def _callee_sums_a_member(model: SemanticModel, store: Store) -> Optional[Accumulation]:
+    """The callee's own accumulation through which ``store`` keeps a member of the argument
+    (``self.total += outputs.loss``, ``self.sums[k] += losses["lm"]``)."""
+    if store.inside is None or store.made_inside:
+        return None
+    summed = model.stores.accumulation_at(store.inside)
+    if summed is None or not isinstance(summed.value, (cst.Attribute, cst.Subscript)):
+        return None
+    return summed
+
+
+def _moved_into_callee(model: SemanticModel, finding: Finding, summed: Accumulation, store: Store) -> Finding:
+    """The finding reported where the callee adds the member, the call in its why-path."""
+    why = [*model.flow.value(store.value, store.node).why,
+           (store.node, f"handed to `{_callee_name(store.node)}()`")]
+    message, related = explained(GraphRetainedAccumulation.message, why)
+    return Finding(summed.value, message=message, related=related, iteration=finding.iteration)
 
 
 def _callee_name(call: cst.CSTNode) -> str:
@@ -265,6 +292,12 @@ def _accumulation_fix(model: SemanticModel, accumulation: Accumulation) -> tuple
         number_total = bool(starts) and all(isinstance(b.value, (cst.Integer, cst.Float)) for b in starts)
         if number_total and _is_scalar(model, value, accumulation.node):
             return _item_fix(value, safe=used_only_as_number(model, target.value, scope, exclude=accumulation.node)), ""
+    elif isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self":
+        # ``self.total += v`` where every other assignment of ``self.total`` in the class is a number
+        cls = model.scopes.self_class(model.scopes.function_of(accumulation.node))
+        starts = [a for a in (model.flow.self_assignments(cls).get(target.attr.value, []) if cls else [])
+                  if a.node is not accumulation.node and not isinstance(a.node, cst.AugAssign)]
+        number_total = bool(starts) and all(isinstance(_assigned_part(a), (cst.Integer, cst.Float)) for a in starts)
     elif isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
         number_total = _holds_numbers(model, target.value, accumulation.node)
         if number_total and _is_scalar(model, value, accumulation.node):
@@ -275,6 +308,15 @@ def _accumulation_fix(model: SemanticModel, accumulation: Accumulation) -> tuple
     # holds no graph, and neither takes a container); maybe of several elements: ``.detach()``.
     into_tensor = model.flow.value(target, accumulation.node).kind == TENSOR
     return _detach_fix(model, value, accumulation.node, tensor_operand=number_total or into_tensor)
+
+
+def _assigned_part(assignment: SelfAssignment) -> cst.BaseExpression:
+    """What one target of ``self.a, self.b = 0.0, 0.0`` gets (the whole value for one target)."""
+    value = assignment.value
+    if assignment.position is not None and isinstance(value, (cst.Tuple, cst.List)) and \
+            assignment.position < len(value.elements):
+        return value.elements[assignment.position].value
+    return value
 
 
 _NUMBER_TYPES = frozenset({"float", "int"})

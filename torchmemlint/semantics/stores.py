@@ -380,6 +380,14 @@ class Stores:
     def accumulations(self) -> list[Accumulation]:
         return self._accumulations
 
+    def accumulation_at(self, node: cst.CSTNode) -> Optional[Accumulation]:
+        """The accumulation ``node`` makes, if it is one."""
+        return self._accumulation_by_node.get(node)
+
+    @cached_property
+    def _accumulation_by_node(self) -> dict[cst.CSTNode, Accumulation]:
+        return {a.node: a for a in self._accumulations}
+
     # -- join accumulations ------------------------------------------------------------
     @cached_property
     def join_accumulations(self) -> list[JoinAccumulation]:
