@@ -258,12 +258,10 @@ def _called_per_item(model: SemanticModel, func: cst.FunctionDef, depth: int = 0
     data is its callers'."""
     sites = model.calls.call_sites(func)
     return bool(sites) and depth < 3 and all(
-        not model.grad.is_disabled(site) and (
-            _in_comprehension(model, site) or
+        not model.grad.is_disabled(site) and (_in_comprehension(model, site) or (
             not _has_backward(model, loops[0]) if (loops := model.scopes.loops_around(site)) else
-            _in_comprehension(model, site) or
             (caller := model.scopes.function_of(site)) is not None and caller is not func
-            and not _has_backward(model, caller) and _called_per_item(model, caller, depth + 1))
+            and not _has_backward(model, caller) and _called_per_item(model, caller, depth + 1)))
         for site in sites)
 
 

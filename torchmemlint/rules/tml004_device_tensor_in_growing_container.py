@@ -100,10 +100,11 @@ class DeviceTensorInGrowingContainer(Rule):
     def check(self, model: SemanticModel) -> Iterator[Finding]:
         reported = set()
         stores = list(model.stores.stores())
-        kept_by_call: dict[cst.CSTNode, list[cst.BaseExpression]] = {}
+        # (each argument once, however many of the callee's containers keep it)
+        kept_by_call: dict[cst.CSTNode, dict[cst.BaseExpression, None]] = {}
         for store in stores:
             if store.inside is not None and not store.host:
-                kept_by_call.setdefault(store.node, []).append(store.value)
+                kept_by_call.setdefault(store.node, {})[store.value] = None
         for store in stores:
             if store.node in reported or store.made_inside or store.host or store.joined or store.by_metric:
                 # One finding per call (``buffer.push(obs, action, value)``), not per argument; a graph a
@@ -152,7 +153,7 @@ class DeviceTensorInGrowingContainer(Rule):
             # Every device argument the call hands to what its callee keeps moves at once (a fix of
             # ``remember(log_prob, value)`` that moved one would leave the other to flag again).
             replacements, no_fix = [], ""
-            for kept in kept_by_call.get(store.node, [store.value]):
+            for kept in kept_by_call.get(store.node, {store.value: None}):
                 if kept is not store.value and not _device_without_graph(model.flow.value(kept, store.node)):
                     continue
                 new, no_fix = without_graph(model, kept, store.node, "cpu", stored_in=store.container)
