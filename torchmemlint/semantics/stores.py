@@ -302,6 +302,8 @@ class Stores:
             into = self._persistent_root(accumulation.target, function, cls)
             if into is None or (into == "self" and self._rebound_in(function, accumulation.target, accumulation.node)):
                 continue
+            if self.flow.grad.is_disabled(accumulation.node):
+                continue  # (``with torch.no_grad(): self.total += outputs.loss``: a sum without a graph)
             value = self.flow.value(accumulation.value, accumulation.node)
             for param in value.params & params:
                 found.append(Kept(param, into, accumulation.node, accumulation.target, False,
