@@ -66,7 +66,7 @@ from torchmemlint.semantics import SemanticModel
 from torchmemlint.semantics.imports import dotted_name
 from torchmemlint.semantics.params import marks_requiring_grad
 from torchmemlint.semantics.prescreen import FileFacts
-from torchmemlint.semantics.scopes import (Loop, Scope, is_false, is_step_call, iterable_identifiers, module_itself,
+from torchmemlint.semantics.scopes import (Loop, Scope, first_param, is_false, is_step_call, iterable_identifiers, module_itself,
                                           to_eval_mode)
 from torchmemlint.semantics.vocabulary import EVAL_FUNCTION, LOADER_ITERABLE, PER_STEP_METHODS
 
@@ -232,7 +232,8 @@ def _evaluation_context(model: SemanticModel, call: cst.Call, helpers: dict, dep
         # (a model's ``validation_step`` that the file itself, not a framework, calls per batch is
         # the evaluation step of its callers' loop, like a helper's)
         if loops_over_data or _eval_switch_before(model, func, call) or _set_to_eval_by_its_class(model, func, call) \
-                or (not in_model or func.name.value in PER_STEP_METHODS) and _called_per_item(model, func):
+                or (not in_model or func.name.value in PER_STEP_METHODS) and _called_per_item(model, func) \
+                or in_model and _evaluates_for_the_file(model, func, call):
             return func
     scope: Scope = func if func is not None else model.module
     switch = _eval_switch_before(model, scope, call)
@@ -250,6 +251,19 @@ def _evaluation_context(model: SemanticModel, call: cst.Call, helpers: dict, dep
         if helpers[key]:
             return func
     return None
+
+
+def _evaluates_for_the_file(model: SemanticModel, func: cst.FunctionDef, call: cst.Call) -> bool:
+    """A model's own evaluation helper that the training code of the file calls: ``self.eval()``
+    before ``call`` and ``self.train()`` after it, so it runs between training steps (an inference
+    API for other files' callers, which choose the grad mode, leaves the mode switched), and every
+    call of it in the file runs with grad enabled."""
+    own = [switch for switch in model.scopes.mode_switches(func)
+           if isinstance(switch.func.value, cst.Name) and switch.func.value.value == first_param(func)]
+    sites = model.calls.call_sites(func)
+    return any(to_eval_mode(s) and model.tree.before(s, call) for s in own) and \
+        any(not to_eval_mode(s) and model.tree.before(call, s) for s in own) and \
+        bool(sites) and not any(model.grad.is_disabled(site) for site in sites)
 
 
 def _called_per_item(model: SemanticModel, func: cst.FunctionDef, depth: int = 0) -> bool:

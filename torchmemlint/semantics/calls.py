@@ -277,7 +277,9 @@ class Calls:
         spelled = name.replace("_", "").lower()
         if len(spelled) < 3:
             return None
-        classes = [cls for cls, _ in self._callable_classes] if callable_only else self._plain_classes
+        # (a module class too, for a method: ``actor.evaluate(s)`` with ``Actor(Model)`` the class)
+        classes = [cls for cls, _ in self._callable_classes] if callable_only else \
+            list(self.scopes.classes_by_name.values())
         named = [cls for cls in classes if cls.name.value.lower().endswith(spelled)]
         if not named and spelled in _LOSS_PARAMETER_NAMES:  # ``criterion`` for ``MaskedAtomLoss``
             named = [cls for cls in classes if cls.name.value.lower().endswith(("loss", "criterion"))]
@@ -319,7 +321,8 @@ class Calls:
                 return None
             skip_own = isinstance(receiver, cst.Call)
             found = self.method_of(cls, name, skip_own=skip_own)
-            return Callee(found, skipped=1) if found is not None else None
+            # (``self.cos_distance(a, b)`` of a static method binds ``a`` to its first parameter)
+            return Callee(found, skipped=0 if _is_static(found) else 1) if found is not None else None
         local_class = self.scopes.classes_by_name.get(dotted_name(receiver) or "")
         if local_class is not None:  # ``Trainer.step(trainer, batch)``: an unbound method
             found = self.method_of(local_class, name)

@@ -229,6 +229,7 @@ class Hooks:
             loop for loop in self.scopes.loops_around(node)
             if isinstance(loop, cst.While) or self.iterations.runs_step(loop) or self.iterations.is_batch_loop(loop)
             or self.iterations.trains_through_calls(loop)  # (a sweep that fine-tunes through a helper per setting)
+            or self.iterations.forwards_through_calls(loop)  # (``net.predict(image)`` per image)
         ]
         func = self.scopes.function_of(node)
         if func is not None and (self.iterations.runs_per_step(func) or self._called_repeatedly(func)):

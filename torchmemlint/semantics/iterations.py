@@ -28,6 +28,7 @@ class Iterations:
         self._per_step: dict[cst.FunctionDef, bool] = {}
         self._steps_within: dict[tuple[cst.FunctionDef, int], bool] = {}
         self._training_loops: dict[Loop, bool] = {}
+        self._forwarding_loops: dict[Loop, bool] = {}
         self._step_calls: dict[Iteration, list[cst.Call]] = {}
 
     def step_iteration(self, node: cst.CSTNode) -> Optional[Iteration]:
@@ -49,12 +50,25 @@ class Iterations:
 
     def trains_through_calls(self, loop: Loop) -> bool:
         """Each iteration trains: it calls a function of the file that runs a backward pass or an
-        optimizer step itself (``trainer.train(loader)`` per hyper-parameter setting)."""
+        optimizer step, itself or through its own helpers (``trainer.train(loader)`` per
+        hyper-parameter setting; ``agent.update(batch)`` whose ``_q_update`` steps)."""
         known = self._training_loops.get(loop)
         if known is None:
             known = self._training_loops[loop] = any(
                 (callee := self.calls.callee(call)) is not None and isinstance(callee.function, cst.FunctionDef)
-                and bool(self.step_calls(callee.function))
+                and callee.constructs is None and self._steps(callee.function, 0)
+                for call in self.scopes.loop_body_nodes(loop, cst.Call))
+        return known
+
+    def forwards_through_calls(self, loop: Loop) -> bool:
+        """Each iteration runs a model through a function of the file that calls it itself
+        (``prob = net.predict(image)`` per image, ``predict`` running ``self(x)``)."""
+        known = self._forwarding_loops.get(loop)
+        if known is None:
+            known = self._forwarding_loops[loop] = any(
+                (callee := self.calls.callee(call)) is not None and isinstance(callee.function, cst.FunctionDef)
+                and callee.constructs is None
+                and any(self.runs_forward(inner) for inner in self.scopes.scope_nodes(callee.function, cst.Call))
                 for call in self.scopes.loop_body_nodes(loop, cst.Call))
         return known
 

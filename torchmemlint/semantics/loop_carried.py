@@ -25,7 +25,8 @@ import libcst as cst
 from torchmemlint.semantics.grad import GradContexts
 from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.iterations import Iteration, Iterations, keyword_is_true
-from torchmemlint.semantics.scopes import Loop, Scopes, carried_name, first_param, steps_an_environment
+from torchmemlint.semantics.scopes import (Loop, Scopes, carried_name, first_param, steps_an_environment,
+                                          tests_every_n_steps)
 from torchmemlint.semantics.stores import Stores
 from torchmemlint.semantics.tree import Tree
 from torchmemlint.semantics.vocabulary import (
@@ -160,7 +161,8 @@ class LoopCarried:
         fresh or detached assignment (not the ``if h is None:`` initialisation), another kind of
         binding (a loop target, ``with ... as``), ``h.detach_()``, or a reset of the attribute."""
         for site in sites:
-            if isinstance(site, cst.AugAssign) or self._initialises(site, name) or self._starts_episode(site, region):
+            if isinstance(site, cst.AugAssign) or self._initialises(site, name) or self._starts_episode(site, region) \
+                    or self._resets_on_a_data_flag(site, region, name):
                 continue
             if self.grad.is_disabled(site) or not any(
                     self._graph_reads(site.value, name, region, site, 0, previous_only=False)):
@@ -440,6 +442,22 @@ class LoopCarried:
                 return False
             if type(ancestor) is cst.If:
                 return self._tests_episode_end(ancestor.test, ancestor) and self.tree.contains(ancestor.body, site)
+        return False
+
+    def _resets_on_a_data_flag(self, site: Assignment, region: Iteration, name: str) -> bool:
+        """``if new_round.any(): hidden = None`` in a loop that trains every step: a
+        first value for each sequence the data marks, which cuts the chain only where the flag is
+        set (unlike a reset every N steps, truncated backpropagation through time, or a test of the
+        state itself: ``if self.hidden is not None: self.hidden = repackage(self.hidden)``)."""
+        if isinstance(region, cst.FunctionDef) or not self.iterations.runs_step(region):
+            return False
+        for ancestor in self.tree.ancestors(site):
+            if ancestor is region:
+                return False
+            if type(ancestor) is cst.If:
+                return self.tree.contains(ancestor.body, site) and not tests_every_n_steps(ancestor.test, self.tree) \
+                    and not any(dotted_name(n) == name for n in self.tree.descendants(
+                        ancestor.test, cst.Attribute if "." in name else cst.Name))
         return False
 
     def _tests_episode_end(self, test: cst.BaseExpression, at: cst.CSTNode) -> bool:

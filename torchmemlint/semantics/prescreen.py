@@ -626,6 +626,8 @@ class _Walker:
                 if kind is not ast.While:
                     facts.for_iterable_identifiers.update(self._iterable_identifiers(node))
                     _bind(node.target, scope.bound)
+                    if _held_from(node.iter) is not None:
+                        _bind(node.target, scope.held)
                 inner_loops = (*enclosing, header)
                 for child in node.body:
                     push((child, inner_loops, True, scope, in_lambda, depth))
@@ -722,6 +724,8 @@ class _Walker:
         targets = node.targets if kind is ast.Assign else [node.target]
         for target in targets:
             _bind(target, scope.bound)
+            if type(target) is ast.Name and node.value is not None and _held_from(node.value) not in (None, target.id):
+                scope.held.add(target.id)
         context = (enclosing, scope, in_lambda)
         if kind is not ast.AnnAssign or node.value is not None:
             carried = [name for target in targets for name in _carried_names(target, scope.params)]
@@ -819,6 +823,10 @@ class _Scope:
     # and those it declares ``global``/``nonlocal``.
     bound: set[str] = field(default_factory=set)
     declared: set[str] = field(default_factory=set)
+    # Names bound to what another name holds (``entry = self.sums.setdefault(k, {})``, ``for
+    # meter in self.meters.values()``): a container reached through them lives where that one
+    # does (``Stores._persistent_root``).
+    held: set[str] = field(default_factory=set)
 
 
 def _carried_names(target: ast.AST, params: frozenset[str]) -> list[str]:
@@ -849,7 +857,18 @@ def _bind(target: ast.AST, bound: set[str]) -> None:
 def _local_of(scope: "_Scope", root: Optional[str]) -> bool:
     """A container hanging from ``root`` is a local of the function (bound in it, a parameter
     rebound too: ``Stores.outlives``, ``_persistent_root``), which dies with each call."""
-    return root is not None and root != "self" and root in scope.bound and root not in scope.declared
+    return root is not None and root != "self" and root in scope.bound and root not in scope.declared and \
+        root not in scope.held
+
+
+def _held_from(value: ast.AST) -> Optional[str]:
+    """The name ``value`` hangs from, through attributes, items and the item getters and views
+    of a dict (``self.sums.setdefault(k, {})``, ``self.meters.values()``), as ``Stores`` follows
+    a local bound to it."""
+    while type(value) is ast.Call and type(value.func) is ast.Attribute and \
+            value.func.attr in ("setdefault", "get", "values", "items"):
+        value = value.func.value
+    return _root(value)
 
 
 def _callable_spelled(value: ast.AST) -> Optional[str]:

@@ -300,8 +300,9 @@ class Stores:
             if self.scopes.function_of(accumulation.node) is not function:
                 continue
             into = self._persistent_root(accumulation.target, function, cls)
-            if into is None or (into == "self" and self._rebound_in(function, accumulation.target, accumulation.node)):
-                continue
+            if into is None or (into == "self" and root_name(accumulation.target) == first_param(function) and
+                                self._rebound_in(function, accumulation.target, accumulation.node)):
+                continue  # (``entry = self.sums.setdefault(k, {...})`` rebinds a local name, not what it holds)
             if self.flow.grad.is_disabled(accumulation.node):
                 continue  # (``with torch.no_grad(): self.total += outputs.loss``: a sum without a graph)
             value = self.flow.value(accumulation.value, accumulation.node)
@@ -621,8 +622,15 @@ class Stores:
                 continue
             if func.attr.value == "clear":
                 known.setdefault(spelled, []).append(call)
-            for attribute in self._own_attributes_reset_by(call):
+            attributes = self._own_attributes_reset_by(call)
+            for attribute in attributes:
                 known.setdefault(f"{spelled}.{attribute}", []).append(call)
+            if attributes and not call.args and spelled != "self":
+                # A method called with nothing to keep that resets its object's attributes
+                # (``self.memory.reset()``) resets that object, where a callee's store kept into it
+                # (``self.memory.store(v)``); not the caller's own ``self``, whose other attributes
+                # it leaves alone.
+                known.setdefault(spelled, []).append(call)
         for delete in self.tree.descendants(region, cst.Del):
             target = delete.target
             if isinstance(target, cst.Subscript) and (spelled := dotted_name(target.value)) is not None:
