@@ -153,7 +153,7 @@ class DeviceTensorInGrowingContainer(Rule):
             # Every device argument the call hands to what its callee keeps moves at once (a fix of
             # ``remember(log_prob, value)`` that moved one would leave the other to flag again).
             replacements, no_fix = [], ""
-            for kept in kept_by_call.get(store.node, {store.value: None}):
+            for kept in dict.fromkeys((store.value, *kept_by_call.get(store.node, ()))):
                 if kept is not store.value and not _device_without_graph(model.flow.value(kept, store.node)):
                     continue
                 new, no_fix = without_graph(model, kept, store.node, "cpu", stored_in=store.container)

@@ -184,7 +184,7 @@ class Calls:
         ``forward`` is read as a forward pass instead."""
         built_from = self.scopes.classes_built_into(func, at)
         if not built_from:
-            return self._stored_parameter_named_for_class(func, at)
+            return self._stored_parameter_named_for_class(func, at) or self._stored_parameter_default(func, at)
         for class_name in built_from:
             cls = self.scopes.classes_by_name.get(class_name)
             if cls is not None and any(base.startswith("torchmetrics.") and base.endswith("Metric")
@@ -260,6 +260,22 @@ class Calls:
         named = self._class_named(parameter, callable_only=True) if parameter is not None else None
         method = self.method_of(named, "__call__") if named is not None else None
         return Callee(method, skipped=1, guessed=True) if method is not None else None
+
+    def _stored_parameter_default(self, func: cst.BaseExpression, at: cst.CSTNode) -> Optional[Callee]:
+        """``self.losser(out, y)`` where ``__init__(self, ..., losser=mask_nll_loss)`` stored it:
+        the file's function the default names (a guess: a caller may pass another)."""
+        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"):
+            return None
+        parameter = self._stored_parameter_name(func, at)
+        if parameter is None:
+            return None
+        init = self.method_of(self.scopes.self_class(self.scopes.function_of(at)), "__init__")
+        default = next((p.default for p in (*init.params.params, *init.params.kwonly_params)
+                        if p.name.value == parameter), None)
+        if not isinstance(default, cst.Name):
+            return None
+        found = self._visible_function(default.value, init)
+        return Callee(found.function, guessed=True) if found is not None else None
 
     def _class_named_for(self, receiver: cst.BaseExpression, at: cst.CSTNode,
                          callable_only: bool = False) -> Optional[cst.ClassDef]:

@@ -12,7 +12,7 @@ import libcst as cst
 
 from torchmemlint.semantics.calls import Calls
 from torchmemlint.semantics.imports import ImportTable, dotted_name
-from torchmemlint.semantics.scopes import Scopes
+from torchmemlint.semantics.scopes import Scopes, assigned_pairs
 from torchmemlint.semantics.tree import Tree
 
 MAX_DEPTH = 8
@@ -106,7 +106,7 @@ class Devices:
         found = []
         for assign in self.tree.descendants(cls, cst.Assign):
             for target in assign.targets:
-                if isinstance(target.target, cst.Attribute) and dotted_name(target.target.value) == "self" and \
-                        target.target.attr.value == attribute.attr.value:
-                    found.append((assign.value, assign))
+                found += [(value, assign) for assigned, value in assigned_pairs(target.target, assign.value)
+                          if isinstance(assigned, cst.Attribute) and dotted_name(assigned.value) == "self"
+                          and assigned.attr.value == attribute.attr.value]
         return found

@@ -329,6 +329,7 @@ class Flow:
         self._summaries: dict[object, Summary] = {}
         self._attributes: dict[tuple[cst.ClassDef, str], Value] = {}
         self._self_assignments: dict[cst.ClassDef, dict[str, list[SelfAssignment]]] = {}
+        self._classes_by_assigned: Optional[dict[str, list[cst.ClassDef]]] = None
         self._tensor_uses: dict[object, set[str]] = {}
         self._host_moves: dict[object, dict[str, list[cst.Expr]]] = {}
         self._type_guards: dict[object, dict[str, list[cst.If]]] = {}
@@ -1596,6 +1597,13 @@ class Flow:
             cls = self.scopes.classes_by_name.get(base.cls)
             if cls is not None and name in self.self_assignments(cls):
                 return self.class_attribute(cls, name).travelled(expr, f"read as `.{name}`")
+        elif base.kind is None and base.fields is None and not base.graph and _held_by_self(expr.value):
+            owner = self._only_class_assigning(name)
+            if owner is not None and owner is not self.scopes.self_class(self.scopes.function_of(at)):
+                # ``self.model.avg`` where ``self.model`` was handed in and one class of the file
+                # sets ``self.avg``: most likely an object of that class (a guess, as for a method
+                # found by its name alone)
+                return self.class_attribute(owner, name).travelled(expr, f"read as `.{name}`")
         if base.kind in (OPTIMIZER, NUMBER, OTHER):
             return Value(detached=True)
         if names_text(name) and base.kind != MODULE:
@@ -1645,6 +1653,18 @@ class Flow:
         if earlier:
             return self.assigned_value(earlier[-1])
         return self.class_attribute(cls, name)
+
+    def _only_class_assigning(self, name: str) -> Optional[cst.ClassDef]:
+        """The one class of the file whose methods other than ``__init__`` assign ``self.<name>``."""
+        if self._classes_by_assigned is None:
+            self._classes_by_assigned = {}
+            for cls in self.scopes.classes_by_name.values():
+                for attribute, assignments in self.self_assignments(cls).items():
+                    if any((f := self.scopes.function_of(a.node)) is not None and f.name.value != "__init__"
+                           and self.scopes.class_of(f) is cls for a in assignments):
+                        self._classes_by_assigned.setdefault(attribute, []).append(cls)
+        owners = self._classes_by_assigned.get(name, ())
+        return owners[0] if len(owners) == 1 else None
 
     def class_attribute(self, cls: cst.ClassDef, name: str) -> Value:
         """What any method of ``cls`` assigns to ``self.<name>``, joined."""
@@ -1839,6 +1859,11 @@ def _is_key(index: cst.BaseExpression) -> bool:
         return True
     spelled = index.attr.value if isinstance(index, cst.Attribute) else index.value if isinstance(index, cst.Name) else ""
     return spelled.lower().endswith(("key", "name"))
+
+
+def _held_by_self(expr: cst.BaseExpression) -> bool:
+    """``self.<name>``: an object this one keeps (a collaborator handed to its constructor)."""
+    return isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self"
 
 
 def _returns_indices(expr: cst.BaseExpression) -> bool:

@@ -293,7 +293,7 @@ class Hooks:
                         self._passed_persistent(iteration, node.name.value, depth)
                 continue
             if isinstance(node, cst.For):  # ``for m in model.modules():``
-                if not self._iterates_members_of_persistent(node, iteration, depth):
+                if not self._members_of_persistent(node.iter, iteration, depth):
                     return False
             elif binding.value is None or not isinstance(binding.value, (cst.Name, cst.Attribute, cst.Subscript)) or \
                     not self.persists_across(binding.value, iteration, depth):
@@ -311,11 +311,13 @@ class Hooks:
                 return True
         return False
 
-    def _iterates_members_of_persistent(self, loop: cst.For, iteration: Iteration, depth: int) -> bool:
-        iterable = loop.iter
+    def _members_of_persistent(self, iterable: cst.BaseExpression, iteration: Iteration, depth: int) -> bool:
         while isinstance(iterable, cst.Call) and dotted_name(iterable.func) in ("enumerate", "list", "reversed") \
                 and iterable.args:
             iterable = iterable.args[0].value
+        if isinstance(iterable, cst.Call) and dotted_name(iterable.func) == "zip" and iterable.args:
+            # ``for s, t in zip(self.student.layers, self.teacher.layers)``
+            return all(self._members_of_persistent(a.value, iteration, depth) for a in iterable.args)
         if (dotted_name(iterable) or "").startswith("self."):
             return True  # ``for layer in self.base.layers``: the submodules of the module itself
         if isinstance(iterable, cst.Name):  # ``convs = [m for m in model.modules() ...]`` before the loop

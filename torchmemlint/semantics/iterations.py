@@ -56,9 +56,18 @@ class Iterations:
         if known is None:
             known = self._training_loops[loop] = any(
                 (callee := self.calls.callee(call)) is not None and isinstance(callee.function, cst.FunctionDef)
-                and callee.constructs is None and self._steps(callee.function, 0)
+                and callee.constructs is None and (
+                    bool(self.step_calls(callee.function)) or self._steps_optimizer_through(callee.function))
                 for call in self.scopes.loop_body_nodes(loop, cst.Call))
         return known
+
+    def _steps_optimizer_through(self, func: cst.FunctionDef) -> bool:
+        """A function of the file that ``func`` calls steps an optimizer (not a second-order
+        ``autograd.grad`` inside a helper: that is part of computing one step's loss)."""
+        return any(
+            (callee := self.calls.callee(call)) is not None and isinstance(callee.function, cst.FunctionDef)
+            and callee.constructs is None and callee.function is not func and self.steps_optimizer(callee.function)
+            for call in self.scopes.scope_nodes(func, cst.Call))
 
     def forwards_through_calls(self, loop: Loop) -> bool:
         """Each iteration runs a model through a function of the file that calls it itself

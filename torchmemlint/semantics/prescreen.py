@@ -724,7 +724,8 @@ class _Walker:
         targets = node.targets if kind is ast.Assign else [node.target]
         for target in targets:
             _bind(target, scope.bound)
-            if type(target) is ast.Name and node.value is not None and _held_from(node.value) not in (None, target.id):
+            if kind is not ast.AugAssign and type(target) is ast.Name and node.value is not None and \
+                    _held_from(node.value) not in (None, target.id):
                 scope.held.add(target.id)
         context = (enclosing, scope, in_lambda)
         if kind is not ast.AnnAssign or node.value is not None:

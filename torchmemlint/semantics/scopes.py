@@ -94,7 +94,6 @@ class Scopes:
         self._step_loops: dict[cst.CSTNode, bool] = {}
         self._eval_mode: dict[Scope, bool] = {}
         self._mode_switches: dict[Scope, tuple[cst.Call, ...]] = {}
-        self._assigned: Optional[dict[str, list[cst.Assign]]] = None
         self.classes_by_name = {c.name.value: c for c in tree.nodes(cst.ClassDef)}
         self.functions_by_name: dict[str, list[cst.FunctionDef]] = {}
         for func in tree.nodes(cst.FunctionDef):
@@ -721,11 +720,7 @@ class Scopes:
         stored: dict[str, str] = {}
         for assign in self.scope_nodes(init, cst.Assign):
             for target in assign.targets:
-                pairs = [(target.target, assign.value)]
-                if isinstance(target.target, cst.Tuple) and isinstance(assign.value, cst.Tuple) and \
-                        len(target.target.elements) == len(assign.value.elements):  # ``self.a, self.b = a, b``
-                    pairs = [(t.value, v.value) for t, v in zip(target.target.elements, assign.value.elements)]
-                for attribute, value in pairs:
+                for attribute, value in assigned_pairs(target.target, assign.value):
                     value = module_itself(value)
                     if isinstance(value, cst.Name) and value.value in params and \
                             isinstance(attribute, cst.Attribute) and dotted_name(attribute.value) == owner:
@@ -746,19 +741,32 @@ class Scopes:
         return literal_key(bindings[0].value) if len(bindings) == 1 else None
 
     def values_assigned_to(self, spelled: str) -> list[cst.BaseExpression]:
-        """What ``<spelled> = value`` statements of the file assign (indexed once per file)."""
-        return [assign.value for assign in self.assignments_to(spelled)]
+        """What ``<spelled> = value`` statements of the file assign, also as one element of a
+        tuple (``self.loss_meter, self.acc_meter = LossMeter(), AccMeter()``)."""
+        return list(dict.fromkeys(value for _, value in self._assignments.get(spelled, ())))
 
     def assignments_to(self, spelled: str) -> list[cst.Assign]:
         """The ``<spelled> = value`` statements of the file, in order (indexed once per file)."""
-        if self._assigned is None:
-            self._assigned = {}
-            for assign in self.tree.nodes(cst.Assign):
-                for target in assign.targets:
-                    name = dotted_name(target.target)
-                    if name is not None:
-                        self._assigned.setdefault(name, []).append(assign)
-        return list(dict.fromkeys(self._assigned.get(spelled, ())))
+        return list(dict.fromkeys(assign for assign, value in self._assignments.get(spelled, ()) if value is assign.value))
+
+    @cached_property
+    def _assignments(self) -> dict[str, list[tuple[cst.Assign, cst.BaseExpression]]]:
+        found: dict[str, list[tuple[cst.Assign, cst.BaseExpression]]] = {}
+        for assign in self.tree.nodes(cst.Assign):
+            for target in assign.targets:
+                for assigned, value in assigned_pairs(target.target, assign.value):
+                    if (name := dotted_name(assigned)) is not None:
+                        found.setdefault(name, []).append((assign, value))
+        return found
+
+
+def assigned_pairs(target: cst.BaseExpression, value: cst.BaseExpression) \
+        -> list[tuple[cst.BaseExpression, cst.BaseExpression]]:
+    """What an assignment binds to what: ``a = v`` as one pair, ``self.a, self.b = a, b``
+    element by element (a tuple unpacked from anything else stays one pair)."""
+    if isinstance(target, cst.Tuple) and isinstance(value, cst.Tuple) and len(target.elements) == len(value.elements):
+        return [(t.value, v.value) for t, v in zip(target.elements, value.elements)]
+    return [(target, value)]
 
 
 def _built_class(call: cst.Call) -> list[str]:

@@ -621,7 +621,8 @@ class Stores:
             if not isinstance(func, cst.Attribute) or (spelled := dotted_name(func.value)) is None:
                 continue
             if func.attr.value == "clear":
-                known.setdefault(spelled, []).append(call)
+                for cleared in self._spellings_iterated_as(func.value, call) or (spelled,):
+                    known.setdefault(cleared, []).append(call)
             attributes = self._own_attributes_reset_by(call)
             for attribute in attributes:
                 known.setdefault(f"{spelled}.{attribute}", []).append(call)
@@ -636,6 +637,18 @@ class Stores:
             if isinstance(target, cst.Subscript) and (spelled := dotted_name(target.value)) is not None:
                 known.setdefault(spelled, []).append(delete)
         return known
+
+    def _spellings_iterated_as(self, name: cst.BaseExpression, at: cst.CSTNode) -> tuple[str, ...]:
+        """The containers a loop around ``at`` hands to ``name`` one by one, where it iterates over
+        a literal of them (``for buf in (self.states, self.log_probs): buf.clear()``)."""
+        if not isinstance(name, cst.Name):
+            return ()
+        for loop in self.scopes.loops_around(at):
+            if isinstance(loop, cst.For) and isinstance(loop.target, cst.Name) and loop.target.value == name.value:
+                if not isinstance(loop.iter, (cst.Tuple, cst.List)):
+                    return ()
+                return tuple(s for e in loop.iter.elements if (s := dotted_name(e.value)) is not None)
+        return ()
 
     def _own_attributes_reset_by(self, call: cst.Call) -> list[str]:
         """The attributes of its own object that a method of this file resets, for a call of it
