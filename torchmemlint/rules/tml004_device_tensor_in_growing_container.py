@@ -102,10 +102,18 @@ class DeviceTensorInGrowingContainer(Rule):
         stores = list(model.stores.stores())
         # (each argument once, however many of the callee's containers keep it)
         kept_by_call: dict[cst.CSTNode, dict[cst.BaseExpression, None]] = {}
+        # Where a callee keeps a value computed from a graph-attached argument and a device one
+        # (``self.history.append((per_sample ** 2).sum())`` of ``outputs`` and ``labels``), what it
+        # keeps holds a graph: TML001's.
+        graph_kept_at = set()
         for store in stores:
             if store.inside is not None and not store.host:
                 kept_by_call.setdefault(store.node, {})[store.value] = None
+                if store.computed and not store.device_only and model.flow.value(store.value, store.node).graph:
+                    graph_kept_at.add((store.node, store.inside))
         for store in stores:
+            if store.computed and (store.node, store.inside) in graph_kept_at:
+                continue
             if store.node in reported or store.made_inside or store.host or store.joined or store.by_metric:
                 # One finding per call (``buffer.push(obs, action, value)``), not per argument; a graph a
                 # callee made and kept is TML001's; what it moves to the host first is on no device;

@@ -14,7 +14,7 @@ import libcst as cst
 
 from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.modules import Modules
-from torchmemlint.semantics.scopes import Scopes, module_itself, terminal_name
+from torchmemlint.semantics.scopes import Scopes, first_param, module_itself, terminal_name
 from torchmemlint.semantics.tree import Tree
 from torchmemlint.semantics.vocabulary import (
     DETACHED_TENSOR_ATTRIBUTES, EXACT_MODEL_NAMES, FORWARD_HOOK_REGISTRATIONS, GRADIENT_EXPLAINER, GRAPH_BREAKING_METHODS,
@@ -143,7 +143,9 @@ class Calls:
                 return self._resolve(value, binding.node, depth + 1)
             if isinstance(value, cst.Call):  # ``pool = ImagePool(50)``; ``pool(images)``
                 closure = self._returned_closure(value)  # ``averager = EMA()``; ``averager(losses)``
-                return Callee(closure) if closure is not None else self._instance_call(cst.Name(name), at)
+                if closure is not None:
+                    return Callee(closure)
+                return self._returned_bound_method(value) or self._instance_call(cst.Name(name), at)
             return None  # bound to something else: not the function of that name
         cls = self.scopes.classes_by_name.get(name)
         if cls is not None:
@@ -177,6 +179,22 @@ class Calls:
         name = returned.pop()
         return next((f for f in self.scopes.functions_by_name.get(name, ())
                      if self.scopes.function_of(f) is callee.function), None)
+
+    def _returned_bound_method(self, call: cst.Call) -> Optional[Callee]:
+        """The method of its own class that every ``return`` of the callee of ``call`` hands back
+        (``criterion = self.get_loss_criterion()`` whose body is ``return self.process_loss``)."""
+        callee = self.callee(call)
+        if callee is None or not isinstance(callee.function, cst.FunctionDef) or callee.constructs is not None:
+            return None
+        owner = first_param(callee.function)
+        returned = {ret.value.attr.value if isinstance(ret.value, cst.Attribute) and
+                    isinstance(ret.value.value, cst.Name) and ret.value.value.value == owner else None
+                    for ret in self.scopes.scope_nodes(callee.function, cst.Return)}
+        cls = self.scopes.self_class(callee.function)
+        if cls is None or len(returned) != 1 or None in returned:
+            return None
+        method = self.method_of(cls, returned.pop())
+        return Callee(method, skipped=0 if _is_static(method) else 1) if method is not None else None
 
     def _instance_call(self, func: cst.BaseExpression, at: cst.CSTNode) -> Optional[Callee]:
         """Calling an object of a class of the file runs its ``__call__`` (``self.rms(x)`` with

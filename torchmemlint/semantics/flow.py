@@ -667,15 +667,27 @@ class Flow:
         for ancestor in self.tree.ancestors(node):
             if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
                 return None
-            if isinstance(ancestor, cst.If) and self.tree.contains(ancestor.body, node):
-                test = ancestor.test
-                tested = self._isinstance_test(test)
-                if tested is not None and tested[0] == name and "Tensor" in self._spelled_types(tested[1]):
-                    return ancestor
-                if isinstance(test, cst.Call) and self.imports.qualify(test.func) == "torch.is_tensor" and \
-                        test.args and isinstance(test.args[0].value, cst.Name) and test.args[0].value.value == name:
-                    return ancestor
+            if isinstance(ancestor, cst.If) and self.tree.contains(ancestor.body, node) and \
+                    self._tests_tensor(ancestor.test, name):
+                return ancestor
         return None
+
+    def _tests_tensor(self, test: cst.BaseExpression, name: str) -> bool:
+        """``isinstance(name, torch.Tensor)``, ``torch.is_tensor(name)`` or ``hasattr(name,
+        "detach")``, alone or as one of the conditions of an ``and`` (``name is not None and
+        hasattr(name, "detach")``): true whenever ``name`` is a tensor."""
+        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+            return self._tests_tensor(test.left, name) or self._tests_tensor(test.right, name)
+        tested = self._isinstance_test(test)
+        if tested is not None:
+            return tested[0] == name and "Tensor" in self._spelled_types(tested[1])
+        if not (isinstance(test, cst.Call) and test.args and isinstance(test.args[0].value, cst.Name)
+                and test.args[0].value.value == name):
+            return False
+        if self.imports.qualify(test.func) == "torch.is_tensor":
+            return True
+        return dotted_name(test.func) == "hasattr" and len(test.args) == 2 and \
+            isinstance(test.args[1].value, cst.SimpleString) and test.args[1].value.evaluated_value in _TENSOR_ONLY_MEMBERS
 
     def _isinstance_test(self, test: cst.BaseExpression) -> Optional[tuple[str, list[cst.BaseExpression]]]:
         """For ``isinstance(x, types)``: ``x`` spelled (a name or an attribute chain) and the

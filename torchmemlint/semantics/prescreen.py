@@ -616,6 +616,9 @@ class _Walker:
                         facts.returned.add(returned.id)
                         if scope.name is not None:
                             facts.returned_by.setdefault(scope.name, set()).add(returned.id)
+                    elif type(returned) is ast.Attribute and scope.name is not None:
+                        # ``return self.per_sample_loss``: a bound method handed out (``Calls._returned_bound_method``)
+                        facts.returned_by.setdefault(scope.name, set()).add(returned.attr)
             elif kind is ast.Global or kind is ast.Nonlocal:
                 scope.declared.update(node.names)
             elif kind in _LOOPS:
@@ -737,7 +740,7 @@ class _Walker:
             facts.parameter_carries.extend((*context, name) for name in carried if name != "self")
         if kind is ast.Assign:
             aliased = _callable_spelled(node.value)
-            factory = node.value.func.id if type(node.value) is ast.Call and type(node.value.func) is ast.Name else None
+            factory = _terminal_name(node.value.func) if type(node.value) is ast.Call else None  # (``self.get_fn()`` too)
             for target in targets:
                 if aliased is not None and type(target) is ast.Name:
                     facts.alias_targets.setdefault(target.id, set()).add(aliased)

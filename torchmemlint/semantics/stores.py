@@ -996,10 +996,17 @@ class Stores:
         if cls is None or spelled is None:
             return False
         return any(
-            self._reset_in(container, other) and (not per_step or self._runs_every_step(other))
+            self._reset_in(container, other) and (not per_step or self._runs_every_step(other)
+                                                  and not self._loops_over(other, method))
             for other in self._methods_resetting(cls).get(spelled, ())
             if other is not method
         )
+
+    def _loops_over(self, outer: cst.FunctionDef, method: cst.FunctionDef) -> bool:
+        """``outer`` calls ``method`` in a loop of its own (an epoch's ``train_round`` around the
+        per-batch ``forward_backward``): it runs once around many of its calls, not once per call."""
+        return any(self.scopes.function_of(site) is outer and self.scopes.loops_around(site)
+                   for site in self.calls.call_sites(method))
 
     def _runs_every_step(self, method: cst.FunctionDef) -> bool:
         """Run once per step, and not only every N steps (``if step % learn_freq == 0:

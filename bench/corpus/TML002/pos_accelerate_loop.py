@@ -9,10 +9,10 @@ def main(model, train_dl, lr=2e-5, epochs=2):
     optimizer = torch.optim.AdamW(model.parameters(), lr=lr)
     scheduler = torch.optim.lr_scheduler.LinearLR(optimizer)
     model, optimizer, train_dl = accelerator.prepare(model, optimizer, train_dl)
-    for epoch in range(epochs):
-        model.train()
-        for step, batch in enumerate(train_dl):
-            outputs = model(**batch)
-            accelerator.backward(outputs.loss)  # expect: TML002
-            optimizer.step()
+    model.train()
+    for _ in range(epochs):
+        for batch in train_dl:
+            with accelerator.accumulate(model):
+                accelerator.backward(model(**batch).loss)  # expect: TML002
+                optimizer.step()
             scheduler.step()
