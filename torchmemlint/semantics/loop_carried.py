@@ -457,10 +457,10 @@ class LoopCarried:
             if type(ancestor) is cst.If:
                 # (a bare ``if``: with an ``else`` every path assigns; a test of what the loop
                 # binds, not of a setting, which holds on every iteration or on none)
-                tested = {dotted_name(n) for n in self.tree.descendants(ancestor.test, cst.Name)}
+                tested = {n.value for n in self.tree.descendants(ancestor.test, cst.Name)}
                 return ancestor.orelse is None and self.tree.contains(ancestor.body, site) \
                     and not tests_every_n_steps(ancestor.test, self.tree) \
-                    and any(self.scopes.is_bound_in(n, region, plain_only=False) for n in tested if n) \
+                    and any(self.scopes.is_bound_in(n, region, plain_only=False) for n in tested) \
                     and not any(dotted_name(n) == name for n in self.tree.descendants(
                         ancestor.test, cst.Attribute if "." in name else cst.Name))
         return False
