@@ -180,9 +180,11 @@ def _runs_forward_in_helper(model: SemanticModel, call: cst.Call, helpers: dict)
     if helpers[key]:
         return False
     calls = model.scopes.scope_nodes(function, cst.Call)
+    # (a loss function alone, ``F.mse_loss(Z, y)`` in a metric's ``update``, records a graph only
+    # from inputs that hold one: the model call that made them is the forward pass)
     return not any(model.calls.backward_roots(c) for c in calls) and any(
-        model.calls.is_forward_pass(c) and not model.grad.is_disabled(c) and not _runs_without_grad(model, c)
-        for c in calls)
+        model.calls.is_forward_pass(c) and not _is_loss_call(model, c) and not model.grad.is_disabled(c)
+        and not _runs_without_grad(model, c) for c in calls)
 
 
 def _is_unit_test(model: SemanticModel, func: cst.FunctionDef) -> bool:

@@ -649,6 +649,9 @@ class Calls:
                     isinstance(receiver, cst.Name) and receiver.value == "self" and self._in_module_class(call))
         if self.modules.submodule_attribute(func):  # self.fc1(x) where __init__ made fc1 a module
             return True
+        if isinstance(func, cst.Name) and (cls := self._class_named_for(func, call)) is not None and \
+                self.scopes.is_torch_module_class(cls):
+            return True  # ``predictor(h_i, h_j)`` with ``predictor`` a parameter and ``LinkPredictor`` a module
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self" and \
                 is_model_name(self._stored_parameter_name(func, call) or ""):
             return True  # ``self.mnetwork(x)`` where ``__init__`` did ``self.mnetwork = network``
