@@ -18,7 +18,7 @@ import libcst as cst
 
 from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.iterations import Iteration, Iterations
-from torchmemlint.semantics.scopes import Scopes, first_param, tests_every_n_steps
+from torchmemlint.semantics.scopes import Loop, Scopes, first_param, tests_every_n_steps
 from torchmemlint.semantics.tree import Tree
 from torchmemlint.semantics.vocabulary import HOOK_REGISTRATIONS
 
@@ -83,12 +83,14 @@ class Hooks:
         if func is None or self.scopes.is_per_step_method(func) or self._guarded(registration.call, func) \
                 or self._removed(registration.call, func) or isinstance(self.tree.parent.get(registration.call), cst.Return):
             return None
-        return self._through_callers(func, registration.receiver, None, 0)
+        return self._through_callers(func, registration.receiver, None, 0,
+                                     frozenset(self._picking_parameters(registration.call, func)))
 
     def _through_callers(self, func: cst.FunctionDef, receiver: Optional[cst.BaseExpression],
-                         constructs: Optional[str], depth: int) -> Optional[Pile]:
+                         constructs: Optional[str], depth: int, picking: frozenset = frozenset()) -> Optional[Pile]:
         """A loop around a call of ``func`` (or of a function calling it) that passes the same
-        persistent object on every iteration: ``receiver`` is spelled as ``func`` sees it."""
+        persistent object on every iteration: ``receiver`` is spelled as ``func`` sees it (and
+        ``picking``, the parameters that choose which of its members, stays the same)."""
         if depth >= _MAX_CALL_DEPTH:
             return None
         calls = self.iterations.calls
@@ -106,6 +108,8 @@ class Hooks:
                 if self._guarded(site, loop):
                     break
                 if mapped is not None and not self.persists_across(mapped, loop):
+                    continue
+                if picking and self._varies_pick(site, func, picking, loop):
                     continue
                 if self._removes_in(loop.body):
                     break
@@ -232,9 +236,36 @@ class Hooks:
             or self.iterations.forwards_through_calls(loop)  # (``net.predict(image)`` per image)
         ]
         func = self.scopes.function_of(node)
-        if func is not None and (self.iterations.runs_per_step(func) or self._called_repeatedly(func)):
+        if func is not None and (self.iterations.runs_per_step(func) or self._called_repeatedly(func)
+                                 and not self._picking_parameters(node, func)):
             iterations.append(func)
         return iterations
+
+    def _picking_parameters(self, call: cst.CSTNode, func: cst.FunctionDef) -> set[str]:
+        """The parameters of ``func`` that pick the member ``call`` registers on (``for name, m
+        in model.named_modules(): if name == selected_layer:``): a caller that varies them (a setup
+        loop over layer names) registers once on each member, not again on the same one."""
+        params = {p.name.value for p in func.params.params}
+        for ancestor in self.tree.ancestors(call):
+            if ancestor is func:
+                break
+            if isinstance(ancestor, cst.If) and self.tree.contains(ancestor.body, call):
+                selecting = set().union(*(self._member_names(loop) for loop in self.scopes.loops_around(ancestor)
+                                          if isinstance(loop, cst.For)))
+                for comparison in self.tree.descendants(ancestor.test, cst.Comparison):
+                    sides = {comparison.left, *(c.comparator for c in comparison.comparisons)}
+                    names = {side.value for side in sides if isinstance(side, cst.Name)}
+                    if names & selecting:
+                        return names & params
+        return set()
+
+    def _varies_pick(self, site: cst.Call, func: cst.FunctionDef, picking: set[str], loop: Loop) -> bool:
+        """The argument ``site`` passes for a picking parameter of ``func`` changes with ``loop``
+        (``for layer_name in self.layer_list: self.hook_layer(model, layer_name)``)."""
+        callee = self.iterations.calls.callee(site)
+        arguments = self.iterations.calls.arguments(site, callee) if callee is not None else {}
+        return any(self._bound_in(n.value, loop) for param in picking for value, _ in arguments.get(param, ())
+                   for n in self.tree.descendants(value, cst.Name))
 
     def _called_repeatedly(self, method: cst.FunctionDef) -> bool:
         """A method of a class of this file that the file calls again and again on one object:
