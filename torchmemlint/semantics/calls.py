@@ -258,7 +258,7 @@ class Calls:
         """A parameter called like the one callable class of the file whose name ends with it
         (``cam`` for ``YOLOCAM``, ``pool`` for ``FakeImagePool``): calling it runs that class's
         ``__call__``, a guess, as for a method found by its name alone."""
-        cls = self._class_named_for(cst.Name(name), at, callable_only=True)
+        cls = self.class_named_for(cst.Name(name), at, callable_only=True)
         method = self.method_of(cls, "__call__") if cls is not None else None
         return Callee(method, skipped=1, guessed=True) if method is not None else None
 
@@ -295,7 +295,7 @@ class Calls:
         found = self._visible_function(default.value, init)
         return Callee(found.function, guessed=True) if found is not None else None
 
-    def _class_named_for(self, receiver: cst.BaseExpression, at: cst.CSTNode,
+    def class_named_for(self, receiver: cst.BaseExpression, at: cst.CSTNode,
                          callable_only: bool = False) -> Optional[cst.ClassDef]:
         """The one class of the file (with ``__call__``, for ``callable_only``) whose name ends
         with the name of the parameter ``receiver`` (``learner`` for ``STDPLearner``)."""
@@ -372,7 +372,7 @@ class Calls:
                     return Callee(found, skipped=0 if _is_static(found) else 1)
         if built_from or self.imports.qualify(receiver) is not None:
             return None
-        named_for = self._class_named_for(receiver, at)
+        named_for = self.class_named_for(receiver, at)
         if named_for is None and isinstance(receiver, cst.Attribute) and dotted_name(receiver.value) == "self":
             stored = self._stored_parameter_name(receiver, at)  # ``self.scorer.score(x)``, ``self.scorer = scorer``
             named_for = self._class_named(stored, callable_only=False) if stored is not None else None
@@ -649,7 +649,7 @@ class Calls:
                     isinstance(receiver, cst.Name) and receiver.value == "self" and self._in_module_class(call))
         if self.modules.submodule_attribute(func):  # self.fc1(x) where __init__ made fc1 a module
             return True
-        if isinstance(func, cst.Name) and (cls := self._class_named_for(func, call)) is not None and \
+        if isinstance(func, cst.Name) and (cls := self.class_named_for(func, call)) is not None and \
                 self.scopes.is_torch_module_class(cls):
             return True  # ``predictor(h_i, h_j)`` with ``predictor`` a parameter and ``LinkPredictor`` a module
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self" and \
