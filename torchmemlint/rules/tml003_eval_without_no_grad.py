@@ -11,7 +11,9 @@ from the model (guided backprop, Grad-CAM, saliency, integrated gradients) is no
 forward pass: it differentiates the model. A teacher or frozen submodule switched to eval mode
 (`self.teacher.eval()`, or through a local name for it) says nothing of the other calls of the
 method, nor does a model's own method that puts a submodule in eval mode (`self.target.eval()` in
-`forward`: grad mode is its caller's business). A helper of the file that runs the model and that
+`forward`: grad mode is its caller's business), unless the method switches the model itself to
+eval mode and back (`self.eval()` ... `self.train()`) and the file calls it with grad on: then it
+is an evaluation helper of the training code. A helper of the file that runs the model and that
 training code also calls (`self.infer(x)`) is a forward pass where evaluation code calls it; a
 call whose model calls all run under `no_grad` inside it (an object whose `__call__` wraps
 `torch.no_grad()`) is not, nor is a model frozen earlier in the same scope
