@@ -142,10 +142,8 @@ class Calls:
             if isinstance(value, (cst.Name, cst.Attribute)):  # ``step = trainer.train_step``
                 return self._resolve(value, binding.node, depth + 1)
             if isinstance(value, cst.Call):  # ``pool = ImagePool(50)``; ``pool(images)``
-                closure = self._returned_closure(value)  # ``averager = EMA()``; ``averager(losses)``
-                if closure is not None:
-                    return Callee(closure)
-                return self._returned_bound_method(value) or self._instance_call(cst.Name(name), at)
+                # ``averager = EMA()``; ``averager(losses)``: what the factory returns, else ``__call__``
+                return self._returned_function(value) or self._instance_call(cst.Name(name), at)
             return None  # bound to something else: not the function of that name
         cls = self.scopes.classes_by_name.get(name)
         if cls is not None:
@@ -166,34 +164,25 @@ class Calls:
             return None, None
         return made[0]
 
-    def _returned_closure(self, call: cst.Call) -> Optional[cst.FunctionDef]:
-        """The function defined inside the callee of ``call`` that every ``return`` of the callee
-        hands back (a factory: ``def EMA(beta): ...; def _update(metrics): ...; return _update``)."""
+    def _returned_function(self, call: cst.Call) -> Optional[Callee]:
+        """The function every ``return`` of the callee of ``call`` hands back: one defined inside
+        it (a factory: ``def EMA(beta): ...; def _update(metrics): ...; return _update``), or a
+        method of its own class (``criterion = self.get_loss_criterion()`` whose body is
+        ``return self.process_loss``)."""
         callee = self.callee(call)
         if callee is None or not isinstance(callee.function, cst.FunctionDef) or callee.constructs is not None:
             return None
-        returned = {ret.value.value if isinstance(ret.value, cst.Name) else None
+        returned = {dotted_name(ret.value) if ret.value is not None else None
                     for ret in self.scopes.scope_nodes(callee.function, cst.Return)}
         if len(returned) != 1 or None in returned:
             return None
-        name = returned.pop()
-        return next((f for f in self.scopes.functions_by_name.get(name, ())
-                     if self.scopes.function_of(f) is callee.function), None)
-
-    def _returned_bound_method(self, call: cst.Call) -> Optional[Callee]:
-        """The method of its own class that every ``return`` of the callee of ``call`` hands back
-        (``criterion = self.get_loss_criterion()`` whose body is ``return self.process_loss``)."""
-        callee = self.callee(call)
-        if callee is None or not isinstance(callee.function, cst.FunctionDef) or callee.constructs is not None:
-            return None
-        owner = first_param(callee.function)
-        returned = {ret.value.attr.value if isinstance(ret.value, cst.Attribute) and
-                    isinstance(ret.value.value, cst.Name) and ret.value.value.value == owner else None
-                    for ret in self.scopes.scope_nodes(callee.function, cst.Return)}
+        owner, _, name = returned.pop().rpartition(".")
+        if not owner:
+            inner = next((f for f in self.scopes.functions_by_name.get(name, ())
+                          if self.scopes.function_of(f) is callee.function), None)
+            return Callee(inner) if inner is not None else None
         cls = self.scopes.self_class(callee.function)
-        if cls is None or len(returned) != 1 or None in returned:
-            return None
-        method = self.method_of(cls, returned.pop())
+        method = self.method_of(cls, name) if cls is not None and owner == first_param(callee.function) else None
         return Callee(method, skipped=0 if _is_static(method) else 1) if method is not None else None
 
     def _instance_call(self, func: cst.BaseExpression, at: cst.CSTNode) -> Optional[Callee]:
@@ -262,18 +251,23 @@ class Calls:
         method = self.method_of(cls, "__call__") if cls is not None else None
         return Callee(method, skipped=1, guessed=True) if method is not None else None
 
-    def _stored_parameter_name(self, func: cst.Attribute, at: cst.CSTNode) -> Optional[str]:
-        """The ``__init__`` parameter ``self.<attribute>`` was set from, in a method of the class."""
+    def _init_of(self, at: cst.CSTNode) -> Optional[cst.FunctionDef]:
+        """The ``__init__`` of the class whose method ``at`` is in."""
         cls = self.scopes.self_class(self.scopes.function_of(at))
-        init = self.method_of(cls, "__init__") if cls is not None else None
+        return self.method_of(cls, "__init__") if cls is not None else None
+
+    def _stored_parameter_name(self, func: cst.BaseExpression, at: cst.CSTNode) -> Optional[str]:
+        """For ``self.<attribute>`` in a method of a class, the ``__init__`` parameter it was set
+        from; None for anything else."""
+        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"):
+            return None
+        init = self._init_of(at)
         return self.scopes.stored_parameters(init).get(func.attr.value) if init is not None else None
 
     def _stored_parameter_named_for_class(self, func: cst.BaseExpression, at: cst.CSTNode) -> Optional[Callee]:
         """``self.actor(data)`` where ``__init__`` stored its ``actor`` parameter and the file has
         one callable class whose name ends with it (``DiffusionTrackActor``): that class's
         ``__call__``, a guess, as for a parameter of that name."""
-        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"):
-            return None
         parameter = self._stored_parameter_name(func, at)
         named = self._class_named(parameter, callable_only=True) if parameter is not None else None
         method = self.method_of(named, "__call__") if named is not None else None
@@ -282,12 +276,10 @@ class Calls:
     def _stored_parameter_default(self, func: cst.BaseExpression, at: cst.CSTNode) -> Optional[Callee]:
         """``self.losser(out, y)`` where ``__init__(self, ..., losser=mask_nll_loss)`` stored it:
         the file's function the default names (a guess: a caller may pass another)."""
-        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"):
-            return None
         parameter = self._stored_parameter_name(func, at)
         if parameter is None:
             return None
-        init = self.method_of(self.scopes.self_class(self.scopes.function_of(at)), "__init__")
+        init = self._init_of(at)
         default = next((p.default for p in (*init.params.params, *init.params.kwonly_params)
                         if p.name.value == parameter), None)
         if not isinstance(default, cst.Name):
@@ -652,8 +644,7 @@ class Calls:
         if isinstance(func, cst.Name) and (cls := self.class_named_for(func, call)) is not None and \
                 self.scopes.is_torch_module_class(cls):
             return True  # ``predictor(h_i, h_j)`` with ``predictor`` a parameter and ``LinkPredictor`` a module
-        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self" and \
-                is_model_name(self._stored_parameter_name(func, call) or ""):
+        if is_model_name(self._stored_parameter_name(func, call) or ""):
             return True  # ``self.mnetwork(x)`` where ``__init__`` did ``self.mnetwork = network``
         if isinstance(func, cst.Subscript) and len(func.slice) == 1 and isinstance(func.slice[0].slice, cst.Index) \
                 and isinstance(func.slice[0].slice.value, cst.SimpleString):

@@ -84,10 +84,10 @@ class Hooks:
                 or self._removed(registration.call, func) or isinstance(self.tree.parent.get(registration.call), cst.Return):
             return None
         return self._through_callers(func, registration.receiver, None, 0,
-                                     frozenset(self._picking_parameters(registration.call, func)))
+                                     self._picking_parameters(registration.call, func))
 
     def _through_callers(self, func: cst.FunctionDef, receiver: Optional[cst.BaseExpression],
-                         constructs: Optional[str], depth: int, picking: frozenset = frozenset()) -> Optional[Pile]:
+                         constructs: Optional[str], depth: int, picking: frozenset[str] = frozenset()) -> Optional[Pile]:
         """A loop around a call of ``func`` (or of a function calling it) that passes the same
         persistent object on every iteration: ``receiver`` is spelled as ``func`` sees it (and
         ``picking``, the parameters that choose which of its members, stays the same)."""
@@ -241,7 +241,7 @@ class Hooks:
             iterations.append(func)
         return iterations
 
-    def _picking_parameters(self, call: cst.CSTNode, func: cst.FunctionDef) -> set[str]:
+    def _picking_parameters(self, call: cst.CSTNode, func: cst.FunctionDef) -> frozenset[str]:
         """The parameters of ``func`` that pick the member ``call`` registers on (``for name, m
         in model.named_modules(): if name == selected_layer:``): a caller that varies them (a setup
         loop over layer names) registers once on each member, not again on the same one."""
@@ -250,16 +250,15 @@ class Hooks:
             if ancestor is func:
                 break
             if isinstance(ancestor, cst.If) and self.tree.contains(ancestor.body, call):
-                selecting = set().union(*(self._member_names(loop) for loop in self.scopes.loops_around(ancestor)
-                                          if isinstance(loop, cst.For)))
+                selecting = self._member_names_around(ancestor)
                 for comparison in self.tree.descendants(ancestor.test, cst.Comparison):
                     sides = {comparison.left, *(c.comparator for c in comparison.comparisons)}
                     names = {side.value for side in sides if isinstance(side, cst.Name)}
                     if names & selecting:
-                        return names & params
-        return set()
+                        return frozenset(names & params)
+        return frozenset()
 
-    def _varies_pick(self, site: cst.Call, func: cst.FunctionDef, picking: set[str], loop: Loop) -> bool:
+    def _varies_pick(self, site: cst.Call, func: cst.FunctionDef, picking: frozenset[str], loop: Loop) -> bool:
         """The argument ``site`` passes for a picking parameter of ``func`` changes with ``loop``
         (``for layer_name in self.layer_list: self.hook_layer(model, layer_name)``)."""
         callee = self.iterations.calls.callee(site)
@@ -425,8 +424,7 @@ class Hooks:
                 continue
             if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
                 return True
-            selecting = set().union(*(self._member_names(loop) for loop in self.scopes.loops_around(ancestor)
-                                      if isinstance(loop, cst.For)))
+            selecting = self._member_names_around(ancestor)
             for comparison in self.tree.descendants(test, cst.Comparison):
                 if isinstance(comparison.left, cst.Name) and comparison.left.value in selecting:
                     continue  # ``for name, m in model.named_modules(): if name == layer:`` picks a member
@@ -434,6 +432,11 @@ class Hooks:
                     return True
         return False
 
+
+    def _member_names_around(self, node: cst.CSTNode) -> set[str]:
+        """``_member_names`` of every ``for`` loop around ``node``."""
+        return set().union(*(self._member_names(loop) for loop in self.scopes.loops_around(node)
+                             if isinstance(loop, cst.For)))
 
     def _member_names(self, loop: cst.For) -> set[str]:
         """The loop's targets and the names its body computes from them (``counter =

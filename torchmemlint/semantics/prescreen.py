@@ -141,7 +141,7 @@ class FileFacts:
     returned: set[str] = field(default_factory=set)
     # ``alias = f`` / ``alias = obj.f`` / ``alias = partial(f, ...)``: calling ``alias`` calls ``f``;
     # ``alias = factory(...)`` (target ``factory()``): it calls what ``factory`` returns (by function
-    # name, the names its ``return``s give: ``Calls._returned_closure``).
+    # name, the names its ``return``s give: ``Calls._returned_function``).
     alias_targets: dict[str, set[str]] = field(default_factory=dict)
     returned_by: dict[str, set[str]] = field(default_factory=dict)
     _aliases_of: Optional[dict[str, set[str]]] = None
@@ -617,7 +617,7 @@ class _Walker:
                         if scope.name is not None:
                             facts.returned_by.setdefault(scope.name, set()).add(returned.id)
                     elif type(returned) is ast.Attribute and scope.name is not None:
-                        # ``return self.per_sample_loss``: a bound method handed out (``Calls._returned_bound_method``)
+                        # ``return self.per_sample_loss``: a bound method handed out (``Calls._returned_function``)
                         facts.returned_by.setdefault(scope.name, set()).add(returned.attr)
             elif kind is ast.Global or kind is ast.Nonlocal:
                 scope.declared.update(node.names)
