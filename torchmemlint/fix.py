@@ -292,7 +292,7 @@ def _statements_outside(tree: ast.AST, edited: list[tuple[int, int]]) -> list[st
                 for name in (*_BODIES, "decorator_list"):
                     if hasattr(header, name):
                         setattr(header, name, [])
-                last = max(first, min(c.lineno for c in children if hasattr(c, "lineno")) - 1) \
+                last = max(first, min(_first_line(c) for c in children if hasattr(c, "lineno")) - 1) \
                     if any(hasattr(c, "lineno") for c in children) else last
             else:
                 header = node
@@ -300,6 +300,12 @@ def _statements_outside(tree: ast.AST, edited: list[tuple[int, int]]) -> list[st
                 found.append(ast.dump(header, include_attributes=False))
         pending.extend(reversed(children))
     return found
+
+
+def _first_line(statement: ast.AST) -> int:
+    """Where a statement starts: its first decorator's line for a decorated one (``lineno`` is
+    the ``def``'s), so a decorator a fix adds to a method is not part of its class's header."""
+    return min([statement.lineno, *(d.lineno for d in getattr(statement, "decorator_list", ()))])
 
 
 _TORCH_NAME = re.compile(r"(?<![\w.])torch\.")
