@@ -18,7 +18,7 @@ import libcst as cst
 
 from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.iterations import Iteration, Iterations
-from torchmemlint.semantics.scopes import Loop, Scopes, first_param, tests_every_n_steps
+from torchmemlint.semantics.scopes import Loop, Scopes, first_param, parameter_names, tests_every_n_steps
 from torchmemlint.semantics.tree import Tree
 from torchmemlint.semantics.vocabulary import HOOK_REGISTRATIONS
 
@@ -84,13 +84,16 @@ class Hooks:
                 or self._removed(registration.call, func) or isinstance(self.tree.parent.get(registration.call), cst.Return):
             return None
         return self._through_callers(func, registration.receiver, None, 0,
-                                     self._picking_parameters(registration.call, func))
+                                     self._picking_parameters(registration.call, func),
+                                     self._configuring_parameters(registration.call, func))
 
     def _through_callers(self, func: cst.FunctionDef, receiver: Optional[cst.BaseExpression],
-                         constructs: Optional[str], depth: int, picking: frozenset[str] = frozenset()) -> Optional[Pile]:
+                         constructs: Optional[str], depth: int, picking: frozenset[str] = frozenset(),
+                         configuring: frozenset[str] = frozenset()) -> Optional[Pile]:
         """A loop around a call of ``func`` (or of a function calling it) that passes the same
         persistent object on every iteration: ``receiver`` is spelled as ``func`` sees it (and
-        ``picking``, the parameters that choose which of its members, stays the same)."""
+        ``picking``, the parameters that choose which of its members, stays the same; so does
+        ``configuring``, those the hook itself reads, unless the loop repeats steps)."""
         if depth >= _MAX_CALL_DEPTH:
             return None
         calls = self.iterations.calls
@@ -111,6 +114,8 @@ class Hooks:
                     continue
                 if picking and self._varies_pick(site, func, picking, loop):
                     continue
+                if configuring and not self._repeats_steps(loop) and self._varies_pick(site, func, configuring, loop):
+                    continue  # a setup loop over what to capture: a different hook each time
                 if self._removes_in(loop.body):
                     break
                 return Pile(loop, site, built)
@@ -137,7 +142,7 @@ class Hooks:
         if not isinstance(base, cst.Name):
             return None
         name = base.value
-        params = {p.name.value for p in (*func.params.posonly_params, *func.params.params, *func.params.kwonly_params)}
+        params = parameter_names(func)
         own_self = first_param(func) if self.scopes.class_of(func) is not None else None
         if name == own_self:
             if callee.constructs is not None or func.name.value == "__init__":
@@ -229,17 +234,35 @@ class Hooks:
     def _iterations_around(self, node: cst.CSTNode) -> list[Iteration]:
         """Enclosing loops that repeat steps (a backward, an optimizer step, a forward, a
         loader, or a ``while``), innermost first, then the per-step method."""
-        iterations: list[Iteration] = [
-            loop for loop in self.scopes.loops_around(node)
-            if isinstance(loop, cst.While) or self.iterations.runs_step(loop) or self.iterations.is_batch_loop(loop)
-            or self.iterations.trains_through_calls(loop)  # (a sweep that fine-tunes through a helper per setting)
-            or self.iterations.forwards_through_calls(loop)  # (``net.predict(image)`` per image)
-        ]
+        iterations: list[Iteration] = [loop for loop in self.scopes.loops_around(node) if self._repeats_steps(loop)]
         func = self.scopes.function_of(node)
         if func is not None and (self.iterations.runs_per_step(func) or self._called_repeatedly(func)
                                  and not self._picking_parameters(node, func)):
             iterations.append(func)
         return iterations
+
+    def _repeats_steps(self, loop: Loop) -> bool:
+        """A loop that repeats steps: a backward, an optimizer step, a forward, a loader, or a
+        ``while``."""
+        return isinstance(loop, cst.While) or self.iterations.runs_step(loop) or self.iterations.is_batch_loop(loop) \
+            or self.iterations.trains_through_calls(loop) \
+            or self.iterations.forwards_through_calls(loop)  # (``net.predict(image)`` per image)
+
+    def _configuring_parameters(self, call: cst.Call, func: cst.FunctionDef) -> frozenset[str]:
+        """The parameters of ``func`` that the hook it registers reads (a closure defined in
+        ``func``, or the hook expression itself): a caller looping over them outside any step
+        (``for key, spec in capture_tasks: install_hook(module, key, spec.index)``) registers a
+        different hook on each pass, once."""
+        if not call.args:
+            return frozenset()
+        hook = call.args[0].value
+        params = parameter_names(func)
+        read = {n.value for n in self.tree.descendants(hook, cst.Name)}
+        if isinstance(hook, cst.Name):
+            for inner in self.scopes.functions_by_name.get(hook.value, ()):
+                if self.scopes.function_of(inner) is func:  # (its own parameters shadow ``func``'s)
+                    read |= {n.value for n in self.tree.descendants(inner.body, cst.Name)} - parameter_names(inner)
+        return frozenset(read & params)
 
     def _picking_parameters(self, call: cst.CSTNode, func: cst.FunctionDef) -> frozenset[str]:
         """The parameters of ``func`` that pick the member ``call`` registers on (``for name, m

@@ -715,7 +715,7 @@ class Scopes:
     def stored_parameters(self, init: cst.FunctionDef) -> dict[str, str]:
         """``self.<attribute>`` -> the ``__init__`` parameter it is set from, first assignment
         first (``self.encoder = encoder.to(device)``: ``encoder``)."""
-        params = {p.name.value for p in (*init.params.posonly_params, *init.params.params, *init.params.kwonly_params)}
+        params = parameter_names(init)
         owner = first_param(init)
         stored: dict[str, str] = {}
         for assign in self.scope_nodes(init, cst.Assign):
@@ -820,6 +820,11 @@ def steps_an_environment(call: cst.Call) -> bool:
     """``env.step(action)``: a reinforcement-learning loop runs one environment step per iteration."""
     func = call.func
     return isinstance(func, cst.Attribute) and steps_environment(func.attr.value, terminal_name(func.value))
+
+
+def parameter_names(function: cst.FunctionDef) -> set[str]:
+    """The names of ``function``'s named parameters (positional and keyword-only)."""
+    return {p.name.value for p in (*function.params.posonly_params, *function.params.params, *function.params.kwonly_params)}
 
 
 def first_param(function: cst.FunctionDef) -> Optional[str]:

@@ -17,7 +17,7 @@ from torchmemlint.semantics.calls import Calls, Function
 from torchmemlint.semantics.flow import MODULE, TENSOR, Flow
 from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.iterations import Iteration, Iterations
-from torchmemlint.semantics.scopes import (ITEM_GETTERS, Loop, Scopes, accumulator_name, first_param, root_name,
+from torchmemlint.semantics.scopes import (ITEM_GETTERS, Loop, Scopes, accumulator_name, first_param, parameter_names, root_name,
                                            tests_every_n_steps)
 from torchmemlint.semantics.tree import Tree
 from torchmemlint.semantics.vocabulary import JOIN_FUNCTIONS, METER_CLASS, METER_METHODS, STORING_METHODS
@@ -261,8 +261,7 @@ class Stores:
         if not isinstance(function, cst.FunctionDef):
             return []
         cls = self.scopes.self_class(function)
-        params = {p.name.value for p in (*function.params.posonly_params, *function.params.params,
-                                         *function.params.kwonly_params)}
+        params = parameter_names(function)
         if isinstance(function.params.star_arg, cst.Param):
             params.add(function.params.star_arg.name.value)
         if cls is not None:
