@@ -47,7 +47,7 @@ from torchmemlint.semantics.scopes import (Scopes, iterable_identifiers, literal
                                            terminal_name)
 from torchmemlint.semantics.tree import Tree
 from torchmemlint.semantics.vocabulary import (DETACHED_TENSOR_ATTRIBUTES, GRAPH_BREAKING_METHODS, HOOK_REGISTRATIONS,
-                                              LOADER_ITERABLE, MODULE_RETURNING_METHODS, NON_TENSOR_ANNOTATIONS,
+                                              JOIN_FUNCTIONS, LOADER_ITERABLE, MODULE_RETURNING_METHODS, NON_TENSOR_ANNOTATIONS,
                                               is_class_name, is_model_name, names_text, torch_gives_no_tensor)
 
 if TYPE_CHECKING:
@@ -325,6 +325,7 @@ class Flow:
         self.calls = calls
         self._memo: dict[tuple[cst.CSTNode, cst.CSTNode], Value] = {}
         self._growth: dict[object, dict[str, list[cst.Call]]] = {}
+        self._gathered: dict[object, set[str]] = {}
         self._writes: dict[object, dict[str, list[cst.Assign]]] = {}
         self._summaries: dict[object, Summary] = {}
         self._attributes: dict[tuple[cst.ClassDef, str], Value] = {}
@@ -955,12 +956,32 @@ class Flow:
         opaque (a parameter, a call of something unknown, arithmetic of those: ``loss = loss -
         beta * entropy`` over an unknown model's outputs) rather than known to be detached."""
         scope = self.scopes.scope_of(at)
-        if name not in self.calls.backwarded_names(scope):
+        if name not in self.calls.backwarded_names(scope) and name not in self._gathered_for_backward(scope):
             return False
         return all(b.value is None and not self._loaded(b.node) or
                    (isinstance(b.value, (cst.Call, cst.BinaryOperation, cst.UnaryOperation))
                     and not (value := self.value(b.value, b.node)).detached and value.kind != NUMBER)
                    for b in bindings)
+
+    def _gathered_for_backward(self, scope) -> set[str]:
+        """Names appended to a list that a backward pass of ``scope`` differentiates once joined
+        (``loss_all.append(loss)`` ... ``torch.stack(loss_all).sum().backward()``, also through one
+        binding: ``loss_q = torch.stack(loss_all).sum(0); loss_q.backward()``)."""
+        known = self._gathered.get(scope)
+        if known is not None:
+            return known
+        growth = self._list_growth(scope)
+        backwarded = self.calls.backwarded_names(scope)
+        lists = {name for name in backwarded if name in growth}
+        if growth and backwarded:
+            for assign in self.scopes.scope_nodes(scope, cst.Assign):
+                if any(isinstance(t.target, cst.Name) and t.target.value in backwarded for t in assign.targets):
+                    lists |= {arg.value.value for call in self.tree.descendants(assign.value, cst.Call)
+                              if self.imports.qualify(call.func) in JOIN_FUNCTIONS for arg in call.args
+                              if isinstance(arg.value, cst.Name) and arg.value.value in growth}
+        known = self._gathered[scope] = {call.args[-1].value.value for name in lists for call in growth[name]
+                                         if call.args and isinstance(call.args[-1].value, cst.Name)}
+        return known
 
     def _loaded(self, node: cst.CSTNode) -> bool:
         """A target of ``for x, y in loader:``: data, the targets of a loss, never a graph."""
