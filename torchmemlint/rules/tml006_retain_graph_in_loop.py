@@ -9,7 +9,9 @@ its graph (`h = rnn(x, h)`, see TML005), an accumulation (`total += loss`), or a
 stored in a container that outlives the loop (`losses.append(loss)`) — or when a backward of each
 optimizer step differentiates a graph made before the loop (`fake = netG(z)` before the
 generator's steps, a penalty `self.reg_loss` built once in `__init__`), the graph that forces the
-flag and that every step's retained graph stays linked to.
+flag and that every step's retained graph stays linked to. With none of those, the last backward
+of a training loop's step that retains its graph is still reported, for the peak: nothing
+differentiates that graph again, but the loop's names hold it into the next step.
 
 ## Why is this bad?
 `retain_graph=True` keeps the graph's saved tensors (the activations) after backward instead of
@@ -20,11 +22,15 @@ iteration's full set of activations stays alive and memory grows by a step's act
 iteration. The usual story: "Trying to backward through the graph a second time" appeared
 because hidden state was carried over, and `retain_graph=True` silenced the error.
 
+With nothing carried over the graph dies when the loop's names (`out`, `loss`) are rebound, but
+that happens after the next step's forward: its saved activations, which a plain backward would
+have freed, stay alive beside the next step's, about doubling peak memory for nothing.
+
 Two backward passes in one iteration where only the first retains the graph (a GAN's
 discriminator and generator losses, several heads sharing a trunk) stay silent, as does a
-retaining backward with nothing carried over (its graph dies when the names are rebound) and a
-loop inside one training step (over environments or heads sharing one forward pass, with the
-optimizer step after it).
+retaining last backward of a step *function* called once per batch (its locals, and the graph,
+die when it returns) and a loop inside one training step (over environments or heads
+sharing one forward pass, with the optimizer step after it).
 
 ## Example
 ```python
@@ -48,17 +54,20 @@ for x, y in loader:
 
 ## Fix safety
 Where what outlives the iteration is a kept or accumulated value (`history.append(loss)`,
-`total += loss`) that no later backward goes through, the fix removes `retain_graph=True`: the
+`total += loss`) that no later backward goes through, or nothing at all, the fix removes
+`retain_graph=True`: the
 next iteration's backward does not reach the old graph, so nothing needs its saved tensors. It is
 **unsafe**: code that does differentiate the kept graph again (outside what the file shows) would
 then fail with "Trying to backward through the graph a second time". Where a loop-carried value
 (`h = rnn(x, h)`, an EMA) feeds the old graph into the next iteration there is no fix: removing
 the flag alone turns the growth into exactly that error. Cut the carried graph first (TML005's
-`.detach()`), after which this rule is silent. Nor is there one for a graph made before the loop:
+`.detach()`), after which the flag only costs the peak and its fix removes it. Nor is there one for a graph made before the loop:
 rebuild it inside the step (or detach it), then drop the flag.
 
 ## Runtime signature
-Live memory grows by one step's activations per iteration (`confirmed-growth`).
+Live memory grows by one step's activations per iteration (`confirmed-growth`); where nothing
+carries the graph over, the peak exceeds the fixed twin's by about one step's activations
+(`confirmed-peak-excess`).
 """
 from __future__ import annotations
 
@@ -109,6 +118,15 @@ class RetainGraphInLoop(Rule):
                                   no_fix=f"no automatic fix: the next iteration differentiates `{made_before}`'s graph "
                                          f"again; rebuild it inside the iteration (or detach it), then drop the flag")
                     break
+                if isinstance(iteration, (cst.For, cst.While)) and _graph_made_inside(model, call, iteration):
+                    # Nothing reaches this graph again, but the loop's names hold it until the
+                    # next step rebinds them, after that step's forward: two steps' activations.
+                    fix, no_fix = _removal_fix(model, call, iteration)
+                    yield Finding(call, message="backward(retain_graph=True) is the last backward of the step and "
+                                                "nothing differentiates this graph again: its saved activations stay "
+                                                "alive through the next step's forward, about doubling peak memory",
+                                  fix=fix, no_fix=no_fix)
+                break
 
 
 def _removal_fix(model: SemanticModel, call: cst.Call, iteration: Iteration) -> tuple[Optional[NodeFix], str]:
@@ -140,8 +158,35 @@ def _graph_made_before(model: SemanticModel, call: cst.Call, iteration: Iteratio
     environments sharing one forward pass differentiates that step's graph, rightly retained."""
     if isinstance(iteration, cst.FunctionDef) or not model.iterations.steps_optimizer(iteration):
         return None
+    roots = [root for step in model.iterations.step_calls(iteration) for root in model.calls.backward_roots(step)]
+    for expr, before in _traced(model, roots, iteration):
+        if before and model.flow.value(expr, call).graph:
+            return carried_name(expr)
+    return None
+
+
+def _graph_made_inside(model: SemanticModel, call: cst.Call, iteration: Iteration) -> bool:
+    """The graph ``call`` differentiates comes from a forward pass the iteration runs (not only
+    from a graph made before it, differentiated again on every pass: that one must be retained),
+    and no function of the file called after it in the iteration differentiates again (a probe
+    taking a second gradient through the same graph)."""
+    for later in model.tree.descendants(iteration.body, cst.Call):
+        callee = model.calls.callee(later) if model.tree.before(call, later) else None
+        if callee is not None and isinstance(callee.function, cst.FunctionDef) and any(
+                model.calls.backward_roots(inner) for inner in model.tree.descendants(callee.function, cst.Call)):
+            return False
+    return any(not before and isinstance(expr, cst.Call) and model.calls.is_forward_pass(expr)
+               for expr, before in _traced(model, model.calls.backward_roots(call), iteration))
+
+
+def _traced(model: SemanticModel, roots: list[cst.BaseExpression],
+            iteration: Iteration) -> Iterator[tuple[cst.BaseExpression, bool]]:
+    """What ``roots`` are computed from, traced back through the names the iteration binds and
+    the operands of its calls and operators (not through ``.detach()``, ``.item()``): each
+    expression reached, with True where the trace leaves the iteration (a name bound before it, a
+    ``self`` attribute it does not rebind)."""
     region = iteration.body
-    pending = [root for step in model.iterations.step_calls(iteration) for root in model.calls.backward_roots(step)]
+    pending = list(roots)
     seen: set[cst.CSTNode] = set()
     while pending and len(seen) < 64:
         expr = pending.pop()
@@ -150,17 +195,18 @@ def _graph_made_before(model: SemanticModel, call: cst.Call, iteration: Iteratio
         seen.add(expr)
         spelled = carried_name(expr)
         if isinstance(expr, cst.Attribute) and spelled is not None and spelled.startswith("self."):
-            if not model.loop_carried.bindings_in(spelled, iteration) and model.flow.value(expr, call).graph:
-                return spelled
+            if not model.loop_carried.bindings_in(spelled, iteration):
+                yield expr, True
             continue
         if isinstance(expr, cst.Name):
             bindings = model.scopes.reaching_bindings(expr.value, expr)
             inside = [b for b in bindings if model.tree.contains(region, b.node)]
             if inside:
                 pending.extend(b.value for b in inside if b.value is not None)
-            elif bindings and model.flow.value(expr, call).graph:
-                return expr.value
+            elif bindings:
+                yield expr, True
             continue
+        yield expr, False
         if isinstance(expr, cst.Call):
             if not model.loop_carried.breaks_graph(expr):  # (``x.detach()``, ``loss.item()``: no graph through it)
                 pending.extend(arg.value for arg in expr.args)
@@ -175,7 +221,6 @@ def _graph_made_before(model: SemanticModel, call: cst.Call, iteration: Iteratio
             pending.append(expr.value)
         elif isinstance(expr, (cst.Tuple, cst.List)):
             pending.extend(element.value for element in expr.elements)
-    return None
 
 
 def _iterations_around(model: SemanticModel, call: cst.Call) -> list[Iteration]:
