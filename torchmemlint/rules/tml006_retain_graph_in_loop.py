@@ -175,8 +175,25 @@ def _graph_made_inside(model: SemanticModel, call: cst.Call, iteration: Iteratio
         if callee is not None and isinstance(callee.function, cst.FunctionDef) and any(
                 model.calls.backward_roots(inner) for inner in model.tree.descendants(callee.function, cst.Call)):
             return False
-    return any(not before and isinstance(expr, cst.Call) and model.calls.is_forward_pass(expr)
-               for expr, before in _traced(model, model.calls.backward_roots(call), iteration))
+    forward = False
+    for expr, before in _traced(model, model.calls.backward_roots(call), iteration):
+        if isinstance(expr, cst.Name) and _carried_into(model, expr, iteration):
+            return False  # the previous step's graph is read (``out, h = model(x, h)``, cut every k steps)
+        forward = forward or not before and isinstance(expr, cst.Call) and model.calls.is_forward_pass(expr)
+    return forward
+
+
+def _carried_into(model: SemanticModel, name: cst.Name, iteration: Iteration) -> bool:
+    """``name`` may hold, where it is read, what the previous pass of the loop bound: the loop
+    binds it at or after the read, and a binding from outside the loop (not the loop's own
+    target) still reaches the read (``h = None`` before it, ``h = h.detach()`` only every k
+    steps)."""
+    body = iteration.body
+    rebound_after = any(model.tree.contains(body, b.node) and (model.tree.contains(b.node, name) or
+                                                               not model.tree.before(b.node, name))
+                        for b in model.scopes.bindings(model.scopes.scope_of(name)).get(name.value, ()))
+    return rebound_after and any(not model.tree.contains(body, b.node) and b.node is not iteration
+                                 for b in model.scopes.reaching_bindings(name.value, name))
 
 
 def _traced(model: SemanticModel, roots: list[cst.BaseExpression],
@@ -202,6 +219,7 @@ def _traced(model: SemanticModel, roots: list[cst.BaseExpression],
             bindings = model.scopes.reaching_bindings(expr.value, expr)
             inside = [b for b in bindings if model.tree.contains(region, b.node)]
             if inside:
+                yield expr, False
                 pending.extend(b.value for b in inside if b.value is not None)
             elif bindings:
                 yield expr, True

@@ -346,7 +346,7 @@ class Hooks:
                         self._passed_persistent(iteration, node.name.value, depth)
                 continue
             if isinstance(node, cst.For):  # ``for m in model.modules():``
-                if not self._members_of_persistent(node.iter, iteration, depth):
+                if not self._members_of_persistent(node.iter, iteration, depth, _position(node.target, expr.value)):
                     return False
             elif binding.value is None or not isinstance(binding.value, (cst.Name, cst.Attribute, cst.Subscript)) or \
                     not self.persists_across(binding.value, iteration, depth):
@@ -364,7 +364,17 @@ class Hooks:
                 return True
         return False
 
-    def _members_of_persistent(self, iterable: cst.BaseExpression, iteration: Iteration, depth: int) -> bool:
+    def _members_of_persistent(self, iterable: cst.BaseExpression, iteration: Iteration, depth: int,
+                               position: Optional[int] = None) -> bool:
+        """Every element ``for`` gets from ``iterable`` (its item at ``position``, for a target
+        that unpacks) is the same object on every iteration of ``iteration``."""
+        if isinstance(iterable, (cst.Tuple, cst.List)) and iterable.elements:
+            # ``for model, tap in ((self.teacher, t_tap), (self.student, s_tap))``: the models
+            items = [e.value for e in iterable.elements]
+            if position is not None:
+                items = [i.elements[position].value if isinstance(i, (cst.Tuple, cst.List)) and
+                         len(i.elements) > position else None for i in items]
+            return all(i is not None and self.persists_across(i, iteration, depth) for i in items)
         while isinstance(iterable, cst.Call) and dotted_name(iterable.func) in ("enumerate", "list", "reversed") \
                 and iterable.args:
             iterable = iterable.args[0].value
@@ -373,7 +383,9 @@ class Hooks:
             return all(self._members_of_persistent(a.value, iteration, depth) for a in iterable.args)
         if (dotted_name(iterable) or "").startswith("self."):
             return True  # ``for layer in self.base.layers``: the submodules of the module itself
-        if isinstance(iterable, cst.Name):  # ``convs = [m for m in model.modules() ...]`` before the loop
+        if isinstance(iterable, (cst.Name, cst.Attribute)):
+            # ``convs = [m for m in model.modules() ...]`` before the loop; ``model.encoder``: the
+            # blocks of a persistent model's container
             return self.persists_across(iterable, iteration, depth)
         if not (isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute) and
                 iterable.func.attr.value in _MEMBER_ITERATORS):
@@ -473,6 +485,16 @@ class Hooks:
 
 # Methods Python runs without a call in the file: a context manager's exit, a finaliser.
 _IMPLICITLY_CALLED = frozenset({"__exit__", "__aexit__", "__del__"})
+
+
+def _position(target: cst.BaseExpression, name: str) -> Optional[int]:
+    """Where ``name`` is in a ``for`` target that unpacks (``for model, tap in ...``: 0 for
+    ``model``); None for a plain target."""
+    if isinstance(target, (cst.Tuple, cst.List)):
+        for index, element in enumerate(target.elements):
+            if isinstance(element.value, cst.Name) and element.value.value == name:
+                return index
+    return None
 
 
 def _navigated_from(expr: cst.BaseExpression) -> cst.BaseExpression:

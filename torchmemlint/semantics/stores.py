@@ -450,6 +450,9 @@ class Stores:
                 self._emptied_between_calls(container):
             return False
         if isinstance(iteration, cst.FunctionDef):  # once per step: locals die with the call
+            if root == "self" and is_attribute and iteration in self.calls.forward_hooks and \
+                    self._closed_over_object_made_per_step(iteration):
+                return False
             if is_attribute and iteration in self.calls.forward_hooks and root == first_param(iteration):
                 # ``module.activations.append(...)`` in a hook: the hooked module stays, unless the
                 # hook keeps them only while grad is on, for a backward that consumes them (Opacus)
@@ -511,6 +514,24 @@ class Stores:
             return False  # a factory's closure (``averager = EMA()``): its caller runs it step after step
         bindings = self.scopes.bindings(enclosing).get(root, [])
         return bool(bindings) and not any(isinstance(b.node, cst.Param) for b in bindings)
+
+    def _closed_over_object_made_per_step(self, hook: cst.FunctionDef) -> bool:
+        """A hook defined in a method, keeping what it sees on the method's ``self``
+        (``self.maps[key].append(output)``), of a class whose every object the file builds anew
+        in each step, into a local name (``tap = FeatureTap()`` in ``training_step``): what the
+        hook keeps dies with that step's object (a hook never removed keeps it alive: TML007)."""
+        method = self.scopes.function_of(hook)
+        cls = self.scopes.class_of(method) if method is not None and first_param(hook) != "self" else None
+        built = self.calls.constructions(cls) if cls is not None else []
+        return bool(built) and all(self._made_into_a_local_per_step(call) for call in built)
+
+    def _made_into_a_local_per_step(self, call: cst.Call) -> bool:
+        parent = self.tree.parent.get(call)
+        while isinstance(parent, (cst.Element, cst.Tuple, cst.List)):
+            parent = self.tree.parent.get(parent)
+        if not (isinstance(parent, cst.Assign) and all(_target_names_only(t.target) for t in parent.targets)):
+            return False
+        return self.iterations.step_iteration(call) is not None  # (a step loop, or a function run once per step)
 
     def _fresh_per_outer_step(self, container: cst.BaseExpression, loop: Loop) -> bool:
         """``stats = []`` in the body of an outer step loop, then ``for _ in range(ppo_epochs):
@@ -1162,3 +1183,10 @@ def _spelled_container(container: cst.BaseExpression) -> Optional[str]:
             container.func.attr.value == "setdefault":
         container = container.func.value
     return dotted_name(container)
+
+
+def _target_names_only(target: cst.BaseExpression) -> bool:
+    """``a`` or ``a, b``: plain names, no attribute or item."""
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return all(_target_names_only(e.value) for e in target.elements)
+    return isinstance(target, cst.Name)
