@@ -76,14 +76,16 @@ def test_warm_run_answers_from_the_cache_without_checking(fixture_tasks, referen
 
 
 def test_installed_torch_same_with_workers_and_cache(tmp_path):
-    """The whole installed torch package (about 2,300 files), the default rules: ``-j 1`` filling
-    a cold cache, ``-j 2`` without one and ``-j 2`` from the warm cache give the same results.
-    (A cold cache stores what the check computes; only reading it back could change anything.)"""
+    """Every fourth file of the installed torch package (about 600 of 2,300, in path order: the
+    whole package three times over took a fifth of the suite), the default rules: ``-j 1``
+    filling a cold cache, ``-j 2`` without one and ``-j 2`` from the warm cache give the same
+    results. (A cold cache stores what the check computes; only reading it back could change
+    anything.)"""
     spec = importlib.util.find_spec("torch")  # found, not imported
     if spec is None or not spec.submodule_search_locations:
         pytest.skip("torch is not installed")
-    tasks = list(api.plan([next(iter(spec.submodule_search_locations))]))
-    assert len(tasks) > 1000
+    tasks = sorted(api.plan([next(iter(spec.submodule_search_locations))]), key=lambda task: task.path)[::4]
+    assert len(tasks) > 250
     cache = ResultCache(tmp_path / CACHE_FOLDER_NAME)
     serial = _results(api.check_tasks(tasks, jobs=1, cache=cache))
     assert any(diagnostics for _, diagnostics, _ in serial)

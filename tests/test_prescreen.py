@@ -64,12 +64,13 @@ def _turned_away_findings(path: Path) -> list[tuple[str, int, str]]:
 
 
 def test_installed_torch_same_with_and_without_prescreen() -> None:
-    """The whole installed torch package (about 2,300 files), on every core."""
+    """Every other file of the installed torch package (about 1,150 of 2,300, in path order; the
+    whole package took an eighth of the suite), on every core."""
     torch_dir = _torch_dir()
     if torch_dir is None:
         pytest.skip("torch is not installed")
-    paths = sorted(torch_dir.rglob("*.py"))
-    assert len(paths) > 1000
+    paths = sorted(torch_dir.rglob("*.py"))[::2]
+    assert len(paths) > 500
     context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else None)
     with context.Pool(os.cpu_count() or 1) as pool:
         missed = [found for found in pool.imap_unordered(_turned_away_findings, paths, chunksize=8) if found]
