@@ -166,20 +166,21 @@ def _graph_made_before(model: SemanticModel, call: cst.Call, iteration: Iteratio
 
 
 def _graph_made_inside(model: SemanticModel, call: cst.Call, iteration: Iteration) -> bool:
-    """The graph ``call`` differentiates comes from a forward pass the iteration runs (not only
-    from a graph made before it, differentiated again on every pass: that one must be retained),
-    and no function of the file called after it in the iteration differentiates again (a probe
-    taking a second gradient through the same graph)."""
+    """The graph ``call`` differentiates comes from a forward pass the iteration runs, directly or
+    in a function of the file whose result holds a graph (not only from a graph made before it,
+    differentiated again on every pass: that one must be retained), and no function of the file
+    called after it in the iteration differentiates again (a probe taking a second gradient
+    through the same graph)."""
     for later in model.tree.descendants(iteration.body, cst.Call):
         callee = model.calls.callee(later) if model.tree.before(call, later) else None
-        if callee is not None and isinstance(callee.function, cst.FunctionDef) and any(
-                model.calls.backward_roots(inner) for inner in model.tree.descendants(callee.function, cst.Call)):
+        if callee is not None and isinstance(callee.function, cst.FunctionDef) and model.calls.runs_backward(callee.function):
             return False
     forward = False
     for expr, before in _traced(model, model.calls.backward_roots(call), iteration):
         if isinstance(expr, cst.Name) and _carried_into(model, expr, iteration):
             return False  # the previous step's graph is read (``out, h = model(x, h)``, cut every k steps)
-        forward = forward or not before and isinstance(expr, cst.Call) and model.calls.is_forward_pass(expr)
+        forward = forward or not before and isinstance(expr, cst.Call) and (
+            model.calls.is_forward_pass(expr) or model.calls.callee(expr) is not None and model.flow.value(expr, call).graph)
     return forward
 
 

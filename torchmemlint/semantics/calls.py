@@ -506,17 +506,17 @@ class Calls:
         if func.attr.value in _COMMON_METHOD_NAMES:
             callee = self.callee(call)
             if callee is None or not isinstance(callee.function, cst.FunctionDef) or \
-                    not self._runs_backward(callee.function):
+                    not self.runs_backward(callee.function):
                 return False
         return self.scopes.only_a_parameter(func.value.value, self.scopes.function_of(call))
 
-    def _runs_backward(self, function: cst.FunctionDef, depth: int = 0) -> bool:
+    def runs_backward(self, function: cst.FunctionDef, depth: int = 0) -> bool:
         """A backward pass in the function's body, or in a function of the file it calls (its
         step moved into a helper: ``compute_step(self, batch)``)."""
         calls = self.scopes.scope_nodes(function, cst.Call)
         return any(self.backward_roots(c) for c in calls) or depth < 2 and any(
             (callee := self.callee(c)) is not None and isinstance(callee.function, cst.FunctionDef)
-            and callee.function is not function and self._runs_backward(callee.function, depth + 1) for c in calls)
+            and callee.function is not function and self.runs_backward(callee.function, depth + 1) for c in calls)
 
     def call_sites(self, function: Function) -> list[cst.Call]:
         return self._sites.get(function, [])
