@@ -167,3 +167,31 @@ def test_positions_in_a_long_function_are_those_of_the_whole_function(monkeypatc
         assert all(d.fix is None for d in inner[0] if d.code == "TML001")
     else:
         assert all(d.fix is not None and d.fix.edits for d in inner[0] if d.code == "TML001")
+
+
+# A training step followed by an evaluation forward after ``model.eval()``: evaluation code in a
+# training script (TML003), a behaviour check in a test file's test body or the ``_test_*`` body
+# its tests share.
+TRAIN_THEN_EVALUATE = """\
+import torch
+
+
+def {name}(model, optimizer, x):
+    model.train()
+    optimizer.zero_grad()
+    model(x).sum().backward()
+    optimizer.step()
+    model.eval()
+    return model(x)
+"""
+
+
+@pytest.mark.parametrize("path, name, codes", [
+    ("train.py", "train_epoch", {"TML003"}),
+    ("pkg/tests/testing_common.py", "_test_training_then_inference", set()),
+    ("test_model.py", "test_training_then_inference", set()),
+])
+def test_test_bodies_in_test_files_are_not_evaluation_code(path, name, codes):
+    diagnostics, errors = check_source(TRAIN_THEN_EVALUATE.format(name=name).encode(), path, ALL_RULES)
+    assert not errors
+    assert {d.code for d in diagnostics} == codes

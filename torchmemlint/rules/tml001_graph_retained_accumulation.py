@@ -85,6 +85,7 @@ from torchmemlint.rules.edits import call_method, used_only_as_number, without_g
 from torchmemlint.semantics import SemanticModel
 from torchmemlint.semantics.flow import TENSOR, SelfAssignment
 from torchmemlint.semantics.imports import dotted_name
+from torchmemlint.semantics.loop_carried import UPDATE
 from torchmemlint.semantics.prescreen import ACCUMULATION, CALL_STORE, LIST_STORE, SUBSCRIPT_STORE
 from torchmemlint.semantics.stores import Accumulation, Store
 
@@ -103,8 +104,10 @@ class GraphRetainedAccumulation(Rule):
     keeping = frozenset({CALL_STORE, SUBSCRIPT_STORE, LIST_STORE, ACCUMULATION})
 
     def check(self, model: SemanticModel) -> Iterator[Finding]:
+        # (a callee's running statistic that reads its own old value is TML005's, where it is updated)
+        updated = {carry.site for carry in model.loop_carried.chains if carry.kind == UPDATE}
         for store in model.stores.stores():
-            if store.device_only or model.stores.never_grows(store) or _kept_for_backward(
+            if store.device_only or model.stores.never_grows(store) or store.inside in updated or _kept_for_backward(
                     model, store.node, store.container, stored=None if store.made_inside else store.value):
                 continue
             finding = _finding(model, store.node, store.container, store.value, store.inside,

@@ -18,6 +18,10 @@ training code also calls (`self.infer(x)`) is a forward pass where evaluation co
 call whose model calls all run under `no_grad` inside it (an object whose `__call__` wraps
 `torch.no_grad()`) is not, nor is a model frozen earlier in the same scope
 (`sampler.eval().requires_grad_(False)`: no parameter requires grad, so no graph is recorded).
+A function that trains and then evaluates (`loss.backward(); optimizer.step(); model.eval();
+out = model(x)`, every backward and step before the switch) is reported at the forward after the
+switch, without an automatic fix (the function also trains). Test bodies in test files (`test_*`,
+and the `_test_*` bodies their tests share) check behaviour: they are not evaluation code.
 
 ## Why is this bad?
 `model.eval()` only switches dropout and batch-norm behaviour; it does **not** stop autograd.
@@ -104,12 +108,28 @@ class EvalWithoutNoGrad(Rule):
             context = _evaluation_context(model, call, helpers)
             if context is None or context in reported:
                 continue
-            if model.grad.is_disabled(call) or _has_backward(model, context) or _runs_without_grad(model, call) \
+            if model.grad.is_disabled(call) or _runs_without_grad(model, call) \
                     or _frozen_before(model, call) or _stateless_module_on_detached_inputs(model, call):
                 continue
+            if not _has_backward(model, context):
+                fix, no_fix = _no_grad_fix(model, context)
+            elif _evaluates_after_its_steps(model, context, call):
+                fix, no_fix = None, "no automatic fix: the function also trains; run the code after `.eval()` " \
+                                    "under `with torch.no_grad():`"
+            else:
+                continue
             reported.add(context)
-            fix, no_fix = _no_grad_fix(model, context)
             yield Finding(call, fix=fix, no_fix=no_fix)
+
+
+def _evaluates_after_its_steps(model: SemanticModel, context: cst.CSTNode, call: cst.Call) -> bool:
+    """A function that trains and then evaluates (``loss.backward(); optimizer.step();
+    model.eval(); output = model(x)``): every backward and optimizer step of it comes before the
+    switch to eval mode that precedes ``call``, so the forward after it is evaluation."""
+    switch = _eval_switch_before(model, context, call) if isinstance(context, (cst.FunctionDef, cst.Module)) else None
+    return switch is not None and not any(
+        (model.calls.backward_roots(other) or is_step_call(other) or marks_requiring_grad(other))
+        and not model.tree.before(other, switch) for other in model.tree.descendants(context, cst.Call))
 
 
 def _stateless_module_on_detached_inputs(model: SemanticModel, call: cst.Call) -> bool:
@@ -192,10 +212,11 @@ def _runs_forward_in_helper(model: SemanticModel, call: cst.Call, helpers: dict)
 
 
 def _is_unit_test(model: SemanticModel, func: cst.FunctionDef) -> bool:
-    """A ``test*`` function in a test file checks behaviour, it is not evaluation code."""
+    """A ``test*`` function in a test file (or a shared ``_test_*`` body the tests call) checks
+    behaviour, it is not evaluation code."""
     filename = model.path.replace("\\", "/").rsplit("/", 1)[-1]
     in_test_file = filename.startswith("test_") or filename.endswith("_test.py") or "/tests/" in model.path
-    return in_test_file and func.name.value.startswith("test")
+    return in_test_file and func.name.value.lstrip("_").startswith("test")
 
 
 def _components(identifier: str) -> list[str]:
