@@ -1477,6 +1477,10 @@ class Flow:
                                     kind=receiver.kind if receiver.kind in (TENSOR, MODULE) else None,
                                     scalar=receiver.scalar, loss=receiver.loss)
         if method == "generate" and (receiver.kind == MODULE or is_model_name(terminal_name(func.value))):
+            if _GAN_GENERATOR.search(terminal_name(func.value) or ""):
+                # a GAN generator's sampling is its forward pass (a language model's decoding is not)
+                return Value(graph=True, device=not self._host_only_file,
+                             why=((call, f"graph made by `{_spelled(call)}(...)`"),))
             return Value(kind=TENSOR, detached=True, device=True)
         if receiver.kind not in (TENSOR, None) and receiver.kind != MODULE:
             return UNKNOWN
@@ -1818,6 +1822,8 @@ class SelfAssignment:
 
 _FRAMEWORK_RECEIVER = re.compile(r"accelerator|fabric", re.IGNORECASE)
 _LOSS_NAME = re.compile(r"(?:loss|Loss|criterion)$")
+# A GAN's generator (``self.generator.generate(n)``, ``netG.generate(z)``), not a language model.
+_GAN_GENERATOR = re.compile(r"(?:^|_)(?:generator|gen|netG|G)$", re.IGNORECASE)
 
 
 def _self_targets(target: cst.BaseExpression) -> list[tuple[Optional[int], str]]:

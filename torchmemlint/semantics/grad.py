@@ -133,7 +133,7 @@ class GradContexts:
             return cached
         self._function_cache[func] = False  # recursion guard for mutually calling functions
         result = self._decorated_disabled(func) or self._lightning_eval_hook(func) or self._pipeline_forward(func) or \
-            self._only_called_disabled(func)
+            self._metric_update(func) or self._only_called_disabled(func)
         self._function_cache[func] = result
         return result
 
@@ -151,6 +151,14 @@ class GradContexts:
         cls = self.scopes.class_of(func)
         return func.name.value == "_forward" and cls is not None and any(
             base.rsplit(".", 1)[-1] == "Pipeline" for base in self.scopes.class_bases(cls))
+
+    def _metric_update(self, func: cst.FunctionDef) -> bool:
+        """``update`` of a torchmetrics ``Metric``: the base class wraps it to run with grad
+        disabled (unless the metric sets ``_enable_grad``), so what it keeps holds no graph."""
+        cls = self.scopes.class_of(func)
+        return func.name.value == "update" and cls is not None and any(
+            base in ("torchmetrics.Metric", "torchmetrics.metric.Metric") for base in self.scopes.class_bases(cls)) \
+            and not any(isinstance(a.attr, cst.Name) and a.attr.value == "_enable_grad" for a in self.tree.descendants(cls, cst.Attribute))
 
     def _only_called_disabled(self, func: cst.FunctionDef) -> bool:
         """An evaluation helper whose every call site in this file is already grad-disabled; or a

@@ -223,7 +223,9 @@ class Stores:
                                 computed=True, made_inside=True)
                 continue
             if keep.computed and not keep.device_only:  # (no graph under no_grad; the device stays)
-                disabled = self.flow.grad.is_disabled(call) if disabled is None else disabled
+                # (around the call, or in the callee itself: a torchmetrics ``Metric.update``)
+                disabled = self.flow.grad.is_disabled(call) or isinstance(callee.function, cst.FunctionDef) and \
+                    self.flow.grad.is_function_disabled(callee.function) if disabled is None else disabled
                 if disabled:
                     continue
             if keep.into == "self":
