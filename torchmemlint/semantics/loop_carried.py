@@ -828,9 +828,12 @@ class LoopCarried:
         if self._differentiated_with_respect_to(name, region):
             return UPDATE  # ``x = x + step`` of the variable ``torch.autograd.grad(loss, x)`` optimizes
         added = self._accumulations.get(site)
-        if added is not None and self.holds_graph(added, site) and \
-                next(self._graph_reads(added, name, region, site, 0), None) is None:
-            return ACCUMULATION  # (a running mean's step reads the old value too: ``m = m + (x - m) * k`` updates)
+        if added is not None and self.holds_graph(added, site) and (
+                "." not in name or next(self._graph_reads(added, name, region, site, 0), None) is None):
+            # (a running statistic on ``self`` whose step reads the old value, ``self.mean = self.mean +
+            # (x - self.mean) * k``, updates it; a local's ``z = z + f(z)`` stays a total, as an
+            # Euler sampler's steps inside one forward are)
+            return ACCUMULATION
         value = site.value
         return UPDATE if isinstance(value, (cst.BinaryOperation, cst.UnaryOperation)) else STATE
 
