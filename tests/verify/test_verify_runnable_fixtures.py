@@ -111,6 +111,14 @@ EXPECTED = {
         retained_by="history"),
     ("tml006_retain_graph.py", "TML001"): Expected(
         CONFIRMED_GROWTH, MLP_SAVED + LOGITS + I64 * B + 2 * F32, twin_bytes_per_iteration=0, retained_by="history"),
+    # MLP 32 -> 256 -> 256 -> 10, the only backward retaining its graph, nothing kept: between
+    # iterations `logits` and `loss` hold what the graph saved, which a plain backward frees (the
+    # two B x 256 ReLU outputs, log_softmax's B x 10 result, nll_loss's 0-dim total weight; the
+    # input is held by `x` either way). At the peak, during the next forward, the graph still
+    # holds the previous batch (x: B x 32 floats, y: B int64) as well, which the twin has let go.
+    ("tml006_retained_peak.py", "TML006"): Expected(
+        CONFIRMED_PEAK_EXCESS, 0, peak_excess_bytes=F32 * (2 * B * 256 + B * 10 + 1 + B * 32) + I64 * B,
+        live_excess_bytes=F32 * (2 * B * 256 + B * 10 + 1)),
     # Every old hook's list receives every new ReLU output (B x 64); the fix removes each
     # iteration's hook at its end, so each list dies with its iteration. The survivors are found
     # through the module's hooks and their closures.
