@@ -506,9 +506,19 @@ class Calls:
         if func.attr.value in _COMMON_METHOD_NAMES:
             callee = self.callee(call)
             if callee is None or not isinstance(callee.function, cst.FunctionDef) or \
-                    not self.runs_backward(callee.function):
+                    not (self.runs_backward(callee.function) or self._result_differentiated(call)):
                 return False
         return self.scopes.only_a_parameter(func.value.value, self.scopes.function_of(call))
+
+    def _result_differentiated(self, call: cst.Call) -> bool:
+        """The caller differentiates what ``call`` returns (``loss = model.step(crops);
+        loss.backward()``): the file's loss-computing method, not a library's ``step``."""
+        assign = self.tree.parent.get(call)
+        if not (isinstance(assign, cst.Assign) and assign.value is call and len(assign.targets) == 1
+                and isinstance(assign.targets[0].target, cst.Name)):
+            return False
+        scope = self.scopes.function_of(call) or self.tree.module
+        return assign.targets[0].target.value in self.backwarded_names(scope)
 
     def runs_backward(self, function: cst.FunctionDef, depth: int = 0) -> bool:
         """A backward pass in the function's body, or in a function of the file it calls (its
