@@ -27,7 +27,7 @@ from torchmemlint.diagnostics import Diagnostic, Edit, FileError, Fix, unexpecte
 from torchmemlint.engine import check_source, parse, recursion_headroom
 from torchmemlint.notebooks import BOM, EditableCells, RawNotebook, is_notebook, place_in_cells, read_notebook
 from torchmemlint.rules.base import Rule
-from torchmemlint.semantics.prescreen import scan
+from torchmemlint.semantics.prescreen import first_line, scan
 
 # Fixes of one rule can enable another's (``.detach()`` of a stored device tensor is then a
 # TML004 finding); a handful of rounds reaches the fixed point, the bound stops a cycle.
@@ -292,7 +292,9 @@ def _statements_outside(tree: ast.AST, edited: list[tuple[int, int]]) -> list[st
                 for name in (*_BODIES, "decorator_list"):
                     if hasattr(header, name):
                         setattr(header, name, [])
-                last = max(first, min(_first_line(c) for c in children if hasattr(c, "lineno")) - 1) \
+                # (up to its first child's first decorator: one a fix adds to a method is no part
+                # of its class's header)
+                last = max(first, min(first_line(c) for c in children if hasattr(c, "lineno")) - 1) \
                     if any(hasattr(c, "lineno") for c in children) else last
             else:
                 header = node
@@ -300,12 +302,6 @@ def _statements_outside(tree: ast.AST, edited: list[tuple[int, int]]) -> list[st
                 found.append(ast.dump(header, include_attributes=False))
         pending.extend(reversed(children))
     return found
-
-
-def _first_line(statement: ast.AST) -> int:
-    """Where a statement starts: its first decorator's line for a decorated one (``lineno`` is
-    the ``def``'s), so a decorator a fix adds to a method is not part of its class's header."""
-    return min([statement.lineno, *(d.lineno for d in getattr(statement, "decorator_list", ()))])
 
 
 _TORCH_NAME = re.compile(r"(?<![\w.])torch\.")

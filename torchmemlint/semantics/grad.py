@@ -158,7 +158,7 @@ class GradContexts:
         cls = self.scopes.class_of(func)
         return func.name.value == "update" and cls is not None and any(
             base in ("torchmetrics.Metric", "torchmetrics.metric.Metric") for base in self.scopes.class_bases(cls)) \
-            and not any(isinstance(a.attr, cst.Name) and a.attr.value == "_enable_grad" for a in self.tree.descendants(cls, cst.Attribute))
+            and not any(a.attr.value == "_enable_grad" for a in self.tree.descendants(cls, cst.Attribute))
 
     def _only_called_disabled(self, func: cst.FunctionDef) -> bool:
         """An evaluation helper whose every call site in this file is already grad-disabled; or a
