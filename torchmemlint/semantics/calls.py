@@ -18,7 +18,7 @@ from torchmemlint.semantics.scopes import Scopes, first_param, module_itself, te
 from torchmemlint.semantics.tree import Tree
 from torchmemlint.semantics.vocabulary import (
     DETACHED_TENSOR_ATTRIBUTES, EXACT_MODEL_NAMES, FORWARD_HOOK_REGISTRATIONS, GRADIENT_EXPLAINER, GRAPH_BREAKING_METHODS,
-    METRIC_OBJECT_NAME, SEARCH_DRIVERS, is_class_name, is_model_name, keeps_every_input,
+    METRIC_OBJECT_NAME, PARAMETER_FREE_MODULES, SEARCH_DRIVERS, is_class_name, is_model_name, keeps_every_input,
 )
 
 # Method names too common across libraries to guess the file's class from (``optimizer.step()``).
@@ -346,7 +346,7 @@ class Calls:
             if cls is None:
                 return None
             skip_own = isinstance(receiver, cst.Call)
-            found = self.method_of(cls, name, skip_own=skip_own)
+            found = self.method_of(cls, name, skip_own=skip_own) or (None if skip_own else self._only_override(cls, name))
             # (``self.cos_distance(a, b)`` of a static method binds ``a`` to its first parameter)
             return Callee(found, skipped=0 if _is_static(found) else 1) if found is not None else None
         local_class = self.scopes.classes_by_name.get(dotted_name(receiver) or "")
@@ -428,6 +428,14 @@ class Calls:
                 if self.scopes.class_of(func) is owner:
                     return func
         return None
+
+    def _only_override(self, cls: cst.ClassDef, name: str) -> Optional[cst.FunctionDef]:
+        """A template method's hook that ``cls`` calls on ``self`` but leaves to its subclasses
+        (``self.test_step(batch)`` in a base trainer): the one subclass of the file that defines it."""
+        found = [func for func in self.scopes.functions_by_name.get(name, ())
+                 if (owner := self.scopes.class_of(func)) is not None and owner is not cls
+                 and cls.name.value in self.scopes.class_bases(owner)]
+        return found[0] if len(found) == 1 else None
 
     # -- which argument goes where ---------------------------------------------------------
     def arguments(self, call: cst.Call, callee: Callee) -> dict[str, list[tuple[cst.BaseExpression, cst.CSTNode]]]:
@@ -732,7 +740,7 @@ class Calls:
             if isinstance(value, cst.Call):
                 qualified = self.imports.qualify(value.func) or ""
                 if qualified.startswith("torch.nn.") and qualified.split(".")[-1][:1].isupper():
-                    return True
+                    return qualified.rsplit(".", 1)[-1] not in PARAMETER_FREE_MODULES
                 cls = self.scopes.classes_by_name.get(dotted_name(value.func) or "")
                 if self.scopes.is_torch_module_class(cls):
                     return True

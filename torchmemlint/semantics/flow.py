@@ -48,6 +48,7 @@ from torchmemlint.semantics.scopes import (Scopes, iterable_identifiers, literal
 from torchmemlint.semantics.tree import Tree
 from torchmemlint.semantics.vocabulary import (DETACHED_TENSOR_ATTRIBUTES, GRAPH_BREAKING_METHODS, HOOK_REGISTRATIONS,
                                               JOIN_FUNCTIONS, LOADER_ITERABLE, MODULE_RETURNING_METHODS, NON_TENSOR_ANNOTATIONS,
+                                              PARAMETER_FREE_MODULES,
                                               is_class_name, is_model_name, names_text, torch_gives_no_tensor)
 
 if TYPE_CHECKING:
@@ -1196,7 +1197,11 @@ class Flow:
             if self.calls.is_forward_pass(call):
                 return self._forward(call, at)
             return UNKNOWN
-        if self.calls.is_forward_pass(call) or self.value(func, at).kind == MODULE:
+        module = self.value(func, at)
+        if module.kind == MODULE and (module.cls or "").rsplit(".", 1)[-1] in PARAMETER_FREE_MODULES:
+            # ``softmax = nn.Softmax(-1)``; ``softmax(logits)``: a tensor operation on its input
+            return _combine([self.value(a.value, at) for a in call.args], kind=TENSOR)
+        if self.calls.is_forward_pass(call) or module.kind == MODULE:
             return self._forward(call, at)
         if is_class_name(terminal_name(func) or ""):
             if MODULE_NAME.search(terminal_name(func) or ""):
@@ -1211,6 +1216,12 @@ class Flow:
     def _forward(self, call: cst.Call, at: cst.CSTNode) -> Value:
         """A forward pass: a model's output holds the graph of its parameters; a loss function's
         the graph of its inputs (unless every input is surely detached)."""
+        module = self.value(call.func, at) if isinstance(call.func, (cst.Name, cst.Attribute)) else UNKNOWN
+        forward = self._own_forward(module)
+        if forward is not None and self.summary(forward).returns.elements is not None:
+            # ``loss, rc, kl = elbo(mu, logsig, out, x)`` of a module class of the file whose forward
+            # returns a tuple (``rc + kl, rc.item(), kl.item()``): what each position holds
+            return self._local_call(Callee(forward, skipped=1), call, at)
         why = ((call, f"graph made by `{_spelled(call)}(...)`"),)
         if self.calls.is_loss_function_call(call):
             inputs = [self.value(a.value, at) for a in call.args]
@@ -1224,7 +1235,6 @@ class Flow:
                              loss=reduced)
             return Value(graph=True, device=True, kind=TENSOR, scalar=scalar, loss=reduced, why=why,
                          params=frozenset().union(*(v.params for v in inputs)))
-        module = self.value(call.func, at) if isinstance(call.func, (cst.Name, cst.Attribute)) else UNKNOWN
         returns_one_tensor = module.kind == MODULE and (module.cls or "").rsplit(".", 1)[-1] in _ONE_TENSOR_MODULES
         assign = self.tree.parent.get(call)
         if module.kind != MODULE and isinstance(assign, cst.Assign) and assign.value is call and \
@@ -1236,6 +1246,10 @@ class Flow:
                 return returned
         return Value(graph=True, device=not self._host_only_file and not self._built_on_cpu(call.func, module),
                      why=why, kind=TENSOR if returns_one_tensor else None)
+
+    def _own_forward(self, module: Value) -> Optional[cst.FunctionDef]:
+        cls = self.scopes.classes_by_name.get(module.cls or "") if module.kind == MODULE else None
+        return self.calls.method_of(cls, "forward") if cls is not None else None
 
     def _built_on_cpu(self, func: cst.BaseExpression, module: Value) -> bool:
         """A module built here from literals and other modules built here

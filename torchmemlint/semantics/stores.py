@@ -443,7 +443,7 @@ class Stores:
             if any(p.name.value == root for p in iteration.params.params) or self._emptied_between_calls(container):
                 return False
             enclosing = self.scopes.function_of(iteration)
-            if enclosing is not None and self._fresh_in_enclosing_step(iteration, root):
+            if self._fresh_in_enclosing_step(iteration, root):
                 return False
             if root != "self" and self.scopes.only_a_parameter(root, enclosing):
                 return self._passed_in_outliving(enclosing, root, container, _depth)
@@ -507,7 +507,12 @@ class Stores:
     def _fresh_in_enclosing_step(self, function, root: str) -> bool:
         """A hook's closure over a container that the function around it makes anew on each of
         its calls, which run once per step (``feat_list = []`` in ``forward``, with the hook
-        registered and removed there)."""
+        registered and removed there), or anew on each pass of the loop that registers the hook
+        (``feats = []`` then ``register_forward_hook(lambda m, i, o: feats.append(o))`` per frame:
+        a hook left registered fills the newest list, and piling hooks up is TML007's finding)."""
+        loops = self.scopes.loops_around(function)
+        if loops and self._rebound_each_pass(loops[0], root, function):
+            return True
         enclosing = self.scopes.function_of(function)
         if enclosing is None or not self.iterations.runs_per_step(enclosing):
             return False
@@ -516,6 +521,14 @@ class Stores:
             return False  # a factory's closure (``averager = EMA()``): its caller runs it step after step
         bindings = self.scopes.bindings(enclosing).get(root, [])
         return bool(bindings) and not any(isinstance(b.node, cst.Param) for b in bindings)
+
+    def _rebound_each_pass(self, loop: Loop, root: str, before: cst.CSTNode) -> bool:
+        """Every binding of ``root`` in the loop's scope is a fresh value made in the loop's body
+        before ``before``."""
+        bindings = self.scopes.bindings(self.scopes.scope_of(loop)).get(root, [])
+        return bool(bindings) and all(
+            self.tree.contains(loop.body, b.node) and not b.augmented and not self._reads(b.value, root)
+            and self.tree.before(b.node, before) for b in bindings)
 
     def _closed_over_object_made_per_step(self, hook: cst.FunctionDef) -> bool:
         """A hook defined in a method, keeping what it sees on the method's ``self``

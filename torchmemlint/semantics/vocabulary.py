@@ -139,6 +139,16 @@ _TORCH_NON_TENSOR_NAMES = frozenset({
 
 
 # A model's methods that run it on their arguments (``model.predict(u, items)``).
+# torch.nn modules without parameters or buffers: calling one is a tensor operation on its input
+# (its output holds a graph only where the input does), not a model's forward pass.
+PARAMETER_FREE_MODULES = frozenset({
+    "ReLU", "ReLU6", "LeakyReLU", "GELU", "SiLU", "Mish", "ELU", "SELU", "CELU", "Sigmoid", "Tanh", "Softmax",
+    "LogSoftmax", "Softmin", "Softplus", "Softsign", "Hardtanh", "Hardswish", "Hardsigmoid", "Tanhshrink",
+    "Threshold", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "Identity", "Flatten",
+    "Unflatten", "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
+    "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
+    "AdaptiveMaxPool3d", "Upsample", "PixelShuffle", "PixelUnshuffle", "CosineSimilarity", "PairwiseDistance",
+})
 MODEL_RUNNING_METHODS = frozenset({"predict", "generate", "encode", "decode", "infer", "inference"})
 
 # How the classes of model libraries are named (``NATransformerModel``, ``FairseqEncoder``,
