@@ -167,13 +167,12 @@ def _detach_fix(model: SemanticModel, site: cst.CSTNode, carries: list[Carry],
         if not first.requires_grad or _marks_requires_grad(model, first):
             return NodeFix("detach the carried value", safe=False,
                            replacements=[Replacement(site.value, call_method(site.value, "detach"))]), ""
-        # The value the next iteration starts from must be a new leaf that requires grad: detach
-        # the last assignment of the iteration (``x_adv = x_adv.clamp(0, 1)`` after the update).
-        last = _last_assignment(model, site, first.name)
-        if last is None:
-            return None, f"no automatic fix: `{first.name}` is assigned again in a branch after the update"
-        return NodeFix("make the carried tensor a new leaf", safe=False,
-                       replacements=[Replacement(last.value, call_method(last.value, "detach", "requires_grad_"))]), ""
+        return _new_leaf_fix(model, site, first)
+    if first.requires_grad and len(carries) == 1 and isinstance(site, cst.Assign) and \
+            _state_kind(model, first) == TENSOR:
+        # (``perturbed = ascend(model, perturbed, y)`` differentiates its input: a detached read
+        # would not require grad there)
+        return _new_leaf_fix(model, site, first)
     replacements = []
     for carry in carries:
         kind = _state_kind(model, carry)
@@ -190,6 +189,16 @@ def _detach_fix(model: SemanticModel, site: cst.CSTNode, carries: list[Carry],
                 return _state_helper_fix(model, carries)
             replacements.append(Replacement(read, new))
     return NodeFix("detach the carried state where the iteration reads it", safe=False, replacements=replacements), ""
+
+
+def _new_leaf_fix(model: SemanticModel, site: cst.CSTNode, carry: Carry) -> tuple[Optional[NodeFix], str]:
+    """The value the next iteration starts from must be a new leaf that requires grad: detach
+    the last assignment of the iteration (``x_adv = x_adv.clamp(0, 1)`` after the update)."""
+    last = _last_assignment(model, site, carry.name)
+    if last is None:
+        return None, f"no automatic fix: `{carry.name}` is assigned again in a branch after the update"
+    return NodeFix("make the carried tensor a new leaf", safe=False,
+                   replacements=[Replacement(last.value, call_method(last.value, "detach", "requires_grad_"))]), ""
 
 
 STATE_HELPER = "detach_state"

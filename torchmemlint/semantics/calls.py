@@ -809,14 +809,14 @@ class Calls:
             for binding in bindings.get(pending.pop(), []):
                 if binding.value is None:
                     continue
-                for name in self._names_keeping_graph(binding.value):
+                for name in self.names_keeping_graph(binding.value):
                     if name not in feeding and name in bindings:
                         feeding.add(name)
                         pending.append(name)
         self._feeding_backward[scope] = feeding
         return feeding
 
-    def _names_keeping_graph(self, expr: cst.BaseExpression) -> list[str]:
+    def names_keeping_graph(self, expr: cst.BaseExpression) -> list[str]:
         """The names in ``expr`` whose graph the value may keep: not those read only under
         ``.detach()``, ``.item()``, ``.data`` and the like."""
         names = []

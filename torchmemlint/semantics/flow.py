@@ -45,7 +45,7 @@ from torchmemlint.semantics.modules import MODULE_NAME, Modules
 from torchmemlint.semantics.params import in_optimizer_step, iterates_parameters
 from torchmemlint.semantics.scopes import (Scopes, iterable_identifiers, literal_key, module_itself, root_name, subscript_key,
                                            terminal_name)
-from torchmemlint.semantics.tree import Tree
+from torchmemlint.semantics.tree import Tree, deleted
 from torchmemlint.semantics.vocabulary import (DETACHED_TENSOR_ATTRIBUTES, GRAPH_BREAKING_METHODS, HOOK_REGISTRATIONS,
                                               JOIN_FUNCTIONS, LOADER_ITERABLE, MODULE_RETURNING_METHODS, NON_TENSOR_ANNOTATIONS,
                                               PARAMETER_FREE_MODULES,
@@ -111,6 +111,8 @@ _LOSS_KEEPING_METHODS = frozenset({
     "unsqueeze", "view", "reshape", "flatten",
 })
 # Methods that surely return one tensor when called on one.
+# Tensor methods that compute from the receiver (and their operands) alone.
+_TENSOR_MATHS = _FULL_REDUCTIONS | _LOSS_KEEPING_METHODS | {"squeeze", "log_softmax", "softmax", "sigmoid", "tanh"}
 SURE_TENSOR_METHODS = frozenset({
     "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor", "to", "cuda", "cpu", "float",
     "half", "double", "bfloat16", "clone", "detach", "contiguous", "requires_grad_", "fill_", "zero_",
@@ -291,6 +293,16 @@ def _join2(a: Value, b: Value) -> Value:
     )
 
 
+def _takes(method: cst.FunctionDef, call: cst.Call) -> bool:
+    """``call``'s positional arguments fit ``method``'s parameters after ``self``."""
+    params = method.params
+    if any(a.star for a in call.args) or isinstance(params.star_arg, cst.Param):
+        return True
+    positional = [*params.posonly_params, *params.params][1:]
+    given = sum(1 for a in call.args if a.keyword is None)
+    return sum(1 for p in positional if p.default is None) <= given <= len(positional)
+
+
 def _combine(values: list[Value], **facets) -> Value:
     """The result of an operation on ``values`` that keeps the graph (arithmetic, a tensor op);
     on the host when its tensors are (``torch.cat`` of ``.cpu()`` copies)."""
@@ -327,6 +339,7 @@ class Flow:
         self._memo: dict[tuple[cst.CSTNode, cst.CSTNode], Value] = {}
         self._growth: dict[object, dict[str, list[cst.Call]]] = {}
         self._gathered: dict[object, set[str]] = {}
+        self._loss_operands: dict[object, list[tuple[cst.Assign, set[str]]]] = {}
         self._writes: dict[object, dict[str, list[cst.Assign]]] = {}
         self._summaries: dict[object, Summary] = {}
         self._attributes: dict[tuple[cst.ClassDef, str], Value] = {}
@@ -783,9 +796,9 @@ class Flow:
                         and isinstance(call.func.value, cst.Name) and len(call.args) == 1:
                     known.setdefault(call.func.value.value, []).append(call)
             for delete in self.scopes.scope_nodes(scope, cst.Del):
-                target = delete.target
-                if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) and len(target.slice) == 1:
-                    known.setdefault(target.value.value, []).append(delete)
+                for target in deleted(delete):
+                    if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) and len(target.slice) == 1:
+                        known.setdefault(target.value.value, []).append(delete)
             for writes in known.values():
                 writes.sort(key=self.tree.start.__getitem__)
             self._writes[scope] = known
@@ -918,7 +931,7 @@ class Flow:
                 if self._defines_loss_class:
                     # ``self.criterion(model, sample)``, unresolved, in a file whose own loss
                     # classes return as many values: what those return at that position
-                    returned = self._classes_return(_unpacked_length(node), losses=True)
+                    returned = self._classes_return(_unpacked_length(node), losses=True, call=binding.value)
                     return returned.item(binding.index) if returned is not None else value.item(binding.index)
                 # ``loss, loss_items = compute_loss(pred, y)`` of another module: by convention the
                 # loss comes first and what follows is for logging; what that holds is not known here.
@@ -935,10 +948,10 @@ class Flow:
         ``self.criterion(...)`` may well be: then its tuple is not guessed by convention."""
         return any(_is_loss_class_name(name) for name in self.scopes.classes_by_name)
 
-    def _classes_return(self, length: Optional[int], losses: bool) -> Optional[Value]:
+    def _classes_return(self, length: Optional[int], losses: bool, call: cst.Call) -> Optional[Value]:
         """What the ``forward`` of every loss class (``losses``) or every other module class of
         the file returns, joined, when each returns a tuple of ``length`` values (their
-        parameters' contributions left open); else None."""
+        parameters' contributions left open) and takes the arguments of ``call``; else None."""
         if length is None:
             return None
         returned = []
@@ -946,6 +959,8 @@ class Flow:
             if _is_loss_class_name(name) != losses or not losses and not self.scopes.is_torch_module_class(cls):
                 continue
             forward = self.calls.method_of(cls, "forward")
+            if forward is not None and not _takes(forward, call):
+                return None  # (``model(inputs)`` is not the file's ``Memory`` whose forward takes three)
             value = self.summary(forward).returns if forward is not None else None
             if value is None or value.elements is None or len(value.elements) != length:
                 return None
@@ -957,12 +972,60 @@ class Flow:
         opaque (a parameter, a call of something unknown, arithmetic of those: ``loss = loss -
         beta * entropy`` over an unknown model's outputs) rather than known to be detached."""
         scope = self.scopes.scope_of(at)
-        if name not in self.calls.backwarded_names(scope) and name not in self._gathered_for_backward(scope):
+        if name not in self.calls.backwarded_names(scope) and name not in self._gathered_for_backward(scope) and \
+                not self._sole_graph_operand(name, scope) and not self._model_output_differentiated(name, scope, bindings):
             return False
         return all(b.value is None and not self._loaded(b.node) or
                    (isinstance(b.value, (cst.Call, cst.BinaryOperation, cst.UnaryOperation))
                     and not (value := self.value(b.value, b.node)).detached and value.kind != NUMBER)
                    for b in bindings)
+
+    def _sole_graph_operand(self, name: str, scope) -> bool:
+        """``name`` is the one name of a differentiated loss's expression that can give it its
+        graph, every other being surely without one (``policy_loss = (-log_probs * returns).mean()``
+        with ``returns`` built by ``torch.tensor``): it holds a graph, however opaque what it was
+        made from (a list kept on a parameter: ``torch.stack(model.saved_log_probs)``)."""
+        operands = self._loss_operands.get(scope)
+        if operands is None:
+            backwarded, bindings = self.calls.backwarded_names(scope), self.scopes.bindings(scope)
+            operands = self._loss_operands[scope] = [
+                (assign, {n for n in self.calls.names_keeping_graph(assign.value) if n in bindings})
+                for assign in self.scopes.scope_nodes(scope, cst.Assign)
+                if len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name)
+                and assign.targets[0].target.value in backwarded and self._tensor_arithmetic(assign.value)]
+        return any(name in names and all(self._surely_without_graph(other, assign) for other in names - {name})
+                   for assign, names in operands)
+
+    def _model_output_differentiated(self, name: str, scope, bindings) -> bool:
+        """What a model's method gave with grad on, that a backward of ``scope`` differentiates
+        through (``actions, log_probs = self.actor.sample_normal(state)`` ... ``actor_loss =
+        (log_probs - q).mean(); actor_loss.backward()``): it holds the model's graph."""
+        if not bindings or name not in self.calls.names_feeding_backward(scope):
+            return False
+        # (in the iteration that differentiates it: not ``hidden = rnn.initial_state()`` before the loop)
+        backward_loops = [self.scopes.loops_around(c)[:1] for c in self.scopes.scope_nodes(scope, cst.Call)
+                          if self.calls.backward_roots(c)]
+        return all(
+            isinstance(b.value, cst.Call) and isinstance(b.value.func, cst.Attribute)
+            and is_model_name(terminal_name(b.value.func.value)) and not self.grad.is_disabled(b.node)
+            and self.scopes.loops_around(b.node)[:1] in backward_loops for b in bindings)
+
+    def _tensor_arithmetic(self, expr: cst.BaseExpression) -> bool:
+        """``expr`` only computes with its operands (operators, reductions, elementwise maths,
+        ``torch`` functions): nothing in it, a model or a remote call, makes a graph of its own."""
+        for call in self.tree.descendants(expr, cst.Call):
+            qualified = self.imports.qualify(call.func) or ""
+            if qualified.startswith("torch.") and not qualified.startswith("torch.nn.") or \
+                    isinstance(call.func, cst.Attribute) and call.func.attr.value in _TENSOR_MATHS:
+                continue
+            return False
+        return True
+
+    def _surely_without_graph(self, name: str, at: cst.CSTNode) -> bool:
+        reaching = self.scopes.reaching_bindings(name, at)
+        return bool(reaching) and all(
+            b.value is not None and ((value := self.value(b.value, b.node)).detached or value.kind in (NUMBER, OTHER))
+            for b in reaching)
 
     def _gathered_for_backward(self, scope) -> set[str]:
         """Names appended to a list that a backward pass of ``scope`` differentiates once joined
@@ -1241,7 +1304,7 @@ class Flow:
                 self.calls.callee(call) is None:
             # ``out, M, z = model(x, M, z)`` with a model passed in, in a file whose own model
             # classes each return as many values: what those return
-            returned = self._classes_return(_unpacked_length(assign), losses=False)
+            returned = self._classes_return(_unpacked_length(assign), losses=False, call=call)
             if returned is not None:
                 return returned
         return Value(graph=True, device=not self._host_only_file and not self._built_on_cpu(call.func, module),

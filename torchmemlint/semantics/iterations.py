@@ -206,8 +206,15 @@ class Iterations:
         calls = self.step_calls(region)
         if any(keyword_is_true(c, "create_graph") for c in calls):
             return True
-        return isinstance(region, (cst.For, cst.While)) and bool(calls) and \
-            all(self.imports.qualify(c.func) == "torch.autograd.grad" for c in calls) and self.scopes.step_follows(region)
+        if not isinstance(region, (cst.For, cst.While)):
+            return False
+        if not calls:  # (MAML's inner steps in a helper: ``fast = self._inner(net, x, y, fast)``)
+            calls = [c for call in self.scopes.loop_body_nodes(region, cst.Call)
+                     if (callee := self.calls.callee(call)) is not None and isinstance(callee.function, cst.FunctionDef)
+                     and callee.constructs is None for c in self.step_calls(callee.function)]
+        # (differentiated after this loop, or after the loop over tasks around it)
+        return bool(calls) and all(self.imports.qualify(c.func) == "torch.autograd.grad" for c in calls) and any(
+            self.scopes.step_follows(loop) for loop in (region, *self.scopes.loops_around(region)))
 
     def iterates_loader(self, loop: Loop) -> bool:
         """``for x, y in loader``, also through a name (``pbar = tqdm(loader)``; ``for b in pbar``)."""

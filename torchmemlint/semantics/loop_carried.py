@@ -26,7 +26,7 @@ from torchmemlint.semantics.grad import GradContexts
 from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.iterations import Iteration, Iterations, keyword_is_true
 from torchmemlint.semantics.scopes import (Loop, Scopes, carried_name, first_param, steps_an_environment,
-                                          tests_every_n_steps)
+                                          terminal_name, tests_every_n_steps)
 from torchmemlint.semantics.stores import Stores
 from torchmemlint.semantics.tree import Tree
 from torchmemlint.semantics.vocabulary import (
@@ -108,16 +108,24 @@ class LoopCarried:
             # penalty's running mean: StyleGAN2's ``self.pl_mean``).
             crosses = self._crosses_step(region)
             unrolled = isinstance(region, cst.FunctionDef) and not crosses
-            if not crosses and not unrolled:
+            # An unroll of gradient steps differentiated as a whole afterwards (hyper-gradients,
+            # MAML) still must not carry an attack's input: a backward through the perturbation
+            # steps (``x_adv + eps * grad.sign()``) trains nothing, it only keeps them all.
+            perturbed = not crosses and not unrolled and self.iterations.differentiates_through_steps(region)
+            if not crosses and not unrolled and not perturbed:
                 continue
             sites_by_name: dict[str, list[Assignment]] = {}
             for site in self._assignments(region):
                 for name in self._assigned_names(site):
                     if unrolled and (not name.startswith("self.") or self._differentiated_with_respect_to(name, region)):
                         continue
-                    if isinstance(region, cst.FunctionDef) and not name.startswith("self.") and \
-                            not self.iterations.fed_back(region, name, counts=self._grad_enabled):
-                        continue  # a per-step method's locals die with the call
+                    if perturbed and not self._perturbation_step(site):
+                        continue
+                    if isinstance(region, cst.FunctionDef) and not name.startswith("self.") and (
+                            not self.iterations.fed_back(region, name, counts=self._grad_enabled)
+                            or self._model_method(region)):
+                        continue  # a per-step method's locals die with the call (what a model's own
+                        # method hands back, the loop that feeds it back carries: ``_, h = policy.act(obs, h)``)
                     sites_by_name.setdefault(name, []).append(site)
             for name, sites in sites_by_name.items():
                 if names_a_cache(name) or names_segment_memories(name) or self._cut(name, sites, region):
@@ -151,10 +159,13 @@ class LoopCarried:
         if not isinstance(value, cst.Call):
             return False
         callee = self.flow.calls.callee(value)
-        if callee is None or not isinstance(callee.function, cst.FunctionDef):
+        if callee is None or not isinstance(callee.function, cst.FunctionDef) or self._model_method(callee.function):
             return False
         return any(isinstance(expr, cst.Name) and expr.value == name and self.iterations.fed_back(callee.function, param)
                    for param, given in self.flow.calls.arguments(value, callee).items() for expr, _ in given)
+
+    def _model_method(self, function: cst.FunctionDef) -> bool:
+        return self.scopes.is_torch_module_class(self.scopes.class_of(function))
 
     def _cut(self, name: str, sites: list[Assignment], region: Iteration) -> bool:
         """Something in the iteration gives ``name`` a value without the old one's graph: a
@@ -837,11 +848,25 @@ class LoopCarried:
         value = site.value
         return UPDATE if isinstance(value, (cst.BinaryOperation, cst.UnaryOperation)) else STATE
 
+    def _perturbation_step(self, site: Assignment) -> bool:
+        """An attack's step: a gradient's sign (FGSM, PGD) or a projection back into the data's
+        range (``.clamp(0, 1)``), never part of an optimizer's unrolled update."""
+        value = getattr(site, "value", None)
+        if value is None:
+            return False
+        calls = self.tree.descendants(value, cst.Call)
+        if isinstance(value, cst.Call) and (callee := self.flow.calls.callee(value)) is not None and \
+                isinstance(callee.function, cst.FunctionDef):  # (``x_adv = attack_step(model, x_adv, y)``)
+            calls = [*calls, *self.scopes.scope_nodes(callee.function, cst.Call)]
+        return any((terminal_name(call.func) or "") in _PERTURBATION_CALLS for call in calls)
+
     def _differentiated_with_respect_to(self, name: str, region: Iteration) -> bool:
         """``name`` is among the inputs of a ``torch.autograd.grad`` in the iteration: a variable
         being optimized (an optimizee, an adversarial input), not a running total."""
         return any(name in self.flow.differentiated_inputs(call) for call in self.iterations.step_calls(region))
 
+
+_PERTURBATION_CALLS = frozenset({"sign", "clamp", "clamp_", "clip"})
 
 # Methods that return the tensor itself when it already is on that device or of that type.
 _SELF_MOVES = frozenset({"to", "cuda", "cpu", "float", "half", "double", "bfloat16", "contiguous", "type_as"})

@@ -19,7 +19,7 @@ from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.iterations import Iteration, Iterations
 from torchmemlint.semantics.scopes import (ITEM_GETTERS, Loop, Scopes, accumulator_name, first_param, parameter_names, root_name,
                                            tests_every_n_steps)
-from torchmemlint.semantics.tree import Tree
+from torchmemlint.semantics.tree import Tree, deleted
 from torchmemlint.semantics.vocabulary import JOIN_FUNCTIONS, METER_CLASS, METER_METHODS, STORING_METHODS
 
 _BOUNDED_FACTORIES = frozenset({"collections.deque", "deque"})
@@ -277,6 +277,8 @@ class Stores:
             into = self._persistent_root(store.container, function, cls)
             if into is None or (into == "self" and self.differentiated_and_emptied(store.container, function)):
                 continue  # (a REINFORCE policy's ``put_data``: emptied by the method that differentiates it)
+            if self._is_bounded(store.container, store.node):
+                continue  # (a replay memory's ``deque(maxlen=capacity)``: it never grows past its size)
             # An item assignment (``buf[i] = v``) grows a dict, never a list or a tensor: as seen
             # from a caller that passes some container, it is no append.
             appended = store.appended and store.key is None
@@ -484,6 +486,8 @@ class Stores:
         if func is not None and root != "self" and self.scopes.is_per_step_method(func) and \
                 root in self.scopes.bindings(func):
             return False  # a local of forward()/training_step() dies with the step
+        if is_attribute and func is not None and self.differentiated_and_emptied(container, func):
+            return False  # ``model.saved_log_probs`` filled over an episode, differentiated and emptied by the update
         if is_attribute and root == "self":
             return True
         if self._fresh_per_outer_step(container, iteration):
@@ -589,7 +593,7 @@ class Stores:
                         and not self._emptied_once_per_epoch(call):
                     return True
         for delete in self.tree.nodes(cst.Del):
-            if isinstance(delete.target, cst.Subscript) and dotted_name(delete.target.value) == spelled:
+            if any(isinstance(target, cst.Subscript) and dotted_name(target.value) == spelled for target in deleted(delete)):
                 return True
         return len(self.scopes.assignments_to(spelled)) > 1
 
@@ -668,9 +672,9 @@ class Stores:
                 # it leaves alone.
                 known.setdefault(spelled, []).append(call)
         for delete in self.tree.descendants(region, cst.Del):
-            target = delete.target
-            if isinstance(target, cst.Subscript) and (spelled := dotted_name(target.value)) is not None:
-                known.setdefault(spelled, []).append(delete)
+            for target in deleted(delete):
+                if isinstance(target, cst.Subscript) and (spelled := dotted_name(target.value)) is not None:
+                    known.setdefault(spelled, []).append(delete)
         return known
 
     def _spellings_iterated_as(self, name: cst.BaseExpression, at: cst.CSTNode) -> tuple[str, ...]:

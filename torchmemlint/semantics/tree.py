@@ -25,6 +25,12 @@ _fields_by_type: dict[type, tuple[str, ...]] = {}
 _is_node_type: dict[type, bool] = {}
 
 
+def deleted(delete: cst.Del) -> list[cst.BaseExpression]:
+    """What a ``del`` statement deletes: each target of ``del a[:], b[:]``."""
+    target = delete.target
+    return [e.value for e in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else [target]
+
+
 def _child_fields_reversed(node_type: type) -> tuple[str, ...]:
     """The fields of a node type that may hold child nodes, last first."""
     names = _fields_by_type.get(node_type)
