@@ -340,6 +340,7 @@ class Flow:
         self._growth: dict[object, dict[str, list[cst.Call]]] = {}
         self._gathered: dict[object, set[str]] = {}
         self._loss_operands: dict[object, list[tuple[cst.Assign, set[str]]]] = {}
+        self._backward_loops: dict[object, set] = {}
         self._writes: dict[object, dict[str, list[cst.Assign]]] = {}
         self._summaries: dict[object, Summary] = {}
         self._attributes: dict[tuple[cst.ClassDef, str], Value] = {}
@@ -1003,12 +1004,15 @@ class Flow:
         if not bindings or name not in self.calls.names_feeding_backward(scope):
             return False
         # (in the iteration that differentiates it: not ``hidden = rnn.initial_state()`` before the loop)
-        backward_loops = [self.scopes.loops_around(c)[:1] for c in self.scopes.scope_nodes(scope, cst.Call)
-                          if self.calls.backward_roots(c)]
+        backward_loops = self._backward_loops.get(scope)
+        if backward_loops is None:
+            backward_loops = self._backward_loops[scope] = {
+                next(iter(self.scopes.loops_around(c)), None) for c in self.scopes.scope_nodes(scope, cst.Call)
+                if self.calls.backward_roots(c)}
         return all(
             isinstance(b.value, cst.Call) and isinstance(b.value.func, cst.Attribute)
             and is_model_name(terminal_name(b.value.func.value)) and not self.grad.is_disabled(b.node)
-            and self.scopes.loops_around(b.node)[:1] in backward_loops for b in bindings)
+            and next(iter(self.scopes.loops_around(b.node)), None) in backward_loops for b in bindings)
 
     def _tensor_arithmetic(self, expr: cst.BaseExpression) -> bool:
         """``expr`` only computes with its operands (operators, reductions, elementwise maths,
