@@ -4,7 +4,8 @@
 Flags a loop that calls `.backward()` (also `scaler.scale(loss).backward()`,
 `accelerator.backward(loss)`, Lightning's `self.manual_backward(loss)`) and steps an optimizer
 (`optimizer.step()`, `scaler.step(optimizer)`) with no gradient reset for that optimizer anywhere
-in the loop (`optimizer.zero_grad()`, `model.zero_grad()`, `p.grad = None`, `p.grad.zero_()`).
+in the loop (`optimizer.zero_grad()`, `model.zero_grad()`, `p.grad = None`, `p.grad.zero_()`),
+reported at the step of the first optimizer left unreset.
 With two optimizers (a GAN), a reset of one model does not cover the other's optimizer. A step
 function called once per iteration (a function or method with the backward and the step, whose
 callers in the file do not reset, or a manually optimized Lightning `training_step`) counts as
@@ -100,11 +101,12 @@ class MissingZeroGrad(Rule):
             if not unreset:
                 branch_step = _step_in_branch_without_reset(model, region, calls, backwards, steps)
                 if branch_step is not None:
-                    yield Finding(_backward_for(model, branch_step[0], backwards, steps), message=BRANCH_MESSAGE,
+                    yield Finding(branch_step[0], message=BRANCH_MESSAGE,
                                   fix=_insert_zero_grad(model, [branch_step], backwards, steps))
                 continue
             first_step = next(call for call, optimizer in steps if optimizer in unreset)
-            yield Finding(_backward_for(model, first_step, backwards, steps),
+            # (at the step that uses the stale gradients, where a reader of the loop looks for it)
+            yield Finding(first_step,
                           fix=_insert_zero_grad(model, [(c, o) for c, o in steps if o in unreset], backwards, steps))
 
 

@@ -13,6 +13,6 @@ def main(model, train_dl, lr=2e-5, epochs=2):
     for _ in range(epochs):
         for batch in train_dl:
             with accelerator.accumulate(model):
-                accelerator.backward(model(**batch).loss)  # expect: TML002
-                optimizer.step()
+                accelerator.backward(model(**batch).loss)
+                optimizer.step()  # expect: TML002
             scheduler.step()

@@ -15,6 +15,6 @@ class LoraTrainer:
             for batch in loader:
                 with autocast():
                     out = self.model(**batch)
-                self.scaler.scale(out.loss).backward()  # expect: TML002
-                self.scaler.step(self.optimizer)
+                self.scaler.scale(out.loss).backward()
+                self.scaler.step(self.optimizer)  # expect: TML002
                 self.scaler.update()

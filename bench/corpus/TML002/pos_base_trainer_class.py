@@ -14,8 +14,8 @@ class BaseTrainer:
         imgs, heatmaps = batch
         out = self.model(imgs.to(self.device))
         loss = self.criterion(out, heatmaps.to(self.device))
-        loss.backward()  # expect: TML002
-        self.optimizer.step()
+        loss.backward()
+        self.optimizer.step()  # expect: TML002
         return loss.item()
 
     def train(self, loader, epochs):

@@ -12,6 +12,6 @@ class Executor:
             target = target.to(device)
             logits = model(feats, lengths)
             loss = torch.nn.functional.cross_entropy(logits, target)
-            loss.backward()  # expect: TML002
+            loss.backward()
             clip_grad_norm_(model.parameters(), clip)
-            optimizer.step()
+            optimizer.step()  # expect: TML002

@@ -21,8 +21,8 @@ class InversionGANTrainer:
 
             hinge_real = torch.relu(1.0 - self.discriminator(batch)).mean()
             hinge_fake = torch.relu(1.0 + self.discriminator(synth.detach())).mean()
-            (hinge_real + hinge_fake).backward()  # expect: TML002
-            self.opt_d.step()
+            (hinge_real + hinge_fake).backward()
+            self.opt_d.step()  # expect: TML002
 
             self.opt_g.zero_grad()
             adversarial = -self.discriminator(synth).mean()

@@ -14,5 +14,5 @@ for epoch in range(5):
     for x, y in tqdm(loader):
         out, _ = model(x)
         loss = criterion(head(out), y)
-        loss.backward()  # expect: TML002
-        optimizer.step()
+        loss.backward()
+        optimizer.step()  # expect: TML002

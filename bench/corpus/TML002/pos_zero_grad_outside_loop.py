@@ -9,5 +9,5 @@ def finetune(policy, batches, lr=1e-5):
     for batch in batches:
         logprobs = policy(batch["queries"], batch["responses"])
         loss = -(logprobs * batch["advantages"]).mean()
-        loss.backward()  # expect: TML002
-        optimizer.step()
+        loss.backward()
+        optimizer.step()  # expect: TML002
