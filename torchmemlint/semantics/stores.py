@@ -156,7 +156,13 @@ class Stores:
                 subscript = target.target
                 if isinstance(subscript, cst.Subscript):
                     key = subscript.slice[0] if len(subscript.slice) == 1 else None
-                    found.append(Store(assign, subscript.value, assign.value, key))
+                    container = subscript.value
+                    # ``tracker[idx]["x"] = z`` fills a field of the entry ``idx`` adds: it is the
+                    # outer key that grows the container
+                    while isinstance(container, cst.Subscript) and len(container.slice) == 1 and key is not None and \
+                            isinstance(_key_expression(key), (cst.SimpleString, cst.Integer)):
+                        container, key = container.value, container.slice[0]
+                    found.append(Store(assign, container, assign.value, key))
         for aug in self.tree.nodes(cst.AugAssign):
             if isinstance(aug.operator, cst.AddAssign) and isinstance(aug.value, cst.List):
                 found.extend(Store(aug, aug.target, element.value) for element in aug.value.elements)
