@@ -139,6 +139,9 @@ class Hooks:
         base): the argument passed for a parameter, the object a method is called on, the
         argument an ``__init__`` stored on ``self``; None for an object made in ``func``."""
         base = _navigated_from(receiver)
+        if isinstance(base, cst.Call) and (member := self._member_returned(base)) is not None:
+            # ``conv_layers(model)[layer_num]``: one of the members a helper lists
+            return self._as_seen_by_caller(member, func, site, callee)
         if not isinstance(base, cst.Name):
             return None
         name = base.value
@@ -194,7 +197,10 @@ class Hooks:
             return None
         parameters: set[str] = set()
         for returned in self.scopes.scope_nodes(function, cst.Return):
-            base = _navigated_from(returned.value) if returned.value is not None else None
+            value = returned.value
+            if isinstance(value, (cst.ListComp, cst.GeneratorExp)):  # ``[m for m in model.modules() if ...]``
+                value = value.for_in.iter
+            base = _navigated_from(value) if value is not None else None
             while isinstance(base, cst.Name) and base.value not in parameters:
                 bindings = [b for b in self.scopes.bindings(function).get(base.value, [])
                             if not _walks_down(b.value, base.value)]  # (``target = target._modules[h]``)
@@ -378,6 +384,9 @@ class Hooks:
         while isinstance(iterable, cst.Call) and dotted_name(iterable.func) in ("enumerate", "list", "reversed") \
                 and iterable.args:
             iterable = iterable.args[0].value
+        if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute) and not iterable.args and \
+                iterable.func.attr.value in ("items", "values"):
+            iterable = iterable.func.value  # ``self.model.features._modules.items()``: the modules of a dict
         if isinstance(iterable, cst.Call) and dotted_name(iterable.func) == "zip" and iterable.args:
             # ``for s, t in zip(self.student.layers, self.teacher.layers)``
             return all(self._members_of_persistent(a.value, iteration, depth) for a in iterable.args)
@@ -463,6 +472,8 @@ class Hooks:
             for comparison in self.tree.descendants(test, cst.Comparison):
                 if isinstance(comparison.left, cst.Name) and comparison.left.value in selecting:
                     continue  # ``for name, m in model.named_modules(): if name == layer:`` picks a member
+                if isinstance(comparison.left, cst.SimpleString):
+                    continue  # ``if "register_hook" in modes:`` reads the configuration, every time
                 if any(isinstance(c.operator, (cst.Is, cst.IsNot, cst.Equal, cst.In, cst.NotIn)) for c in comparison.comparisons):
                     return True
         return False
