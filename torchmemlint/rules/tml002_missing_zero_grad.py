@@ -178,10 +178,13 @@ def _unreset_optimizers(model: SemanticModel, region: Region, calls: list[cst.Ca
         if optimizer in receivers:
             continue
         other_optimizers = set(optimizers) - {optimizer}
+        own = trained_by[optimizer]
+        reset_models = set().union(*(trained_by.get(r) or set() for r in receivers))
+        if own is not None and own <= reset_models:
+            continue  # InfoGAN's ``Adam(chain(G.parameters(), D.parameters()))``: G's and D's resets cover it
         if all(r in other_optimizers for r in receivers):  # only the other optimizers are reset
             unreset.append(optimizer)
             continue
-        own = trained_by[optimizer]
         if own is None or own & set(receivers):
             continue  # built outside this file, or one of its models is reset
         others = set().union(*(m | {o} for o, m in trained_by.items() if o != optimizer and m is not None))
