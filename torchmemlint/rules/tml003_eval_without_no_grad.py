@@ -433,7 +433,19 @@ def _has_backward(model: SemanticModel, context: cst.CSTNode) -> bool:
     # An optimizer step counts too (``opt.step(closure)``); ``env.step(action)`` does not; nor
     # does marking the inputs for their gradient (``images.requires_grad_(True)``), whoever takes it.
     return any(model.calls.backward_roots(call) or is_step_call(call) or marks_requiring_grad(call)
-               for call in model.tree.descendants(region, cst.Call))
+               or _hands_to_backward(model, call) for call in model.tree.descendants(region, cst.Call))
+
+
+def _hands_to_backward(model: SemanticModel, call: cst.Call) -> bool:
+    """``self.backprop(out["loss"])``: a helper of the file differentiates what it is given (not an
+    attack helper that runs a forward and a backward of its own on the inputs)."""
+    callee = model.calls.callee(call)
+    if callee is None or not isinstance(callee.function, cst.FunctionDef):
+        return False
+    differentiated = model.calls.names_feeding_backward(callee.function)
+    return bool(differentiated) and any(
+        param in differentiated and model.flow.value(expr, where).graph
+        for param, given in model.calls.arguments(call, callee).items() for expr, where in given)
 
 
 # What asks autograd for something: with any of these in the wrapped code, ``no_grad`` may
