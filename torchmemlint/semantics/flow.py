@@ -1365,7 +1365,11 @@ class Flow:
         returned = self.summary(callee.function).returns
         arguments = {name: join([self.value(expr, where) for expr, where in given])
                      for name, given in self.calls.arguments(call, callee).items()}
-        return _substitute(returned, arguments).travelled(call, f"returned by `{callee.name}()`")
+        result = _substitute(returned, arguments)
+        if returned.alias is None and isinstance(callee.function, cst.FunctionDef) and \
+                self.grad.is_function_disabled(callee.function):
+            return result.without_graph()  # (``@torch.no_grad()`` on it: what it computes from its inputs holds no graph)
+        return result.travelled(call, f"returned by `{callee.name}()`")
 
     def _construct(self, callee: Callee, call: cst.Call, at: cst.CSTNode) -> Value:
         """An object of a class of this file: a module, or a record whose attributes are what
@@ -1922,8 +1926,8 @@ def _self_targets(target: cst.BaseExpression) -> list[tuple[Optional[int], str]]
 
 
 def _binds(target: cst.BaseExpression, name: str) -> bool:
-    if isinstance(target, cst.Name):
-        return target.value == name
+    if isinstance(target, (cst.Name, cst.Attribute)):  # (``..., self.tau_t, ... = sat(...)``)
+        return dotted_name(target) == name
     if isinstance(target, (cst.Tuple, cst.List)):
         return any(_binds(e.value, name) for e in target.elements)
     if isinstance(target, cst.StarredElement):
@@ -1933,8 +1937,8 @@ def _binds(target: cst.BaseExpression, name: str) -> bool:
 
 def destructure(value: Value, target: cst.BaseExpression, name: str) -> Value:
     """The part of ``value`` that ``name`` gets when ``value`` is unpacked into ``target``."""
-    if isinstance(target, cst.Name):
-        return value if target.value == name else NOTHING
+    if isinstance(target, (cst.Name, cst.Attribute)):
+        return value if dotted_name(target) == name else NOTHING
     if isinstance(target, (cst.Tuple, cst.List)):
         for position, element in enumerate(target.elements):
             if _binds(element.value, name):
