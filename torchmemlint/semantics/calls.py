@@ -346,7 +346,9 @@ class Calls:
             if cls is None:
                 return None
             skip_own = isinstance(receiver, cst.Call)
-            found = self.method_of(cls, name, skip_own=skip_own) or (None if skip_own else self._only_override(cls, name))
+            found = self.method_of(cls, name, skip_own=skip_own)
+            if not skip_own and (found is None or _is_stub(found)):  # (left to the subclasses, or abstract)
+                found = self._only_override(cls, name) or found
             # (``self.cos_distance(a, b)`` of a static method binds ``a`` to its first parameter)
             return Callee(found, skipped=0 if _is_static(found) else 1) if found is not None else None
         local_class = self.scopes.classes_by_name.get(dotted_name(receiver) or "")
@@ -847,6 +849,19 @@ class Calls:
         return handed
 
 
+
+
+def _is_stub(method: cst.FunctionDef) -> bool:
+    """An abstract method: its body (after a docstring) only raises ``NotImplementedError`` or
+    does nothing (``pass``, ``...``)."""
+    body = method.body.body if isinstance(method.body, cst.IndentedBlock) else [method.body]
+    statements = [s for line in body for s in (line.body if isinstance(line, cst.SimpleStatementLine) else [line])]
+    if statements and isinstance(statements[0], cst.Expr) and isinstance(statements[0].value, cst.BaseString):
+        statements = statements[1:]
+    return len(statements) == 1 and (
+        isinstance(statements[0], cst.Pass) or isinstance(statements[0], cst.Expr) and isinstance(statements[0].value, cst.Ellipsis)
+        or isinstance(statements[0], cst.Raise) and statements[0].exc is not None
+        and dotted_name(statements[0].exc.func if isinstance(statements[0].exc, cst.Call) else statements[0].exc) == "NotImplementedError")
 
 
 def _is_static(func: cst.FunctionDef) -> bool:
