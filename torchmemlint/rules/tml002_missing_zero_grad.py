@@ -88,7 +88,7 @@ class MissingZeroGrad(Rule):
         regions: list[Region] = [*model.tree.nodes(cst.For), *model.tree.nodes(cst.While), *model.tree.nodes(cst.FunctionDef)]
         for region in regions:
             calls = _region_calls(model, region)
-            backwards = [c for c in calls if _is_backward_call(model, c)]
+            backwards = [c for c in calls if _is_backward_call(model, c) or _backward_in_helper(model, c)]
             steps = [(c, o) for c in calls for o in [_stepped_optimizer(c)] if o is not None]
             if not backwards or not steps:
                 continue
@@ -120,6 +120,15 @@ def _is_backward_call(model: SemanticModel, call: cst.Call) -> bool:
     if not (isinstance(call.func, cst.Attribute) and call.func.attr.value in ("backward", "manual_backward")):
         return False
     return bool(model.calls.backward_roots(call)) and model.imports.qualify(call.func) not in _CONTEXT_BACKWARDS
+
+
+def _backward_in_helper(model: SemanticModel, call: cst.Call) -> bool:
+    """``loss = compute_loss(model, batch)`` whose body runs the backward, the loop stepping the
+    optimizer: the helper's backward is the loop's."""
+    callee = model.calls.callee(call)
+    return callee is not None and callee.constructs is None and isinstance(callee.function, cst.FunctionDef) \
+        and model.calls.runs_backward(callee.function) and not any(
+            _stepped_optimizer(c) for c in model.scopes.scope_nodes(callee.function, cst.Call))
 
 
 def _stepped_optimizer(call: cst.Call) -> Optional[str]:
