@@ -239,6 +239,9 @@ def _store_fix(model: SemanticModel, store: Store) -> tuple[Optional[NodeFix], s
     container holds: unsafe. What a callee made is detached where the callee keeps it."""
     if store.made_inside:
         return _detach_fix(model, store.value, store.inside)
+    if model.stores.differentiated_later(store.container):
+        return None, ("no automatic fix: a backward later differentiates what the container holds, so its "
+                      "elements need their graphs; empty it after that backward instead")
     if _is_scalar(model, store.value, store.node) and not (store.inside is not None and store.appended) and \
             _elements_used_only_as_numbers(model, store.container):
         # (not into a callee's list: how the callee uses its elements, ``torch.stack(self._values)``,

@@ -1001,6 +1001,21 @@ class Stores:
             if other is not method and other.name.value != "__init__" and self.tree.contains(owner, other)
         )
 
+    def differentiated_later(self, container: cst.BaseExpression) -> bool:
+        """Some function of the file differentiates what ``container`` holds: its spelling is read
+        into the loss a backward differentiates (``loss = -(torch.stack(policy.log_probs) *
+        returns).sum(); loss.backward()``), so its elements must keep their graphs."""
+        spelled = _spelled_container(container)
+        if spelled is None or "." not in spelled:
+            return False  # (an attribute only: a bare name may be another function's local, ``self`` any attribute)
+        for function, _ in self._differentiating_functions:
+            feeding = self.calls.names_feeding_backward(function)
+            for assign in self.scopes.scope_nodes(function, cst.Assign):
+                if any(isinstance(t.target, cst.Name) and t.target.value in feeding for t in assign.targets) and \
+                        any(not self._detached_here(read) for read in self._spelled_in(assign.value, spelled)):
+                    return True
+        return False
+
     def _read_only_detached(self, spelled: str, function: cst.FunctionDef) -> bool:
         """``function`` reads the container only into ``.detach()``ed values (PPO's
         ``old_log_probs = torch.stack(self.memory.log_probs).detach()``): its backward runs
