@@ -88,7 +88,7 @@ def test_diff_writes_nothing_and_exits_1_when_there_would_be_changes(project, ca
         "     loss = criterion(out, y)\n     loss.backward()\n     opt.step()\n"
         "-    total_loss += loss  # running sum\n+    total_loss += loss.item()  # running sum\n"
         "     outputs.append(out)\n" + ' print(f"{total_loss:.3f}")\n'
-        "# train.py:8:5: TML002 loop calls backward() and optimizer.step() but never resets gradients; they "
+        "# train.py:9:5: TML002 loop calls backward() and optimizer.step() but never resets gradients; they "
         "accumulate across steps\n#   not fixed: its fix is unsafe (reset the optimizer's gradients every step); "
         "apply it with --unsafe-fixes\n"
         "# train.py:11:20: TML001 graph-attached value kept across iterations; store `.item()` or `.detach()` "
@@ -161,7 +161,7 @@ def test_diff_exits_0_when_nothing_would_change(project, capsys):
     # No patch, only the review of what is left (the unsafe fixes are not asked for).
     assert status == 0
     assert [line for line in out.splitlines() if not line.startswith("#   not fixed: its fix is unsafe")] == [
-        "# train.py:8:5: TML002 loop calls backward() and optimizer.step() but never resets gradients; they "
+        "# train.py:9:5: TML002 loop calls backward() and optimizer.step() but never resets gradients; they "
         "accumulate across steps",
         "# train.py:11:20: TML001 graph-attached value kept across iterations; store `.item()` or `.detach()` "
         "instead"]
@@ -248,8 +248,8 @@ def test_check_json_shows_each_fix(project):
         "applicability": "safe", "safe": True, "message": "keep the Python number (`.item()`)",
         "edits": [{"line": 10, "column": 19, "end_line": 10, "end_column": 23, "content": "loss.item()"}]}
     assert fixes[(11, "TML001")]["safe"] is False
-    assert fixes[(8, "TML002")]["safe"] is False
-    [edit] = fixes[(8, "TML002")]["edits"]  # inserted before ``loss.backward()``
+    assert fixes[(9, "TML002")]["safe"] is False
+    [edit] = fixes[(9, "TML002")]["edits"]  # inserted before ``loss.backward()``
     assert (edit["line"], edit["end_line"]) == (8, 8) and "opt.zero_grad(set_to_none=True)" in edit["content"]
 
 

@@ -1,7 +1,7 @@
 # Source: https://github.com/wenet-e2e/wekws/pull/73
 # Report: in the keyword-spotting training executor, optimizer.step() was called without optimizer.zero_grad(); the fix adds the reset above loss.backward().
 # Shape: an executor's train method runs forward, backward, gradient clipping and step per batch, and never resets the gradients.
-# Expect: TML002 line 18
+# Expect: TML002 line 20
 import torch
 from torch import nn
 
@@ -15,9 +15,9 @@ class Executor:
         for feats, target in batches:
             logits = model(feats.to(device)).max(dim=1).values
             loss = nn.functional.binary_cross_entropy_with_logits(logits.squeeze(-1), target.to(device))
-            loss.backward()  # expect: TML002
+            loss.backward()
             nn.utils.clip_grad_norm_(model.parameters(), clip)
-            optimizer.step()
+            optimizer.step()  # expect: TML002
         return loss.item()
 
 

@@ -1,7 +1,7 @@
 # Source: https://github.com/pytorch/pytorch/issues/47175
 # Report: it is easy to introduce a nasty bug by forgetting zero_grad() or calling it at the beginning of each epoch instead of each iteration; the request is a warning when step() runs without a reset.
 # Shape: zero_grad() is called once per epoch, before the batch loop; every step then applies the sum of all the epoch's gradients so far.
-# Expect: TML002 line 17
+# Expect: TML002 line 18
 import torch
 from torch import nn
 
@@ -14,6 +14,6 @@ for epoch in range(1):
     optimizer.zero_grad()
     for x, y in batches:
         loss = nn.functional.cross_entropy(model(x.to(device)), y.to(device))
-        loss.backward()  # expect: TML002
-        optimizer.step()
+        loss.backward()
+        optimizer.step()  # expect: TML002
 print(loss.item())
