@@ -849,21 +849,6 @@ class Calls:
         return handed
 
 
-
-
-def _is_stub(method: cst.FunctionDef) -> bool:
-    """An abstract method: its body (after a docstring) only raises ``NotImplementedError`` or
-    does nothing (``pass``, ``...``)."""
-    body = method.body.body if isinstance(method.body, cst.IndentedBlock) else [method.body]
-    statements = [s for line in body for s in (line.body if isinstance(line, cst.SimpleStatementLine) else [line])]
-    if statements and isinstance(statements[0], cst.Expr) and isinstance(statements[0].value, cst.BaseString):
-        statements = statements[1:]
-    return len(statements) == 1 and (
-        isinstance(statements[0], cst.Pass) or isinstance(statements[0], cst.Expr) and isinstance(statements[0].value, cst.Ellipsis)
-        or isinstance(statements[0], cst.Raise) and statements[0].exc is not None
-        and dotted_name(statements[0].exc.func if isinstance(statements[0].exc, cst.Call) else statements[0].exc) == "NotImplementedError")
-
-
 def _is_static(func: cst.FunctionDef) -> bool:
     return any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod" for d in func.decorators)
 
