@@ -439,13 +439,7 @@ def _has_backward(model: SemanticModel, context: cst.CSTNode) -> bool:
 def _hands_to_backward(model: SemanticModel, call: cst.Call) -> bool:
     """``self.backprop(out["loss"])``: a helper of the file differentiates what it is given (not an
     attack helper that runs a forward and a backward of its own on the inputs)."""
-    callee = model.calls.callee(call)
-    if callee is None or not isinstance(callee.function, cst.FunctionDef):
-        return False
-    differentiated = model.calls.names_feeding_backward(callee.function)
-    return bool(differentiated) and any(
-        param in differentiated and model.flow.value(expr, where).graph
-        for param, given in model.calls.arguments(call, callee).items() for expr, where in given)
+    return any(model.flow.value(expr, where).graph for expr, where in model.calls.arguments_differentiated(call))
 
 
 # What asks autograd for something: with any of these in the wrapped code, ``no_grad`` may

@@ -840,13 +840,21 @@ class Calls:
         handed: set[str] = set()
         for call in self.scopes.scope_nodes(scope, cst.Call):
             callee = self.callee(call)
-            if callee is None or not isinstance(callee.function, cst.FunctionDef) or callee.function is scope:
+            if callee is None or callee.function is scope:
                 continue
-            inside = self.names_feeding_backward(callee.function)
-            for param, given in self.arguments(call, callee).items():
-                if param in inside:
-                    handed.update(expr.value for expr, _ in given if isinstance(expr, cst.Name))
+            handed.update(expr.value for expr, _ in self.arguments_differentiated(call) if isinstance(expr, cst.Name))
         return handed
+
+    def arguments_differentiated(self, call: cst.Call) -> list[tuple[cst.BaseExpression, cst.CSTNode]]:
+        """What ``call`` hands to parameters of a function of the file that feed its backward pass
+        (``update_policy(optimizer, log_probs)``, ``self.backprop(out["loss"])``), with the node to
+        evaluate each at."""
+        callee = self.callee(call)
+        if callee is None or not isinstance(callee.function, cst.FunctionDef):
+            return []
+        inside = self.names_feeding_backward(callee.function)
+        return [(expr, where) for param, given in self.arguments(call, callee).items() if param in inside
+                for expr, where in given]
 
 
 def _is_static(func: cst.FunctionDef) -> bool:
