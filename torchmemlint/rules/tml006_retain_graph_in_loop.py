@@ -118,9 +118,11 @@ class RetainGraphInLoop(Rule):
                                   no_fix=f"no automatic fix: the next iteration differentiates `{made_before}`'s graph "
                                          f"again; rebuild it inside the iteration (or detach it), then drop the flag")
                     break
-                if isinstance(iteration, (cst.For, cst.While)) and _graph_made_inside(model, call, iteration):
-                    # Nothing reaches this graph again, but the loop's names hold it until the
-                    # next step rebinds them, after that step's forward: two steps' activations.
+                if isinstance(iteration, (cst.For, cst.While)) and _graph_made_inside(model, call, iteration) \
+                        or isinstance(iteration, cst.FunctionDef) and _kept_on_self_to_the_next_step(model, call, iteration):
+                    # Nothing reaches this graph again, but the loop's names (or ``self``'s
+                    # attributes) hold it until the next step rebinds them, after that step's
+                    # forward: two steps' activations.
                     fix, no_fix = _removal_fix(model, call, iteration)
                     yield Finding(call, message="backward(retain_graph=True) is the last backward of the step and "
                                                 "nothing differentiates this graph again: its saved activations stay "
@@ -184,6 +186,64 @@ def _graph_made_inside(model: SemanticModel, call: cst.Call, iteration: Iteratio
     return forward
 
 
+def _kept_on_self_to_the_next_step(model: SemanticModel, call: cst.Call, step: cst.FunctionDef) -> bool:
+    """A per-step method's retaining backward differentiates a graph this step made that
+    ``self`` keeps (``self.loss_G = ...`` from ``self.fake_B``, which the class's ``forward()``
+    rebinds every step), and no later backward of the step (in the methods its callers run after
+    it) reaches a graph ``self`` holds: the saved activations stay alive until the next step
+    rebinds the attributes, after its forward. A graph only ``__init__`` makes is differentiated
+    again every step: that one must be retained."""
+    kept = made_this_step = False
+    for expr, before in _traced(model, model.calls.backward_roots(call), step):
+        spelled = carried_name(expr)
+        if spelled is not None and spelled.startswith("self."):
+            if not before:
+                kept = True
+            elif model.flow.value(expr, call).graph:
+                if not _rebound_per_step(model, spelled, step):
+                    return False
+                kept = made_this_step = True
+        elif not before and isinstance(expr, cst.Call) and model.calls.is_forward_pass(expr):
+            made_this_step = True
+        elif before and isinstance(expr, cst.Name) and expr.value != "self" and model.flow.value(expr, call).graph:
+            return False  # (a graph handed in by the caller may be differentiated again there)
+    return kept and made_this_step and not any(
+        _reaches_graph_on_self(model, later) for later in _backwards_after(model, step))
+
+
+def _rebound_per_step(model: SemanticModel, attribute: str, step: cst.FunctionDef) -> bool:
+    owner = model.scopes.self_class(step)
+    return owner is not None and any(
+        method.name.value != "__init__" and model.iterations.runs_per_step(method)
+        and model.loop_carried.bindings_in(attribute, method)
+        for method in model.tree.descendants(owner, cst.FunctionDef) if model.scopes.self_class(method) is owner)
+
+
+def _backwards_after(model: SemanticModel, step: cst.FunctionDef) -> Iterator[cst.Call]:
+    """The backward calls that run after ``step`` returns, in the functions that call it: theirs,
+    and those of the file's functions they call after it."""
+    for site in model.calls.call_sites(step):
+        caller = model.scopes.function_of(site)
+        for later in model.tree.descendants(caller if caller is not None else model.tree.module, cst.Call):
+            if not model.tree.before(site, later) or model.tree.contains(site, later):
+                continue
+            if model.calls.backward_roots(later):
+                yield later
+            callee = model.calls.callee(later)
+            if callee is not None and isinstance(callee.function, cst.FunctionDef) and callee.function is not step:
+                yield from (c for c in model.scopes.scope_nodes(callee.function, cst.Call) if model.calls.backward_roots(c))
+
+
+def _reaches_graph_on_self(model: SemanticModel, backward: cst.Call) -> bool:
+    """A backward whose differentiated value reads, from before its function, a graph-attached
+    ``self`` attribute or argument (``self.mu2`` that ``forward()`` kept)."""
+    func = model.scopes.function_of(backward)
+    if func is None:
+        return True
+    return any(before and not (isinstance(expr, cst.Name) and expr.value == "self") and model.flow.value(expr, backward).graph
+               for expr, before in _traced(model, model.calls.backward_roots(backward), func))
+
+
 def _carried_into(model: SemanticModel, name: cst.Name, iteration: Iteration) -> bool:
     """``name`` may hold, where it is read, what the previous pass of the loop bound: the loop
     binds it at or after the read, and a binding from outside the loop (not the loop's own
@@ -213,8 +273,9 @@ def _traced(model: SemanticModel, roots: list[cst.BaseExpression],
         seen.add(expr)
         spelled = carried_name(expr)
         if isinstance(expr, cst.Attribute) and spelled is not None and spelled.startswith("self."):
-            if not model.loop_carried.bindings_in(spelled, iteration):
-                yield expr, True
+            bound_inside = model.loop_carried.bindings_in(spelled, iteration)
+            yield expr, not bound_inside
+            pending.extend(b.value for b in bound_inside if getattr(b, "value", None) is not None)
             continue
         if isinstance(expr, cst.Name):
             bindings = model.scopes.reaching_bindings(expr.value, expr)
