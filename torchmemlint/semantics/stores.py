@@ -601,7 +601,9 @@ class Stores:
         for delete in self.tree.nodes(cst.Del):
             if any(isinstance(target, cst.Subscript) and dotted_name(target.value) == spelled for target in deleted(delete)):
                 return True
-        return len(self.scopes.assignments_to(spelled)) > 1
+        # (a rebinding once per epoch, after the inner loop of forward passes, as ``module.acts =
+        # torch.cat(module.acts)`` after each layer's calibration pass, lets a whole pass pile up)
+        return len([a for a in self.scopes.assignments_to(spelled) if not self._emptied_once_per_epoch(a)]) > 1
 
     def _emptied_once_per_epoch(self, emptying: cst.CSTNode, depth: int = 0) -> bool:
         """The emptying runs (itself, or through every call of the function holding it) in an
