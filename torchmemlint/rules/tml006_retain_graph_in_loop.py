@@ -147,6 +147,10 @@ def _removal_fix(model: SemanticModel, call: cst.Call, iteration: Iteration) -> 
             return None, f"no automatic fix: `{name}` is differentiated again later, through the retained graph"
     if not any(arg.keyword is not None and arg.keyword.value == "retain_graph" for arg in call.args):
         return None, "no automatic fix: `retain_graph` is not passed by keyword"
+    region = iteration if isinstance(iteration, cst.FunctionDef) else iteration.body
+    if any(model.tree.contains(region, loop) for loop in model.scopes.loops_around(call)):
+        return None, ("no automatic fix: the same call runs the step's earlier backwards (`for loss in losses:`), "
+                      "which need the flag; retain on all but the last")
     return NodeFix("remove `retain_graph=True`", safe=False,
                    replacements=[Replacement(call, remove_keyword_argument(call, "retain_graph"))]), ""
 
@@ -282,7 +286,9 @@ def _traced(model: SemanticModel, roots: list[cst.BaseExpression],
             inside = [b for b in bindings if model.tree.contains(region, b.node)]
             if inside:
                 yield expr, False
-                pending.extend(b.value for b in inside if b.value is not None)
+                # (``for loss in losses:``: the element comes from what the loop iterates)
+                pending.extend(b.value if b.value is not None else b.node.iter for b in inside
+                               if b.value is not None or isinstance(b.node, cst.For))
             elif bindings:
                 yield expr, True
             continue
