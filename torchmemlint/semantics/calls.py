@@ -106,7 +106,7 @@ class Calls:
                 return self._parameter_named_for_class(func.value, at)
             return self._resolve_name(func.value, at, depth)
         if isinstance(func, cst.Attribute):
-            return self._resolve_method(func, at) or self._instance_call(func, at)
+            return self._resolve_method(func, at) or self._instance_call(func, at) or self._made_by_a_factory(func, at)
         if isinstance(func, cst.Call) and dotted_name(func.func) == "super":
             return None
         return None
@@ -122,6 +122,9 @@ class Calls:
             if isinstance(assign.value, cst.Call):  # ``logits, loss_fn = self._forward_step(batch)``
                 names.update(e.value.value for t in assign.targets if isinstance(t.target, cst.Tuple)
                              for e in t.target.elements if isinstance(e.value, cst.Name))
+                if terminal_name(assign.value.func) in self.scopes.functions_by_name:
+                    # ``self.train_step = self._make_train_step()``: the closure a factory returns
+                    names.update(t.target.attr.value for t in assign.targets if isinstance(t.target, cst.Attribute))
         return frozenset(names)
 
     def _resolve_name(self, name: str, at: cst.CSTNode, depth: int) -> Optional[Callee]:
@@ -184,6 +187,23 @@ class Calls:
         cls = self.scopes.self_class(callee.function)
         method = self.method_of(cls, name) if cls is not None and owner == first_param(callee.function) else None
         return Callee(method, skipped=0 if _is_static(method) else 1) if method is not None else None
+
+    def _made_by_a_factory(self, func: cst.Attribute, at: cst.CSTNode) -> Optional[Callee]:
+        """``self.train_step(x, y)`` where the class sets ``self.train_step =
+        self._make_train_step()`` (every assignment of the attribute in the class), a factory
+        whose every ``return`` hands back the one function it defines: that closure."""
+        if dotted_name(func.value) != "self":
+            return None
+        cls = self.scopes.self_class(self.scopes.function_of(at))
+        found: Optional[Callee] = None
+        for assign in self.scopes.assignments_to(f"self.{func.attr.value}"):
+            if self.scopes.self_class(self.scopes.function_of(assign)) is not cls:
+                continue
+            made = self._returned_function(assign.value) if isinstance(assign.value, cst.Call) else None
+            if made is None or found is not None and made.function is not found.function:
+                return None
+            found = made
+        return found
 
     def _instance_call(self, func: cst.BaseExpression, at: cst.CSTNode) -> Optional[Callee]:
         """Calling an object of a class of the file runs its ``__call__`` (``self.rms(x)`` with
@@ -410,6 +430,13 @@ class Calls:
         ``metric.process(state)``): each a guess; empty where the call resolves or ``x`` is known
         to be something else."""
         func = call.func
+        if isinstance(func, cst.Name) and self.callee(call) is None:
+            # ``step = self.val_step if validation else self.train_step``: either
+            chosen = [b.value for b in self.scopes.reaching_bindings(func.value, call) if isinstance(b.value, cst.IfExp)]
+            if len(chosen) != 1:
+                return []
+            either = [self._resolve(branch, chosen[0], 1) for branch in (chosen[0].body, chosen[0].orelse)]
+            return [c for c in either if c is not None and c.function is not None and c.constructs is None]
         if self.callee(call) is not None or not isinstance(func, cst.Attribute) or \
                 func.attr.value not in self.scopes.functions_by_name:
             return []

@@ -272,6 +272,8 @@ class Stores:
         params = parameter_names(function)
         if isinstance(function.params.star_arg, cst.Param):
             params.add(function.params.star_arg.name.value)
+        if function.params.star_kwarg is not None:  # ``def log(self, **metrics)``: each keyword's value
+            params.add(function.params.star_kwarg.name.value)
         if cls is not None:
             params.discard(first_param(function))
         found: list[Kept] = []
