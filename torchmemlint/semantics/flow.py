@@ -2056,7 +2056,10 @@ def _may_hold_tensor(value: Value) -> bool:
     if value.kind == TENSOR or value.graph or value.device:
         return True
     if value.kind in (SEQUENCE, MAPPING, RECORD):
-        return _may_hold_tensor(value.any_element())
+        # (each part on its own: ``return contributions, envelope, range(...)`` joins a tensor
+        # with a range into a value of no known kind)
+        parts = [v for v in (value.element, *(value.elements or ()), *(v for _, v in value.fields or ())) if v]
+        return any(_may_hold_tensor(part) for part in parts) if parts else _may_hold_tensor(value.any_element())
     return False
 
 
