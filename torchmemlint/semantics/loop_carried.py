@@ -25,8 +25,8 @@ import libcst as cst
 from torchmemlint.semantics.grad import GradContexts
 from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.iterations import Iteration, Iterations, keyword_is_true
-from torchmemlint.semantics.scopes import (Loop, Scopes, carried_name, first_param, steps_an_environment,
-                                          terminal_name, tests_every_n_steps)
+from torchmemlint.semantics.scopes import (Loop, Scopes, carried_name, first_param, parameter_names,
+                                          steps_an_environment, terminal_name, tests_every_n_steps)
 from torchmemlint.semantics.stores import Stores
 from torchmemlint.semantics.tree import Tree
 from torchmemlint.semantics.vocabulary import (
@@ -128,7 +128,8 @@ class LoopCarried:
                         # method hands back, the loop that feeds it back carries: ``_, h = policy.act(obs, h)``)
                     sites_by_name.setdefault(name, []).append(site)
             for name, sites in sites_by_name.items():
-                if names_a_cache(name) or names_segment_memories(name) or self._cut(name, sites, region):
+                if names_a_cache(name) or names_segment_memories(name) and self._memories_come_detached(name) \
+                        or self._cut(name, sites, region):
                     continue  # (a cache is carried on purpose; the memories come detached)
                 requires_grad = self._requires_grad(name, region)
                 made_with_graph: Optional[bool] = None  # (another site of the iteration gives it a graph)
@@ -149,6 +150,19 @@ class LoopCarried:
                         found.append(Carry(name, site, region, reads, self._kind(site, name, region), requires_grad,
                                            self._carried_inside_callee(site, name)))
         return found
+
+    def _memories_come_detached(self, name: str) -> bool:
+        """Transformer-XL's memories come back detached from the model that makes them, unless
+        that model is one of this file's, whose ``forward`` takes them (a parameter of that name)
+        and returns what it builds from them with a graph (``torch.cat([mems[i], h])``)."""
+        short = name.rpartition(".")[2]
+        for cls in self.scopes.classes_by_name.values():
+            forward = self.flow.calls.method_of(cls, "forward") if self.scopes.is_torch_module_class(cls) else None
+            if forward is not None and short in parameter_names(forward):
+                returned = self.flow.summary(forward).returns
+                if returned.graph or any(part.graph for part in returned.elements or ()):
+                    return False
+        return True
 
     def _grad_enabled(self, site: cst.CSTNode) -> bool:
         """(A call that feeds a value back under ``no_grad``, a rollout's, carries no graph.)"""
@@ -364,14 +378,19 @@ class LoopCarried:
         if isinstance(func, cst.Attribute):
             if func.attr.value in GRAPH_BREAKING_METHODS:
                 return True
-            if dotted_name(func.value) == "self" and _BREAKING_FUNCTION.search(func.attr.value):
-                return True
-            return False
+            # (``self.repackage_hidden(h)``, and the model's own from outside: ``model.repackage_hidden(h)``)
+            return _BREAKING_FUNCTION.search(func.attr.value) is not None and \
+                (dotted_name(func.value) == "self" or self._runs_a_detaching_method(call))
         if isinstance(func, cst.Name):
             if func.value in BREAKING_BUILTINS or func.value in ("min", "max") or _BREAKING_FUNCTION.search(func.value):
                 return True
             return any(self._detaches(target) for target in self.scopes.functions_by_name.get(func.value, []))
         return False
+
+    def _runs_a_detaching_method(self, call: cst.Call) -> bool:
+        """The method the call runs detaches; one this file does not define is taken at its name."""
+        callee = self.flow.calls.callee(call)
+        return callee is None or not isinstance(callee.function, cst.FunctionDef) or self._detaches(callee.function)
 
     def _read_attached(self, read: cst.BaseExpression, within: cst.BaseExpression) -> bool:
         """``read`` reaches ``within``'s value with its graph: no ``.detach()``, ``.item()``,
