@@ -62,9 +62,16 @@ class Hooks:
             qualified = self.imports.qualify(func) or ""
             if qualified.startswith(GLOBAL_HOOK_PREFIX):
                 found.append(HookRegistration(call, None, qualified.rsplit(".", 1)[1]))
-            elif isinstance(func, cst.Attribute) and func.attr.value in HOOK_REGISTRATIONS and not qualified:
+            elif isinstance(func, cst.Attribute) and func.attr.value in HOOK_REGISTRATIONS and not qualified \
+                    and not self._runs_own_method(call):
                 found.append(HookRegistration(call, func.value, func.attr.value))
         return found
+
+    def _runs_own_method(self, call: cst.Call) -> bool:
+        """``self.register_hook(name)`` of an extractor class of the file: its own method (whose
+        body registers, and is checked there), not torch's."""
+        callee = self.iterations.calls.callee(call)
+        return callee is not None and isinstance(callee.function, cst.FunctionDef) and not callee.guessed
 
     def piles_up(self, registration: HookRegistration) -> Optional[Pile]:
         """Where ``registration`` adds one more hook to the same object on every iteration,
