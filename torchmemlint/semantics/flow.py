@@ -47,7 +47,7 @@ from torchmemlint.semantics.scopes import (Scopes, iterable_identifiers, literal
                                            terminal_name)
 from torchmemlint.semantics.tree import Tree, deleted
 from torchmemlint.semantics.vocabulary import (DETACHED_TENSOR_ATTRIBUTES, GRAPH_BREAKING_METHODS, HOOK_REGISTRATIONS,
-                                              JOIN_FUNCTIONS, LOADER_ITERABLE, MODULE_RETURNING_METHODS, NON_TENSOR_ANNOTATIONS,
+                                              IN_PLACE_WRITES, JOIN_FUNCTIONS, LOADER_ITERABLE, MODULE_RETURNING_METHODS, NON_TENSOR_ANNOTATIONS,
                                               PARAMETER_FREE_MODULES,
                                               is_class_name, is_model_name, names_text, torch_gives_no_tensor)
 
@@ -348,6 +348,7 @@ class Flow:
         self._classes_by_assigned: Optional[dict[str, list[cst.ClassDef]]] = None
         self._tensor_uses: dict[object, set[str]] = {}
         self._host_moves: dict[object, dict[str, list[cst.Expr]]] = {}
+        self._in_place_writes: dict[object, dict[str, list[cst.Call]]] = {}
         self._type_guards: dict[object, dict[str, list[cst.If]]] = {}
         self._guard_types: dict[cst.If, frozenset[str]] = {}
         self._mapping_uses: dict[object, set[str]] = {}
@@ -632,7 +633,29 @@ class Flow:
         if result.device and any(all(self.tree.before(b.node, move) for b in bindings) and self.tree.before(move, at)
                                  for move in self._moved_to_host_in_place(scope).get(name, ())):
             result = replace(result, device=False)
+        if not result.graph and result.kind in (TENSOR, None):
+            for write in self._written_in_place(scope).get(name, ()):
+                # ``row = torch.index_select(bank, 0, y)``; ``row.add_(torch.mul(v, 1 - m))``: the
+                # row now holds ``v``'s graph (or what the caller's ``v`` holds)
+                if self.tree.before(write, at) and all(self.tree.before(b.node, write) for b in bindings) \
+                        and not self.grad.is_disabled(write):
+                    added = join([self.value(a.value, write) for a in write.args])
+                    if added.graph or added.params:
+                        result = replace(result, graph=result.graph or added.graph, detached=False,
+                                         params=result.params | added.params, why=result.why or added.why)
         return result
+
+    def _written_in_place(self, scope) -> dict[str, list[cst.Call]]:
+        """Statements ``name.add_(value)`` (any in-place write of a tensor method) of ``scope``, by name."""
+        known = self._in_place_writes.get(scope)
+        if known is None:
+            known = self._in_place_writes[scope] = {}
+            for statement in self.scopes.scope_nodes(scope, cst.Expr):
+                call = statement.value
+                if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and \
+                        isinstance(call.func.value, cst.Name) and call.func.attr.value in IN_PLACE_WRITES:
+                    known.setdefault(call.func.value.value, []).append(call)
+        return known
 
     def _past_structure_guards(self, expr: cst.Name, scope) -> bool:
         """``expr`` is read after ``if isinstance(x, torch.Tensor): return ...``, ``if

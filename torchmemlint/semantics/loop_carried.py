@@ -854,7 +854,11 @@ class LoopCarried:
         if any(j.site is site for j in self.stores.join_accumulations):
             return JOIN
         if isinstance(site, cst.AugAssign):
-            return ACCUMULATION  # (in place on a tensor: TML015's when it is a leaf that requires grad)
+            # (in place on a tensor: TML015's when it is a leaf that requires grad). A running
+            # statistic on ``self`` whose step reads the old value (``self.sums += m * (s -
+            # self.sums)``) updates it, as its spelled-out form below does.
+            return UPDATE if "." in name and next(self._graph_reads(site.value, name, region, site, 0), None) is not None \
+                else ACCUMULATION
         if self._differentiated_with_respect_to(name, region):
             return UPDATE  # ``x = x + step`` of the variable ``torch.autograd.grad(loss, x)`` optimizes
         added = self._accumulations.get(site)
