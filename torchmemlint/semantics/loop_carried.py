@@ -795,7 +795,8 @@ class LoopCarried:
         iteration = self.iterations.step_iteration(assign)
         if iteration is None or isinstance(iteration, cst.Lambda) or not self._crosses_step(iteration):
             return []
-        if not self.stores.outlives(slot.value, assign, iteration) or not self.holds_graph(assign.value, assign):
+        if not self.stores.outlives(slot.value, assign, iteration) or not self.holds_graph(assign.value, assign) \
+                or self._detached_next(assign, slot.value, iteration):
             return []
         return [InPlaceWrite(assign, slot, assign.value, iteration, slot=True)]
 
@@ -818,32 +819,46 @@ class LoopCarried:
             return []
         if names_a_cache(dotted_name(target)):
             return []  # a key/value cache filled during generation, where no graph is built
-        if self._detached_next(site, target):
+        if self._detached_next(site, target, iteration):
             return []
         carried = [v for v in values if self.holds_graph(v, site)]
         return [InPlaceWrite(site, target, carried[0], iteration)] if carried else []
 
-    def _detached_next(self, site: cst.CSTNode, target: cst.BaseExpression) -> bool:
-        """A later statement of the write's own block cuts the tensor from the graph the write
-        joined it to: ``t = t.detach()`` or ``t.detach_()`` (ray's moving average: ``add_`` then
-        rebinding the attribute to its detached value)."""
+    def _detached_next(self, site: cst.CSTNode, target: cst.BaseExpression, iteration: Iteration) -> bool:
+        """A later statement of the step cuts the tensor from the graph the write joined it to:
+        ``t = t.detach()`` or ``t.detach_()`` after the write in its own block (ray's moving
+        average: ``add_`` then rebinding the attribute to its detached value), or after the
+        inner loop holding it (per-class prototypes written in a loop over the batch's labels,
+        then ``self.prototypes.detach_()``), within the iteration."""
         spelled = carried_name(target)
-        statement = self.tree.statement_of(site)
-        block = self.tree.parent.get(statement)
-        if spelled is None or not isinstance(block, (cst.IndentedBlock, cst.Module)):
+        if spelled is None:
             return False
-        later = block.body[next(i for i, line in enumerate(block.body) if line is statement) + 1:]
-        for line in later:
-            if not isinstance(line, cst.SimpleStatementLine):
-                continue
-            for small in line.body:
-                value = small.value if isinstance(small, (cst.Assign, cst.Expr)) else None
-                if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
-                        and value.func.attr.value in ("detach", "detach_") and carried_name(value.func.value) == spelled):
-                    continue
-                if value.func.attr.value == "detach_" or isinstance(small, cst.Assign) and any(
-                        carried_name(t.target) == spelled for t in small.targets):
+        child: cst.CSTNode = self.tree.statement_of(site)
+        for block in self.tree.ancestors(child):
+            if block is iteration or isinstance(block, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                return False
+            if isinstance(block, (cst.IndentedBlock, cst.Module)):
+                lines = block.body
+                here = next((i for i, line in enumerate(lines) if line is child or self.tree.contains(line, child)), None)
+                if here is not None and any(self._detaches_line(line, spelled) for line in lines[here + 1:]):
                     return True
+                if self.tree.parent.get(block) is iteration:
+                    return False
+            child = block
+        return False
+
+    @staticmethod
+    def _detaches_line(line: cst.CSTNode, spelled: str) -> bool:
+        if not isinstance(line, cst.SimpleStatementLine):
+            return False
+        for small in line.body:
+            value = small.value if isinstance(small, (cst.Assign, cst.Expr)) else None
+            if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute)
+                    and value.func.attr.value in ("detach", "detach_") and carried_name(value.func.value) == spelled):
+                continue
+            if value.func.attr.value == "detach_" or isinstance(small, cst.Assign) and any(
+                    carried_name(t.target) == spelled for t in small.targets):
+                return True
         return False
 
     @cached_property
