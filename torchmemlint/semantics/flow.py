@@ -49,7 +49,8 @@ from torchmemlint.semantics.tree import Tree, deleted
 from torchmemlint.semantics.vocabulary import (DETACHED_TENSOR_ATTRIBUTES, GRAPH_BREAKING_METHODS, HOOK_REGISTRATIONS,
                                               IN_PLACE_WRITES, JOIN_FUNCTIONS, LOADER_ITERABLE, MODULE_RETURNING_METHODS, NON_TENSOR_ANNOTATIONS,
                                               PARAMETER_FREE_MODULES,
-                                              is_class_name, is_model_name, names_text, torch_gives_no_tensor)
+                                              is_class_name, is_model_name, names_integers, names_text,
+                                              torch_gives_no_tensor)
 
 if TYPE_CHECKING:
     from torchmemlint.semantics.calls import Function
@@ -622,6 +623,10 @@ class Flow:
             result = replace(result, kind=TENSOR)
         if result.kind is None and not result.graph and names_text(name):
             return OTHER_VALUE  # ``image, target, fname = batch``: the file names are strings
+        if result.graph and not result.alias and any(b.index is not None for b in bindings) and names_integers(name):
+            # ``scores, decode_lengths, sort_ind = decoder(...)``: a position of a model's tuple
+            # the flow cannot see into, named for integers
+            result = replace(result, graph=False, why=())
         if not result.leaf and not result.graph and name in self._differentiated_in(scope):
             # ``torch.autograd.grad(loss, w)``: ``w`` requires grad, what is computed from it has a graph
             result = replace(result, leaf=True, detached=False)
@@ -1320,7 +1325,9 @@ class Flow:
                 reduced = all(not isinstance(b.value, cst.Call) or _reduces(b.value)
                               for b in self.scopes.reaching_bindings(call.func.value, call))
             scalar = reduced and self._builds_reduced_loss(call)
-            if inputs and all(v.detached for v in inputs):  # (a validation loss under ``no_grad``)
+            if inputs and (all(v.detached for v in inputs) or inputs[0].detached and not any(v.graph for v in inputs)):
+                # (a validation loss under ``no_grad``; or one of outputs made under it, computed
+                # after the block against the batch's targets, which hold no graph)
                 return Value(detached=True, device=any(v.device for v in inputs), kind=TENSOR, scalar=scalar,
                              loss=reduced)
             return Value(graph=True, device=True, kind=TENSOR, scalar=scalar, loss=reduced, why=why,

@@ -190,6 +190,16 @@ def names_text(name: str) -> bool:
     return _TEXT_NAME.fullmatch(name.lower().strip("_")) is not None
 
 
+# Names of integer values (lengths, positions, ids) that a model hands back beside its outputs
+# (``scores, decode_lengths, sort_ind = decoder(...)``): integers hold no graph.
+_INTEGER_NAME = re.compile(r"([a-z]+_)*(lens?|lengths?|ind|inds|indices|idx|idxs|ids|positions|counts?)")
+
+
+def names_integers(name: str) -> bool:
+    """``decode_lengths``, ``sort_ind``, ``token_ids``: a name for integers, which hold no graph."""
+    return _INTEGER_NAME.fullmatch(name.lower().strip("_")) is not None
+
+
 # Attribution methods (pytorch-grad-cam, Captum) whose call differentiates the model they wrap.
 GRADIENT_EXPLAINER = re.compile(r"GuidedBackprop|Grad[Cc][Aa][Mm]|Saliency|IntegratedGradients|DeepLift|SmoothGrad|"
                                 r"InputXGradient|GradientShap")
