@@ -250,9 +250,16 @@ class Hooks:
         iterations: list[Iteration] = [loop for loop in self.scopes.loops_around(node) if self._repeats_steps(loop)]
         func = self.scopes.function_of(node)
         if func is not None and (self.iterations.runs_per_step(func) or self._called_repeatedly(func)
-                                 and not self._picking_parameters(node, func)):
+                                 and not self._picking_parameters(node, func)) and not self._only_called_guarded(func):
             iterations.append(func)
         return iterations
+
+    def _only_called_guarded(self, func: cst.FunctionDef) -> bool:
+        """Every call of the registering helper is itself registered-once guarded (``if not
+        self.hook_registered: self._register_hook()``, BYOL's lazy registration)."""
+        sites = self.iterations.calls.call_sites(func)
+        return bool(sites) and all(
+            (caller := self.scopes.function_of(site)) is not None and self._guarded(site, caller) for site in sites)
 
     def _repeats_steps(self, loop: Loop) -> bool:
         """A loop that repeats steps: a backward, an optimizer step, a forward, a loader, or a
@@ -338,8 +345,13 @@ class Hooks:
         if isinstance(expr, cst.Attribute):
             return self.persists_across(expr.value, iteration, depth)
         if isinstance(expr, cst.Subscript):
-            varying = any(self._bound_in(n.value, iteration) for n in self.tree.descendants(expr.slice[0], cst.Name)) \
-                if expr.slice else False
+            varying = any(n.value != "self" and self._bound_in(n.value, iteration) and not _is_attribute_name(self.tree, n)
+                          for n in self.tree.descendants(expr.slice[0], cst.Name)) if expr.slice else False
+            listed = expr.value
+            if isinstance(listed, cst.List) and len(listed.elements) == 1 and isinstance(listed.elements[0], cst.StarredElement):
+                listed = listed.elements[0].value  # ``[*self.net.children()][self.layer]``
+            if isinstance(listed, cst.Call) and not varying:  # ``list(model.children())[-2]``: a member
+                return self._members_of_persistent(listed, iteration, depth)
             return not varying and self.persists_across(expr.value, iteration, depth)
         if not isinstance(expr, cst.Name):
             return False
@@ -503,6 +515,12 @@ class Hooks:
 
 # Methods Python runs without a call in the file: a context manager's exit, a finaliser.
 _IMPLICITLY_CALLED = frozenset({"__exit__", "__aexit__", "__del__"})
+
+
+def _is_attribute_name(tree: Tree, name: cst.Name) -> bool:
+    """``layer`` in ``self.layer``: an attribute's name, not a variable."""
+    parent = tree.parent.get(name)
+    return isinstance(parent, cst.Attribute) and parent.attr is name
 
 
 def _position(target: cst.BaseExpression, name: str) -> Optional[int]:
