@@ -147,7 +147,9 @@ def _finding(model: SemanticModel, node: cst.CSTNode, container: cst.BaseExpress
     if inside is not None:
         why.append((inside, f"kept there by `{_callee_name(node)}()`"))
     message, related = explained(GraphRetainedAccumulation.message, why)
-    return Finding(value, message=message, related=related, iteration=iteration)
+    # (``losses.append(\n    F.log_softmax(...)[...]\n)``: reported on the line that keeps it)
+    opens_a_line = isinstance(node, cst.Call) and isinstance(node.whitespace_before_args, cst.ParenthesizedWhitespace)
+    return Finding(node if opens_a_line else value, message=message, related=related, iteration=iteration)
 
 
 def _callee_sums_a_member(model: SemanticModel, store: Store) -> Optional[Accumulation]:
