@@ -1557,6 +1557,11 @@ class Flow:
         if method in GRAPH_BREAKING_METHODS:
             return Value(detached=True, device=receiver.device and method in ("state_dict", "parameters",
                                                                                "named_parameters", "buffers"))
+        if method == "step" and "scheduler" in (terminal_name(func.value) or "").lower() and len(call.args) >= 3:
+            # a diffusion sampler's ``scheduler.step(noise_pred, t, latents)`` (a learning-rate
+            # scheduler's takes no tensors): the previous sample, computed from what it is given
+            given = [self.value(a.value, at) for a in call.args]
+            return _combine(given, kind=RECORD)
         if method in ("items", "values"):
             entry = receiver.any_element() if receiver.kind in (MAPPING, RECORD, None) else UNKNOWN
             if method == "items":

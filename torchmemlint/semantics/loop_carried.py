@@ -222,8 +222,9 @@ class LoopCarried:
             return True
         if not _counts(loop) or self.scopes.step_follows(loop):
             return False
-        if self.scopes.in_generation_function(loop):  # ``def generate_text(self, ...)`` of a model
-            return True
+        if self.scopes.in_generation_function(loop) or _INFERENCE_FUNCTION.search(
+                getattr(self.scopes.function_of(loop), "name", cst.Name("_")).value):
+            return True  # ``def generate_text(self, ...)`` of a model; ``def infer(model, scheduler)``
         return not self.scopes.in_model_method(loop) and self.scopes.sets_eval_mode(self.scopes.scope_of(loop))
 
     def _assignments(self, region: Iteration) -> list[Assignment]:
@@ -965,10 +966,22 @@ def measured_tensor(expr: cst.BaseExpression, methods: tuple[str, ...] = ("size"
 
 
 def _counts(loop: Loop) -> bool:
-    """``while ...:`` or ``for i in range(n)``: a loop that counts steps, not one over items."""
+    """``while ...:`` or ``for i in range(n)``: a loop that counts steps, not one over items
+    (also ``reversed(range(T))`` and a sampler's ``scheduler.timesteps``, through ``tqdm`` or
+    ``enumerate``)."""
     if isinstance(loop, cst.While):
         return True
-    return isinstance(loop.iter, cst.Call) and dotted_name(loop.iter.func) in ("range", "itertools.count", "count")
+    iterable = loop.iter
+    while isinstance(iterable, cst.Call) and dotted_name(iterable.func) in ("tqdm", "tqdm.tqdm", "enumerate", "reversed",
+                                                                          "list") and iterable.args:
+        iterable = iterable.args[0].value
+    if isinstance(iterable, (cst.Name, cst.Attribute)):
+        return (terminal_name(iterable) or "").lower().endswith("timesteps")
+    return isinstance(iterable, cst.Call) and dotted_name(iterable.func) in ("range", "itertools.count", "count")
+
+
+# Functions that run a trained model on new inputs (``infer``, ``run_inference``, ``predict``).
+_INFERENCE_FUNCTION = re.compile(r"(^|_)(infer|inference|predict)(_|$)")
 
 
 def _is_true(expr: cst.BaseExpression) -> bool:
