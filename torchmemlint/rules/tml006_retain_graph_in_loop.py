@@ -26,11 +26,17 @@ With nothing carried over the graph dies when the loop's names (`out`, `loss`) a
 that happens after the next step's forward: its saved activations, which a plain backward would
 have freed, stay alive beside the next step's, about doubling peak memory for nothing.
 
+The same peak is reported for a per-step *method* whose graph `self` keeps (a pix2pix-style
+model: `forward()` stores `self.fake_B`, `backward_G` stores `self.loss_G` and ends with
+`self.loss_G.backward(retain_graph=True)`) when no later backward of the step reaches a graph
+held on `self`, and for `for loss in losses: loss.backward(retain_graph=True)`, whose last pass
+retains too.
+
 Two backward passes in one iteration where only the first retains the graph (a GAN's
 discriminator and generator losses, several heads sharing a trunk) stay silent, as does a
-retaining last backward of a step *function* called once per batch (its locals, and the graph,
-die when it returns) and a loop inside one training step (over environments or heads
-sharing one forward pass, with the optimizer step after it).
+retaining last backward of a step *function* whose graph only its locals hold (they die when it
+returns) and a loop inside one training step (over environments or heads sharing one forward
+pass, with the optimizer step after it).
 
 ## Example
 ```python
