@@ -1557,9 +1557,13 @@ class Flow:
         if method in GRAPH_BREAKING_METHODS:
             return Value(detached=True, device=receiver.device and method in ("state_dict", "parameters",
                                                                                "named_parameters", "buffers"))
-        if method == "step" and "scheduler" in (terminal_name(func.value) or "").lower() and len(call.args) >= 3:
+        if method == "step" and "scheduler" in (terminal_name(func.value) or "").lower() and len(call.args) >= 3 and (
+                self.scopes.in_generation_function(call) or self.scopes.in_inference_function(call)) and \
+                not self.scopes.in_model_method(call):
             # a diffusion sampler's ``scheduler.step(noise_pred, t, latents)`` (a learning-rate
-            # scheduler's takes no tensors): the previous sample, computed from what it is given
+            # scheduler's takes no tensors) in a script's sampling function: the previous sample,
+            # computed from what it is given (elsewhere, a scheduler's tests step a dummy model's
+            # output, and a model's own ``decode`` leaves grad to its callers)
             given = [self.value(a.value, at) for a in call.args]
             return _combine(given, kind=RECORD)
         if method in ("items", "values"):

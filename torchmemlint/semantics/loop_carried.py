@@ -222,9 +222,9 @@ class LoopCarried:
             return True
         if not _counts(loop) or self.scopes.step_follows(loop):
             return False
-        if self.scopes.in_generation_function(loop) or _INFERENCE_FUNCTION.search(
-                getattr(self.scopes.function_of(loop), "name", cst.Name("_")).value):
-            return True  # ``def generate_text(self, ...)`` of a model; ``def infer(model, scheduler)``
+        if self.scopes.in_generation_function(loop) or \
+                self.scopes.in_inference_function(loop) and not self.scopes.in_model_method(loop):
+            return True  # ``def generate_text(self, ...)`` of a model; a script's ``def infer(model, scheduler)``
         return not self.scopes.in_model_method(loop) and self.scopes.sets_eval_mode(self.scopes.scope_of(loop))
 
     def _assignments(self, region: Iteration) -> list[Assignment]:
@@ -979,9 +979,6 @@ def _counts(loop: Loop) -> bool:
         return (terminal_name(iterable) or "").lower().endswith("timesteps")
     return isinstance(iterable, cst.Call) and dotted_name(iterable.func) in ("range", "itertools.count", "count")
 
-
-# Functions that run a trained model on new inputs (``infer``, ``run_inference``, ``predict``).
-_INFERENCE_FUNCTION = re.compile(r"(^|_)(infer|inference|predict)(_|$)")
 
 
 def _is_true(expr: cst.BaseExpression) -> bool:

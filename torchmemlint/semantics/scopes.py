@@ -16,7 +16,7 @@ import libcst as cst
 from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.tree import Tree
 from torchmemlint.semantics.vocabulary import (
-    BATCH_STRIDE, CHUNK_STRIDE, TENSOR_PIECES, EVAL_FUNCTION, GENERATION_FUNCTION, POST_PROCESSING_FUNCTION, LOSS_TERMS, ITERATION_BUILTINS, LOADER_ITERABLE, MODEL_CLASS_SUFFIXES,
+    BATCH_STRIDE, CHUNK_STRIDE, TENSOR_PIECES, EVAL_FUNCTION, GENERATION_FUNCTION, INFERENCE_FUNCTION, POST_PROCESSING_FUNCTION, LOSS_TERMS, ITERATION_BUILTINS, LOADER_ITERABLE, MODEL_CLASS_SUFFIXES,
     MODEL_RUNNING_METHODS, MODULE_RETURNING_METHODS, PER_STEP_METHODS, TRAINER_CALLBACK_STEP_METHODS,
     is_class_name, is_model_name, is_step_identifier, is_step_target, makes_training_step, steps_environment,
 )
@@ -527,6 +527,10 @@ class Scopes:
     def in_generation_function(self, node: cst.CSTNode) -> bool:
         func = self.function_of(node)
         return func is not None and GENERATION_FUNCTION.search(func.name.value) is not None
+
+    def in_inference_function(self, node: cst.CSTNode) -> bool:
+        func = self.function_of(node)
+        return func is not None and INFERENCE_FUNCTION.search(func.name.value) is not None
 
     def in_model_method(self, node: cst.CSTNode) -> bool:
         """In a method of an ``nn.Module`` class other than a framework's per-step hook."""

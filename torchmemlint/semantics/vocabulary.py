@@ -219,6 +219,8 @@ LOADER_ITERABLE = re.compile(r"loader|batches|dataset|\bdl\b|_dl\b", re.IGNORECA
 # How functions that turn one batch's outputs into results are named (``post_process_object_detection``).
 POST_PROCESSING_FUNCTION = re.compile(r"(^|_)post_?process", re.IGNORECASE)
 GENERATION_FUNCTION = re.compile(r"(^|_)(generate|generation|sample|sampling|decode|decoding|beam_search|greedy_search)(_|$)")
+# Functions that run a trained model on new inputs (``infer``, ``run_inference``, ``predict``).
+INFERENCE_FUNCTION = re.compile(r"(^|_)(infer|inference|predict)(_|$)")
 # Identifiers of an iterable that say nothing about what it iterates over.
 ITERATION_BUILTINS = frozenset({"iter", "enumerate", "zip", "range", "reversed", "sorted", "list", "tuple",
                                 "tqdm", "trange", "islice", "itertools", "len", "self"})
