@@ -207,6 +207,8 @@ def _kept_on_self_to_the_next_step(model: SemanticModel, call: cst.Call, step: c
     for expr, before in _traced(model, model.calls.backward_roots(call), step):
         spelled = carried_name(expr)
         if spelled is not None and spelled.startswith("self."):
+            if not before and model.loop_carried.reaches_previous(model.tree.statement_of(expr), spelled, step):
+                return False  # the previous call's value is read (``out, self.h = self.model(x, self.h)``)
             if not before:
                 kept = True
             elif model.flow.value(expr, call).graph:
