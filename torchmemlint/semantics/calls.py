@@ -432,11 +432,7 @@ class Calls:
         func = call.func
         if isinstance(func, cst.Name) and self.callee(call) is None:
             # ``step = self.val_step if validation else self.train_step``: either
-            chosen = [b.value for b in self.scopes.reaching_bindings(func.value, call) if isinstance(b.value, cst.IfExp)]
-            if len(chosen) != 1:
-                return []
-            either = [self._resolve(branch, chosen[0], 1) for branch in (chosen[0].body, chosen[0].orelse)]
-            return [c for c in either if c is not None and c.function is not None and c.constructs is None]
+            return [callee for callee, _, _ in self._either(call)]
         if self.callee(call) is not None or not isinstance(func, cst.Attribute) or \
                 func.attr.value not in self.scopes.functions_by_name:
             return []
@@ -446,6 +442,42 @@ class Calls:
             return []
         methods = self._implementations(func.attr.value)
         return [Callee(m, skipped=0 if _is_static(m) else 1, guessed=True) for m in methods] if len(methods) > 1 else []
+
+    def _either(self, call: cst.Call) -> list[tuple[Callee, cst.IfExp, bool]]:
+        """What a call of a name bound to ``a if flag else b`` may run: each branch's function, with
+        the choice and whether the branch is the one taken when its test is true."""
+        func = call.func
+        if not isinstance(func, cst.Name) or func.value not in self._names_bound_to_a_choice:
+            return []
+        chosen = [b.value for b in self.scopes.reaching_bindings(func.value, call) if isinstance(b.value, cst.IfExp)]
+        if len(chosen) != 1:
+            return []
+        either = [(self._resolve(branch, chosen[0], 1), chosen[0], taken)
+                  for branch, taken in ((chosen[0].body, True), (chosen[0].orelse, False))]
+        return [(c, choice, taken) for c, choice, taken in either
+                if c is not None and c.function is not None and c.constructs is None]
+
+    @cached_property
+    def _names_bound_to_a_choice(self) -> frozenset[str]:
+        return frozenset(t.target.value for assign in self.tree.nodes(cst.Assign) if isinstance(assign.value, cst.IfExp)
+                         for t in assign.targets if isinstance(t.target, cst.Name))
+
+    @cached_property
+    def _chosen_sites(self) -> dict[Function, list[tuple[cst.Call, cst.IfExp, bool]]]:
+        sites: dict[Function, list[tuple[cst.Call, cst.IfExp, bool]]] = {}
+        if self._names_bound_to_a_choice:
+            for call in self.tree.nodes(cst.Call):
+                if isinstance(call.func, cst.Name) and call.func.value in self._names_bound_to_a_choice \
+                        and self.callee(call) is None:
+                    for callee, choice, taken in self._either(call):
+                        sites.setdefault(callee.function, []).append((call, choice, taken))
+        return sites
+
+    def chosen_sites(self, function: Function) -> list[tuple[cst.Call, cst.IfExp, bool]]:
+        """The calls that run ``function`` as one branch of a choice (``step(x, y)`` after ``step =
+        self.val_step if validation else self.train_step``): each with the choice and whether
+        ``function`` is the branch its true test takes."""
+        return self._chosen_sites.get(function, [])
 
     def method_of(self, cls: cst.ClassDef, name: str, skip_own: bool = False) -> Optional[cst.FunctionDef]:
         """The method ``name`` that ``cls`` (or a base class of this file) defines."""

@@ -168,11 +168,37 @@ class GradContexts:
         sites = self.calls.call_sites(func)
         if sites:
             return all(self.is_disabled(site) for site in sites)
+        chosen = self.calls.chosen_sites(func)
+        if chosen:
+            return all(self.is_disabled(call) or self._chosen_only_under_no_grad(call, choice, taken)
+                       for call, choice, taken in chosen)
         if self.scopes.class_of(func) is None or self.calls.calls_spelled(func.name.value, method=True):
             return False
         dispatches = [c for c in self.calls.calls_spelled("getattr", method=False)
                       if len(c.args) >= 2 and func.name.value in self._table_names(c.args[1].value)]
         return bool(dispatches) and all(self.is_disabled(site) for site in dispatches)
+
+    def _chosen_only_under_no_grad(self, call: cst.Call, choice: cst.IfExp, taken: bool) -> bool:
+        """``step = self.val_step if validation else self.train_step`` in a function whose callers
+        pass the flag that picks this branch (a literal, or the parameter's default) only under a
+        grad-disabled context (``with torch.no_grad(): self._mini_batch(validation=True)``)."""
+        caller = self.scopes.function_of(call)
+        test = choice.test
+        if caller is None or not isinstance(test, cst.Name):
+            return False
+        param = next((p for p in (*caller.params.params, *caller.params.kwonly_params) if p.name.value == test.value), None)
+        sites = self.calls.call_sites(caller)
+        if param is None or not sites:
+            return False
+        for site in sites:
+            callee = self.calls.callee(site)
+            given = self.calls.arguments(site, callee).get(test.value) if callee is not None else None
+            flag = given[0][0] if given else param.default
+            if isinstance(flag, cst.Name) and flag.value in ("True", "False") and (flag.value == "True") != taken:
+                continue  # this call takes the other branch
+            if not self.is_disabled(site):
+                return False
+        return True
 
     def _table_names(self, key: cst.BaseExpression) -> frozenset[str]:
         """The string values of the module-level dict ``key`` looks up (``MODES[mode]``)."""
