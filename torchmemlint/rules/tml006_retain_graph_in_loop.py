@@ -171,10 +171,13 @@ def _graph_made_before(model: SemanticModel, call: cst.Call, iteration: Iteratio
     if isinstance(iteration, cst.FunctionDef) or not model.iterations.steps_optimizer(iteration):
         return None
     roots = [root for step in model.iterations.step_calls(iteration) for root in model.calls.backward_roots(step)]
-    for expr, before in _traced(model, roots, iteration):
-        if before and model.flow.value(expr, call).graph:
-            return carried_name(expr)
-    return None
+    return next((carried_name(expr) for expr in _graphs_from_before(model, roots, iteration, call)), None)
+
+
+def _graphs_from_before(model: SemanticModel, roots: list[cst.BaseExpression], iteration: Iteration,
+                        at: cst.CSTNode) -> Iterator[cst.BaseExpression]:
+    """What ``roots`` are computed from that comes from before ``iteration`` and holds a graph."""
+    return (expr for expr, before in _traced(model, roots, iteration) if before and model.flow.value(expr, at).graph)
 
 
 def _graph_made_inside(model: SemanticModel, call: cst.Call, iteration: Iteration) -> bool:
@@ -252,8 +255,8 @@ def _reaches_graph_on_self(model: SemanticModel, backward: cst.Call) -> bool:
     func = model.scopes.function_of(backward)
     if func is None:
         return True
-    return any(before and not (isinstance(expr, cst.Name) and expr.value == "self") and model.flow.value(expr, backward).graph
-               for expr, before in _traced(model, model.calls.backward_roots(backward), func))
+    return any(not (isinstance(expr, cst.Name) and expr.value == "self")
+               for expr in _graphs_from_before(model, model.calls.backward_roots(backward), func, backward))
 
 
 def _carried_into(model: SemanticModel, name: cst.Name, iteration: Iteration) -> bool:

@@ -14,7 +14,7 @@ import libcst as cst
 
 from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.modules import Modules
-from torchmemlint.semantics.scopes import Scopes, first_param, module_itself, terminal_name
+from torchmemlint.semantics.scopes import Scopes, first_param, module_itself, named_parameter, terminal_name
 from torchmemlint.semantics.tree import Tree
 from torchmemlint.semantics.vocabulary import (
     DETACHED_TENSOR_ATTRIBUTES, EXACT_MODEL_NAMES, FORWARD_HOOK_REGISTRATIONS, GRADIENT_EXPLAINER, GRAPH_BREAKING_METHODS,
@@ -300,8 +300,7 @@ class Calls:
         if parameter is None:
             return None
         init = self._init_of(at)
-        default = next((p.default for p in (*init.params.params, *init.params.kwonly_params)
-                        if p.name.value == parameter), None)
+        default = param.default if (param := named_parameter(init, parameter)) is not None else None
         if not isinstance(default, cst.Name):
             return None
         found = self._visible_function(default.value, init)

@@ -198,9 +198,13 @@ class Value:
     why: tuple[tuple[cst.CSTNode, str], ...] = ()
 
     # -- reading parts ---------------------------------------------------------------------
+    def parts(self) -> list["Value"]:
+        """Its known parts: any element, each position of a tuple, each field."""
+        return [v for v in (self.element, *(self.elements or ()), *(v for _, v in self.fields or ())) if v]
+
     def any_element(self) -> "Value":
         """What iterating over (or indexing) this value may give."""
-        parts = [v for v in (self.element, *(self.elements or ()), *(v for _, v in self.fields or ())) if v]
+        parts = self.parts()
         if parts:
             return join(parts)
         if self.kind in (NUMBER, OTHER):
@@ -2097,7 +2101,7 @@ def _may_hold_tensor(value: Value) -> bool:
     if value.kind in (SEQUENCE, MAPPING, RECORD):
         # (each part on its own: ``return contributions, envelope, range(...)`` joins a tensor
         # with a range into a value of no known kind)
-        parts = [v for v in (value.element, *(value.elements or ()), *(v for _, v in value.fields or ())) if v]
+        parts = value.parts()
         return any(_may_hold_tensor(part) for part in parts) if parts else _may_hold_tensor(value.any_element())
     return False
 

@@ -13,7 +13,7 @@ import libcst as cst
 
 from torchmemlint.semantics.calls import Calls
 from torchmemlint.semantics.imports import ImportTable, dotted_name
-from torchmemlint.semantics.scopes import LIGHTNING_NO_GRAD_METHODS, Scopes
+from torchmemlint.semantics.scopes import LIGHTNING_NO_GRAD_METHODS, Scopes, named_parameter
 from torchmemlint.semantics.tree import Tree
 
 DISABLING = frozenset({
@@ -186,7 +186,7 @@ class GradContexts:
         test = choice.test
         if caller is None or not isinstance(test, cst.Name):
             return False
-        param = next((p for p in (*caller.params.params, *caller.params.kwonly_params) if p.name.value == test.value), None)
+        param = named_parameter(caller, test.value)
         sites = self.calls.call_sites(caller)
         if param is None or not sites:
             return False

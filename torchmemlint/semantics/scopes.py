@@ -831,6 +831,12 @@ def parameter_names(function: cst.FunctionDef) -> set[str]:
     return {p.name.value for p in (*function.params.posonly_params, *function.params.params, *function.params.kwonly_params)}
 
 
+def named_parameter(function: cst.FunctionDef, name: str) -> Optional[cst.Param]:
+    """``function``'s named parameter (positional or keyword-only) called ``name``, if any."""
+    params = function.params
+    return next((p for p in (*params.posonly_params, *params.params, *params.kwonly_params) if p.name.value == name), None)
+
+
 def first_param(function: cst.FunctionDef) -> Optional[str]:
     """The first positional parameter (``self`` of a method)."""
     params = (*function.params.posonly_params, *function.params.params)
