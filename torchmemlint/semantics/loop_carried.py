@@ -128,17 +128,21 @@ class LoopCarried:
                         # method hands back, the loop that feeds it back carries: ``_, h = policy.act(obs, h)``)
                     sites_by_name.setdefault(name, []).append(site)
             for name, sites in sites_by_name.items():
-                if names_a_cache(name) or names_segment_memories(name) and self._memories_come_detached(name) \
-                        or self._cut(name, sites, region):
+                # (what no site reads of the previous iteration cannot be carried: asked first, as
+                # it is the cheapest question and most assignments of a loop answer it)
+                reads_by_site = {site: self._previous_reads(site, name, region) for site in sites}
+                if not any(reads_by_site.values()) or names_a_cache(name) or \
+                        names_segment_memories(name) and self._memories_come_detached(name) or \
+                        self._cut(name, sites, region):
                     continue  # (a cache is carried on purpose; the memories come detached)
                 requires_grad = self._requires_grad(name, region)
                 made_with_graph: Optional[bool] = None  # (another site of the iteration gives it a graph)
                 for site in sites:
-                    if self.flow.value(site.value, site).kind in (MODULE, OPTIMIZER) or _moves_itself(site, name):
-                        continue  # ``vae = vae.to(device)``: a module (or ``memory = memory.to(device)``, the tensor) moved, not computed
-                    reads = self._previous_reads(site, name, region)
+                    reads = reads_by_site[site]
                     if not reads:
                         continue
+                    if self.flow.value(site.value, site).kind in (MODULE, OPTIMIZER) or _moves_itself(site, name):
+                        continue  # ``vae = vae.to(device)``: a module (or ``memory = memory.to(device)``, the tensor) moved, not computed
                     attached = self._attached(site, requires_grad, name)
                     if not attached and len(sites) > 1:
                         # ``hidden = reset_rows(hidden, mask)`` hands on the previous iteration's value,
