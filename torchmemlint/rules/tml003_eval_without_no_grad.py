@@ -251,7 +251,7 @@ def _evaluation_context(model: SemanticModel, call: cst.Call, helpers: dict, dep
         # ``test_env()`` called by the training loop plays evaluation episodes); a model's own
         # inference method (``_inference_forward``, ``predict_step_logits``) over its layers or time
         # steps, unless it iterates over data.
-        in_model = _method_of_model(model, func)
+        in_model = model.scopes.is_model_method(func)
         loops_over_data = not (func.name.value.startswith("test_") and not any(
             model.scopes.function_of(site) is not None for site in model.calls.call_sites(func))) and any(
             model.scopes.is_step_loop(loop) if in_model else
@@ -264,7 +264,7 @@ def _evaluation_context(model: SemanticModel, call: cst.Call, helpers: dict, dep
             return func
     scope: Scope = func if func is not None else model.module
     switch = _eval_switch_before(model, scope, call)
-    if switch is not None and not (func is not None and _method_of_model(model, func)):
+    if switch is not None and not (func is not None and model.scopes.is_model_method(func)):
         # (a model's own method that puts a submodule in eval mode, ``self.target.eval()`` in
         # ``forward``, leaves grad mode to whoever calls it). The evaluation is the outermost
         # loop after the switch: an epoch loop around both phases also trains.
@@ -321,13 +321,6 @@ def _in_comprehension(model: SemanticModel, node: cst.CSTNode) -> bool:
     return False
 
 
-def _method_of_model(model: SemanticModel, func: cst.FunctionDef) -> bool:
-    """A method of an ``nn.Module`` class that is not a LightningModule (whose step methods are
-    the framework's evaluation code)."""
-    cls = model.scopes.self_class(func)
-    return model.scopes.is_torch_module_class(cls) and not model.scopes.is_lightning_module(cls)
-
-
 def _only_called_to_evaluate(model: SemanticModel, func: cst.FunctionDef, helpers: dict, depth: int) -> bool:
     """A helper of the file (``loop_body(model, batch)``, ``self._eval_batch(batch)``) that every
     call site runs in evaluation code with grad on and no backward: the caller's evaluation
@@ -363,7 +356,7 @@ def _set_to_eval_by_its_class(model: SemanticModel, func: cst.FunctionDef, call:
     and none back in training mode (a trainer's ``train()`` and ``test()`` share the method)."""
     cls = model.scopes.self_class(func)
     spelled = dotted_name(call.func)
-    if cls is None or spelled is None or not spelled.startswith("self.") or _method_of_model(model, func):
+    if cls is None or spelled is None or not spelled.startswith("self.") or model.scopes.is_model_method(func):
         return False
     modes = {to_eval_mode(switch)
              for method in model.tree.descendants(cls, cst.FunctionDef) if method is not func

@@ -4,7 +4,8 @@
 Flags a Hugging Face `Trainer` (also `Seq2SeqTrainer`, trl trainers, and subclasses defined in
 the file) that evaluates with `compute_metrics=` while its `TrainingArguments` (resolved in the
 same file, also as the file's one construction that a helper returns when the Trainer gets them
-as a parameter) set no `eval_accumulation_steps`, and `trainer.predict(...)` on such a trainer.
+as a parameter) set no `eval_accumulation_steps` (reported on the `Trainer(...)` call, with its
+`compute_metrics=` as the related location), and `trainer.predict(...)` on such a trainer.
 Silent when the arguments cannot be resolved in the file (parsed from the command line,
 `**config`), when they set `eval_accumulation_steps`, `prediction_loss_only=True` or
 `batch_eval_metrics=True`, when the Trainer gets `preprocess_logits_for_metrics=` (the documented
@@ -96,7 +97,10 @@ class UnboundedEvalAccumulation(Rule):
             metrics = _keyword_arg(setup.call, "compute_metrics")
             if metrics is not None:
                 if keyword(setup.call, "preprocess_logits_for_metrics") is None and _evaluates(model, setup):
-                    yield Finding(metrics, fix=fix, no_fix=no_fix)
+                    # (reported on the Trainer, where readers look for it and put a ``noqa``; the
+                    # ``compute_metrics=`` that makes it gather every step's logits is related)
+                    yield Finding(setup.call, fix=fix, no_fix=no_fix,
+                                  related=[(metrics, "`compute_metrics` is given all evaluation logits at once")])
                 continue
             for predict in hf.method_calls(setup, "predict"):
                 yield Finding(predict, message=PREDICT_MESSAGE, fix=fix, no_fix=no_fix)

@@ -715,8 +715,8 @@ class Calls:
                 return not _rpc_proxy(func.value)
             if func.attr.value in FORWARD_METHODS or _FORWARD_METHOD.match(func.attr.value):
                 receiver = func.value
-                return is_model_name(terminal_name(receiver)) or (
-                    isinstance(receiver, cst.Name) and receiver.value == "self" and self._in_module_class(call))
+                return is_model_name(terminal_name(receiver)) or isinstance(receiver, cst.Name) and \
+                    receiver.value == "self" and self.scopes.of_module_class(self.scopes.function_of(call))
         if self.modules.submodule_attribute(func):  # self.fc1(x) where __init__ made fc1 a module
             return True
         if isinstance(func, cst.Name) and (cls := self.class_named_for(func, call)) is not None and \
@@ -773,10 +773,6 @@ class Calls:
         lowered = (terminal_name(func) or "").lower()
         # (a loss of another package: litgpt's ``chunked_cross_entropy``, a project's ``nll_loss``)
         return "loss" in lowered or "criterion" in lowered or lowered.endswith(_FUNCTIONAL_LOSSES)
-
-    def _in_module_class(self, node: cst.CSTNode) -> bool:
-        func = self.scopes.function_of(node)
-        return func is not None and self.scopes.is_torch_module_class(self.scopes.self_class(func))
 
     def _bound_to_module(self, func: cst.BaseExpression) -> bool:
         """A name bound in this scope to ``nn.Something(...)`` or a Module class of this file (or,

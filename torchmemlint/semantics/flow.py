@@ -598,7 +598,7 @@ class Flow:
         lam = self._lambda_parameter(expr)
         if lam is not None:
             return self._hook_argument(lam, expr.value) or UNKNOWN
-        bindings = self._bindings(name, at)
+        bindings = self.scopes.bindings_of(name, at)
         values = [self._binding_value(b, name) for b in bindings]
         guards = [guard for b in bindings if (guard := self._tensor_guard(b.node, name)) is not None]
         if guards:  # ``if isinstance(val, torch.Tensor): val = val.item()``: where the branch was
@@ -1178,23 +1178,6 @@ class Flow:
         if self._hooked_forwards_disabled(registration):
             return Value(device=True)
         return Value(graph=True, device=True, why=((function, f"`{name}` is a forward hook's activation"),))
-
-    def _bindings(self, name: str, at: cst.CSTNode):
-        """The bindings that may give ``name`` its value at ``at``: in its own function, else in
-        the functions around it (a closure), else at module level."""
-        reaching = self.scopes.reaching_bindings(name, at)
-        if reaching:
-            return reaching
-        func = self.scopes.function_of(at)
-        if func is not None and name in self.scopes.bindings(func):
-            return []  # bound in this function, but only after ``at``
-        while func is not None:
-            func = self.scopes.function_of(func)
-            scope = func if func is not None else self.tree.module
-            bindings = self.scopes.bindings(scope).get(name)
-            if bindings:
-                return bindings
-        return []
 
     def _hooked_forwards_disabled(self, registration: cst.Call) -> bool:
         """The hook runs only where grad is off: registered under ``no_grad``, or every call of

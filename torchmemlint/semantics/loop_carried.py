@@ -123,7 +123,7 @@ class LoopCarried:
                         continue
                     if isinstance(region, cst.FunctionDef) and not name.startswith("self.") and (
                             not self.iterations.fed_back(region, name, counts=self._grad_enabled)
-                            or self._model_method(region)):
+                            or self.scopes.of_module_class(region)):
                         continue  # a per-step method's locals die with the call (what a model's own
                         # method hands back, the loop that feeds it back carries: ``_, h = policy.act(obs, h)``)
                     sites_by_name.setdefault(name, []).append(site)
@@ -177,13 +177,10 @@ class LoopCarried:
         if not isinstance(value, cst.Call):
             return False
         callee = self.flow.calls.callee(value)
-        if callee is None or not isinstance(callee.function, cst.FunctionDef) or self._model_method(callee.function):
+        if callee is None or not isinstance(callee.function, cst.FunctionDef) or self.scopes.of_module_class(callee.function):
             return False
         return any(isinstance(expr, cst.Name) and expr.value == name and self.iterations.fed_back(callee.function, param)
                    for param, given in self.flow.calls.arguments(value, callee).items() for expr, _ in given)
-
-    def _model_method(self, function: cst.FunctionDef) -> bool:
-        return self.scopes.is_torch_module_class(self.scopes.class_of(function))
 
     def _cut(self, name: str, sites: list[Assignment], region: Iteration) -> bool:
         """Something in the iteration gives ``name`` a value without the old one's graph: a
@@ -229,7 +226,7 @@ class LoopCarried:
         if self.scopes.in_generation_function(loop) or \
                 self.scopes.in_inference_function(loop) and not self.scopes.in_model_method(loop):
             return True  # ``def generate_text(self, ...)`` of a model; a script's ``def infer(model, scheduler)``
-        return not self.scopes.in_model_method(loop) and self.scopes.sets_eval_mode(self.scopes.scope_of(loop))
+        return not self.scopes.in_model_method(loop) and self.scopes.is_evaluation_code(self.scopes.scope_of(loop))
 
     def _assignments(self, region: Iteration) -> list[Assignment]:
         """The assignments of ``region`` in source order (asked again for each attribute a carry

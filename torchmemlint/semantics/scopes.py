@@ -397,6 +397,12 @@ class Scopes:
             scope = None if scope is self.tree.module else self.scope_of(self.tree.parent[scope])
         return False
 
+    def is_evaluation_code(self, scope: Scope) -> bool:
+        """A function (or a script) that puts a model in eval mode, or a function named for
+        evaluation (``evaluate``, ``test_model``, ``run_validation``)."""
+        return self.sets_eval_mode(scope) or isinstance(scope, cst.FunctionDef) and \
+            EVAL_FUNCTION.search(scope.name.value) is not None
+
     def evaluates_each_element(self, loop: cst.For) -> bool:
         """``for chunk in load_chunks(path): scores = model(chunk)`` in evaluation code (a function,
         or a script, that puts a model in eval mode, or a function named for evaluation): each
@@ -405,8 +411,7 @@ class Scopes:
         (``embedding.eval()``). (A loop over layers calls its element, it does not hand it to a
         model.)"""
         scope = self.scope_of(loop)
-        named_for_evaluation = isinstance(scope, cst.FunctionDef) and EVAL_FUNCTION.search(scope.name.value)
-        if not (self.sets_eval_mode(scope) or named_for_evaluation) or any(
+        if not self.is_evaluation_code(scope) or any(
                 self.is_step_loop(outer) for outer in self.loops_around(loop) if outer is not loop):
             return False  # (inside a loop over data: the items of one step, crops of one image)
         elements = {name.value for name in self.tree.descendants(loop.target, cst.Name)}
@@ -532,11 +537,20 @@ class Scopes:
         func = self.function_of(node)
         return func is not None and INFERENCE_FUNCTION.search(func.name.value) is not None
 
+    def of_module_class(self, func: Optional[cst.FunctionDef]) -> bool:
+        """``self`` in ``func`` is an ``nn.Module``: a method of a module class (a LightningModule
+        included), or a method's body moved out of one (``self_class``)."""
+        return self.is_torch_module_class(self.self_class(func))
+
+    def is_model_method(self, func: Optional[cst.FunctionDef]) -> bool:
+        """A method of a model: of an ``nn.Module`` class that is not a LightningModule (whose
+        step methods are the framework's training and evaluation code)."""
+        return self.of_module_class(func) and not self.is_lightning_module(self.self_class(func))
+
     def in_model_method(self, node: cst.CSTNode) -> bool:
-        """In a method of an ``nn.Module`` class other than a framework's per-step hook."""
+        """In a method of a model other than a framework's per-step hook."""
         func = self.function_of(node)
-        return func is not None and func.name.value not in PER_STEP_METHODS and \
-            self.is_torch_module_class(self.class_of(func)) and not self.is_lightning_module(self.class_of(func))
+        return func is not None and func.name.value not in PER_STEP_METHODS and self.is_model_method(func)
 
     def _in_pipeline_method(self, node: cst.CSTNode) -> bool:
         """In a method of an inference pipeline class (diffusers' ``DiffusionPipeline``,
@@ -649,14 +663,20 @@ class Scopes:
         return bool(bindings) and all(isinstance(b.node, cst.Param) for b in bindings)
 
     def bindings_of(self, name: str, at: cst.CSTNode) -> list[Binding]:
-        """What ``name`` may be bound to at ``at``: its reaching bindings, or, for a name a
-        function never binds, the module-level bindings it reads."""
+        """What ``name`` may be bound to at ``at``: its reaching bindings in its own function,
+        else, for a name that function never binds, those of the functions around it (a
+        closure's ``cpu = torch.device("cpu")``), else those at module level."""
         reaching = self.reaching_bindings(name, at)
         if reaching:
             return reaching
-        scope = self.scope_of(at)
-        if scope is not self.tree.module and name not in self.bindings(scope):
-            return self.bindings(self.tree.module).get(name, [])
+        func = self.function_of(at)
+        if func is not None and name in self.bindings(func):
+            return []  # bound in this function, but only after ``at``
+        while func is not None:
+            func = self.function_of(func)
+            bindings = self.bindings(func if func is not None else self.tree.module).get(name)
+            if bindings:
+                return bindings
         return []
 
     def _innermost_branch(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:

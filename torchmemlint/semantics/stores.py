@@ -793,19 +793,22 @@ class Stores:
 
     def capped(self, store: Store) -> bool:
         """An append made only below a capacity: ``if len(self.items) < self.size:`` or ``if
-        self.count < self.size: self.count += 1; self.items.append(x)`` (an image pool, a reservoir):
+        self.count < self.size: self.count += 1; self.items.append(x)`` (an image pool, a reservoir),
+        or at one length only (``if len(buffer) == 1:``, ``if not buffer:``, a slot filled once):
         the container stops growing (what each element keeps is another question)."""
         append = store.inside or store.node
         branch = next((a for a in self.tree.ancestors(append) if isinstance(a, (cst.If, cst.FunctionDef))), None)
         if not isinstance(branch, cst.If) or not self.tree.contains(branch.body, append):
             return False
+        grown = append.func.value if isinstance(append, cst.Call) and isinstance(append.func, cst.Attribute) else None
         test = branch.test
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            return grown is not None and dotted_name(test.expression) == dotted_name(grown) is not None
         if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and
-                isinstance(test.comparisons[0].operator, (cst.LessThan, cst.LessThanEqual))):
+                isinstance(test.comparisons[0].operator, (cst.LessThan, cst.LessThanEqual, cst.Equal))):
             return False
         counted = test.left
         if isinstance(counted, cst.Call) and isinstance(counted.func, cst.Name) and counted.func.value == "len":
-            grown = append.func.value if isinstance(append, cst.Call) and isinstance(append.func, cst.Attribute) else None
             return len(counted.args) == 1 and grown is not None and \
                 dotted_name(counted.args[0].value) == dotted_name(grown) is not None
         spelled = dotted_name(counted)

@@ -12,12 +12,12 @@ def metrics(p):
 
 
 def main(model, tokenized):
-    trainer = transformers.Trainer(
+    trainer = transformers.Trainer(  # expect: TML017
         model,
         transformers.TrainingArguments("out", eval_strategy="epoch", per_device_eval_batch_size=64),
         train_dataset=tokenized["train"],
         eval_dataset=tokenized["validation"],
-        compute_metrics=metrics,  # expect: TML017
+        compute_metrics=metrics,
     )
     trainer.train()
     return trainer.evaluate()

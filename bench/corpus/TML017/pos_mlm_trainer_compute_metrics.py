@@ -20,11 +20,11 @@ def build_trainer(model, train_ds, eval_ds, collator):
         eval_strategy="steps",
         eval_steps=25,
     )
-    return Trainer(
+    return Trainer(  # expect: TML017
         model=model,
         args=training_args,
         train_dataset=train_ds,
         eval_dataset=eval_ds,
         data_collator=collator,
-        compute_metrics=compute_metrics,  # expect: TML017
+        compute_metrics=compute_metrics,
     )

@@ -16,11 +16,11 @@ def build(model, tokenizer, data, compute_rouge):
         eval_steps=500,
         per_device_eval_batch_size=32,
     )
-    return LoggingTrainer(
+    return LoggingTrainer(  # expect: TML017
         model=model,
         args=args,
         tokenizer=tokenizer,
         train_dataset=data["train"],
         eval_dataset=data["validation"],
-        compute_metrics=compute_rouge,  # expect: TML017
+        compute_metrics=compute_rouge,
     )
