@@ -777,7 +777,7 @@ class Calls:
     def _bound_to_module(self, func: cst.BaseExpression) -> bool:
         """A name bound in this scope to ``nn.Something(...)`` or a Module class of this file (or,
         where the function binds no such name, so at module level: ``policy = Policy()`` read by the
-        file's functions)."""
+        file's functions), or put in a mode before (``feature_extractor.train()``)."""
         if not isinstance(func, cst.Name):
             return False
         scope = self.scopes.scope_of(func)
@@ -800,7 +800,7 @@ class Calls:
                 cls = self.scopes.classes_by_name.get(dotted_name(value.func) or "")
                 if self.scopes.is_torch_module_class(cls):
                     return True
-        return self.scopes.switched_to_a_mode(func)
+        return self.scopes.switched_to_a_mode(func, training_too=True)
 
     # -- backward passes -------------------------------------------------------------------
     def backward_roots(self, call: cst.Call) -> list[cst.BaseExpression]:

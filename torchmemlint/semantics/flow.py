@@ -242,6 +242,17 @@ class Value:
                        fields=tuple((k, v.without_graph()) for k, v in self.fields) if self.fields else self.fields,
                        element=self.element.without_graph() if self.element else None)
 
+    def computed_without_graph(self) -> "Value":
+        """What is computed from this value where autograd is off: no graph, but the parameters
+        stay, for the device the caller's arguments give it (``_substitute`` takes no graph from
+        them: it is ``detached``)."""
+        if not self.params:
+            return self.without_graph()
+        return replace(self, graph=False, detached=True, leaf=False, alias=None, why=(),
+                       elements=tuple(e.computed_without_graph() for e in self.elements) if self.elements else self.elements,
+                       fields=tuple((k, v.computed_without_graph()) for k, v in self.fields) if self.fields else self.fields,
+                       element=self.element.computed_without_graph() if self.element else None)
+
     def travelled(self, node: cst.CSTNode, words: str) -> "Value":
         """The same value, with one more step in ``why`` (only where it holds a graph)."""
         if not self.graph or not self.why:
@@ -288,7 +299,9 @@ def _join2(a: Value, b: Value) -> Value:
         element = join([element or NOTHING, *(a.elements or ()), *(b.elements or ())])
     return Value(
         graph=a.graph or b.graph, detached=a.detached and b.detached, device=a.device or b.device,
-        leaf=a.leaf or b.leaf, kind=a.kind if a.kind == b.kind else None, scalar=a.scalar and b.scalar, loss=a.loss and b.loss,
+        leaf=a.leaf or b.leaf, kind=a.kind if a.kind == b.kind else None, loss=a.loss and b.loss,
+        # (a running total: ``0.0``, then the sum of one-number tensors)
+        scalar=(a.scalar or a.kind == NUMBER) and (b.scalar or b.kind == NUMBER) and (a.scalar or b.scalar),
         params=a.params | b.params, device_params=a.device_params | b.device_params,
         # (``z.cpu() if rank == 0 else None``: the other branch holds no tensor, so what comes is on the host)
         host=(a.host or a.kind in (NUMBER, OTHER)) and (b.host or b.kind in (NUMBER, OTHER)) and (a.host or b.host),
@@ -581,9 +594,11 @@ class Flow:
         return UNKNOWN
 
     def _computed(self, value: Value, at: cst.CSTNode) -> Value:
-        """An operation evaluated where autograd is off records no graph."""
-        if value.graph and self.grad.is_disabled(at):
-            return value.without_graph()
+        """An operation evaluated where autograd is off records no graph, whatever the caller's
+        arguments hold (``with torch.no_grad(): _, dice = dice_loss(torch.sigmoid(output), y)``),
+        and is still on their device."""
+        if (value.graph or value.params) and self.grad.is_disabled(at):
+            return value.computed_without_graph()
         return value
 
     # -- names -------------------------------------------------------------------------------
@@ -972,7 +987,7 @@ class Flow:
             return value.item(binding.index)
         if binding.augmented:  # ``t += v``: the new value is computed from the old one and ``v``
             return self._computed(value.derived(kind=TENSOR if value.kind == TENSOR else
-                                                NUMBER if value.kind == NUMBER else None), node)
+                                                NUMBER if value.kind == NUMBER else None, scalar=value.scalar), node)
         return value
 
     @cached_property
@@ -1915,7 +1930,7 @@ class Flow:
         kinds = {left.kind, right.kind}
         kind = TENSOR if TENSOR in kinds else NUMBER if kinds == {NUMBER} else None
         numeric = {NUMBER}
-        scalar = (left.scalar or left.kind in numeric) and (right.scalar or right.kind in numeric) and kind == TENSOR
+        scalar = (left.scalar or left.kind in numeric) and (right.scalar or right.kind in numeric) and kind != NUMBER
         loss = (left.loss and (right.kind == NUMBER or right.scalar or not right.device)) or \
             (right.loss and (left.kind == NUMBER or left.scalar or not left.device))
         return _combine([left, right], kind=kind, scalar=scalar, loss=loss)
@@ -1984,9 +1999,9 @@ def _substitute(value: Value, arguments: dict[str, Value]) -> Value:
     passed = [arguments[p] for p in sorted(value.params) if p in arguments]  # (sorted: the same why on every run)
     substituted = replace(
         value,
-        graph=value.graph or any(v.graph for v in passed),
+        graph=value.graph or not value.detached and any(v.graph for v in passed),
         device=value.device or not value.host and any(v.device for v in passed),
-        detached=value.detached and all(v.detached for v in passed),
+        detached=value.detached,  # (graph-free whatever it is given, or graph-free only if that is)
         params=frozenset().union(*(v.params for v in passed)) if passed else frozenset(),
         device_params=frozenset(),  # (read where a function keeps its parameter, not where it returns it)
         elements=tuple(_substitute(e, arguments) for e in value.elements) if value.elements else value.elements,

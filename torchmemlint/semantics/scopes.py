@@ -384,15 +384,17 @@ class Scopes:
                 if isinstance(c.func, cst.Attribute) and c.func.attr.value in ("eval", "train"))
         return known
 
-    def switched_to_a_mode(self, func: cst.Name) -> bool:
-        """``net.eval()`` or ``net.train(False)`` earlier in this scope or one around it (a closure
-        reading the name): only a module has a mode, whatever factory made ``net``."""
+    def switched_to_a_mode(self, func: cst.Name, training_too: bool = False) -> bool:
+        """``net.eval()`` or ``net.train(False)`` (with ``training_too``, also ``net.train()``)
+        earlier in this scope or one around it (a closure reading the name): only a module has a
+        mode, whatever factory made ``net``. (Not ``tokenizer.train(files)``: a mode is no argument
+        or one flag.)"""
         scope: Optional[cst.CSTNode] = self.scope_of(func)
         while scope is not None:
             for switch in self.mode_switches(scope):
                 receiver = switch.func.value
-                if isinstance(receiver, cst.Name) and receiver.value == func.value and \
-                        to_eval_mode(switch) and self.tree.before(switch, func):
+                if isinstance(receiver, cst.Name) and receiver.value == func.value and self.tree.before(switch, func) \
+                        and (to_eval_mode(switch) or training_too and _sets_training_mode(switch)):
                     return True
             scope = None if scope is self.tree.module else self.scope_of(self.tree.parent[scope])
         return False
@@ -970,6 +972,13 @@ def to_eval_mode(switch: cst.Call) -> bool:
     if switch.func.attr.value == "eval":
         return True
     return bool(switch.args) and is_false(switch.args[0].value)
+
+
+def _sets_training_mode(switch: cst.Call) -> bool:
+    """``x.train()`` or ``x.train(True)``."""
+    return switch.func.attr.value == "train" and (
+        not switch.args or len(switch.args) == 1 and isinstance(switch.args[0].value, cst.Name)
+        and switch.args[0].value.value == "True")
 
 
 def is_false(expr: cst.BaseExpression) -> bool:
