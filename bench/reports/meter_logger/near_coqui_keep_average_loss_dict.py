@@ -1,0 +1,103 @@
+# Source: https://github.com/coqui-ai/Trainer/pull/87
+# Report: coqui Trainer ("Fix loss detach" PR) routes every step's loss dict through _detach_loss_dict before it reaches the KeepAverage meter (the repository's code)
+# Shape: _optimize() returns _detach_loss_dict(loss_dict): each tensor is detached (and, after the PR, turned into a Python float) before train_step hands it to KeepAverage.update_values, so the meter holds no graph
+# Expect: near-miss: must be silent
+import time
+from typing import Dict, Tuple
+
+import torch
+
+
+class KeepAverage:
+    def __init__(self):
+        self.avg_values = {}
+        self.iters = {}
+
+    def add_value(self, name, init_val=0, init_iter=0):
+        self.avg_values[name] = init_val
+        self.iters[name] = init_iter
+
+    def update_value(self, name, value, weighted_avg=False):
+        if name not in self.avg_values:
+            self.add_value(name, init_val=value)
+        elif weighted_avg:
+            self.avg_values[name] = 0.99 * self.avg_values[name] + 0.01 * value
+            self.iters[name] += 1
+        else:
+            self.avg_values[name] = self.avg_values[name] * self.iters[name] + value
+            self.iters[name] += 1
+            self.avg_values[name] /= self.iters[name]
+
+    def update_values(self, value_dict):
+        for key, value in value_dict.items():
+            self.update_value(key, value)
+
+
+class Trainer:
+    def __init__(self, model, criterion, optimizer, config, train_loader):
+        self.model = model
+        self.criterion = criterion
+        self.optimizer = optimizer
+        self.config = config
+        self.train_loader = train_loader
+        self.grad_accum_steps = config.grad_accum_steps
+        self.keep_avg_train = None
+
+    def _model_train_step(self, batch) -> Tuple[Dict, Dict]:
+        return self.model.train_step(batch, self.criterion)
+
+    def _optimize(self, batch, step_optimizer: bool) -> Tuple[Dict, Dict, float]:
+        step_start_time = time.time()
+        outputs, loss_dict = self._model_train_step(batch)
+        loss_dict["loss"] = loss_dict["loss"] / float(self.grad_accum_steps)
+        loss_dict["loss"].backward()
+        grad_norm = 0
+        if step_optimizer:
+            grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.config.grad_clip)
+            self.optimizer.step()
+        step_time = time.time() - step_start_time
+        # detach losses for logging
+        loss_dict_detached = self._detach_loss_dict(loss_dict)
+        loss_dict_detached["loss"] = loss_dict_detached["loss"] * float(self.grad_accum_steps)
+        if step_optimizer:
+            loss_dict_detached["grad_norm"] = grad_norm
+            self.optimizer.zero_grad(set_to_none=True)
+        return outputs, loss_dict_detached, step_time
+
+    @staticmethod
+    def _detach_loss_dict(loss_dict: Dict) -> Dict:
+        loss_dict_detached = {}
+        for key, value in loss_dict.items():
+            if isinstance(value, (int, float)):
+                loss_dict_detached[key] = value
+            else:
+                loss_dict_detached[key] = value.detach().cpu().item()
+        return loss_dict_detached
+
+    def train_step(self, batch: Dict, batch_n_steps: int, step: int, loader_start_time: float):
+        loader_time = time.time() - loader_start_time
+        step_optimizer = True
+        if ((step + 1) % self.grad_accum_steps != 0) and (step + 1 != batch_n_steps):
+            step_optimizer = False
+
+        loss_dict = {}
+        outputs, loss_dict_new, step_time = self._optimize(batch, step_optimizer)
+        loss_dict.update(loss_dict_new)
+
+        self.keep_avg_train.update_values({"avg_loader_time": loader_time, "avg_step_time": step_time})
+
+        update_eval_values = {}
+        for key, value in loss_dict.items():
+            update_eval_values["avg_" + key] = value
+        self.keep_avg_train.update_values(update_eval_values)
+        return outputs, loss_dict
+
+    def train_epoch(self):
+        self.model.train()
+        self.keep_avg_train = KeepAverage()
+        batch_n_steps = len(self.train_loader)
+        loader_start_time = time.time()
+        for cur_step, batch in enumerate(self.train_loader):
+            self.train_step(batch, batch_n_steps, cur_step, loader_start_time)
+            loader_start_time = time.time()
+        return dict(self.keep_avg_train.avg_values)
