@@ -104,11 +104,15 @@ class GraphRetainedAccumulation(Rule):
     keeping = frozenset({CALL_STORE, SUBSCRIPT_STORE, LIST_STORE, ACCUMULATION})
 
     def check(self, model: SemanticModel) -> Iterator[Finding]:
-        # (a callee's running statistic that reads its own old value is TML005's, where it is updated)
-        updated = {carry.site for carry in model.loop_carried.chains if carry.kind == UPDATE}
+        updated: Optional[set[cst.CSTNode]] = None  # (the chains are a whole-file analysis: asked only
+        # when a callee keeps what a call gives it)
         for store in model.stores.stores():
-            if store.device_only or model.stores.never_grows(store) or store.inside in updated or _kept_for_backward(
-                    model, store.node, store.container, stored=None if store.made_inside else store.value):
+            if store.inside is not None and updated is None:
+                # (a callee's running statistic that reads its own old value is TML005's, where it is updated)
+                updated = {carry.site for carry in model.loop_carried.chains if carry.kind == UPDATE}
+            if store.device_only or model.stores.never_grows(store) or updated and store.inside in updated or \
+                    _kept_for_backward(model, store.node, store.container,
+                                       stored=None if store.made_inside else store.value):
                 continue
             finding = _finding(model, store.node, store.container, store.value, store.inside,
                                made_at=store.inside if store.made_inside else None)
