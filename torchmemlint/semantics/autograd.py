@@ -38,6 +38,7 @@ _USED_AS_TENSOR_METHODS = TENSOR_METHODS | NON_TENSOR_METHODS | frozenset({
     "to", "cuda", "cpu", "float", "half", "double", "long", "int", "bool", "type_as", "new_tensor", "masked_fill_",
     "add_", "mul_", "copy_", "zero_", "index_select", "scatter", "scatter_add", "sort", "topk", "split",
     "chunk", "unbind", "argmax", "max", "min", "mean", "std", "var", "cumsum", "flip", "roll",
+    "gt", "ge", "lt", "le", "eq", "ne", "add", "sub", "mul", "div", "neg", "sqrt",  # (``input.gt(thresh)``)
 })
 # Tensor methods whose arguments at these positions are tensors (indices, sources, masks):
 # ``out.scatter_(dim, index, src)``, ``x.gather(dim, index)``, ``x.masked_fill(mask, value)``.
