@@ -516,7 +516,11 @@ class Calls:
         positional = positional[len(callee.prefix):]
         index = 0
         for arg in call.args:
-            if arg.star:  # ``f(*xs)`` / ``f(**kw)``: spread over what is left
+            if arg.star == "**":  # ``f(**info)``: the mapping's values, for ``**kwargs``
+                if star_kwargs is not None:
+                    result.setdefault(star_kwargs, []).append((arg.value, call))
+                continue
+            if arg.star:  # ``f(*xs)``: spread over what is left
                 for name in positional[index:] + ([star] if star else []):
                     result.setdefault(name, []).append((arg.value, call))
                 continue
@@ -740,7 +744,20 @@ class Calls:
             return False  # ``self.eval_model(...)``: a method of this class, read through its body
         if self._bound_to_gradient_explainer(func):
             return False  # ``gb_model(x)`` of ``GuidedBackpropReLUModel(model)`` runs a backward itself
-        return is_model_name(name) or self._bound_to_module(func)
+        return is_model_name(name) or self._bound_to_module(func) or dotted_name(func) in self._with_parameters_read
+
+    @cached_property
+    def _with_parameters_read(self) -> frozenset[str]:
+        """What the file reads the parameters of, as spelled (``ac.q1`` of
+        ``chain(ac.q1.parameters(), ...)``, ``net`` of ``Adam(net.parameters())``): modules,
+        whatever they are named. (Not ``next(m.parameters()).device``: inference code asks any
+        module, or a wrapper that may be none, where it is.)"""
+        parent = self.tree.parent
+        return frozenset(
+            spelled for call in self.tree.nodes(cst.Call)
+            if type(call.func) is cst.Attribute and call.func.attr.value in ("parameters", "named_parameters")
+            and not call.args and (spelled := dotted_name(call.func.value)) is not None
+            and not (isinstance(outer := parent.get(parent.get(call)), cst.Call) and dotted_name(outer.func) == "next"))
 
     def _own_method(self, call: cst.Call, name: str) -> bool:
         """``name`` is a method of the (non-module) class whose method makes ``call``."""

@@ -654,6 +654,8 @@ class Flow:
             result = replace(result, kind=TENSOR, scalar=True)  # ``backward()`` without a gradient needs one
         if (result.graph or result.params) and self._past_structure_guards(expr, scope):
             result = result.without_graph()
+        if (result.graph or result.params or result.device) and self._tested_as_no_tensor(name, at):
+            result = replace(result.without_graph(), device=False, device_params=frozenset())
         if result.device and any(all(self.tree.before(b.node, move) for b in bindings) and self.tree.before(move, at)
                                  for move in self._moved_to_host_in_place(scope).get(name, ())):
             result = replace(result, device=False)
@@ -734,6 +736,26 @@ class Flow:
                     self._tests_tensor(ancestor.test, name):
                 return ancestor
         return None
+
+    def _tested_as_no_tensor(self, name: str, at: cst.CSTNode) -> bool:
+        """``at`` is in the ``else`` of ``if isinstance(name, torch.Tensor):`` (or in the body of
+        ``if not isinstance(...)``) of its function: ``name`` is no tensor there (a logger's
+        ``append(value.item())`` for tensors, ``append(value)`` for the rest)."""
+        for ancestor in self.tree.ancestors(at):
+            if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                return False
+            if type(ancestor) is not cst.If:
+                continue
+            # (a test alone: where ``isinstance(x, torch.Tensor) and x.dim() == 0`` fails, x may be one)
+            test = ancestor.test
+            if ancestor.orelse is not None and self.tree.contains(ancestor.orelse, at) and \
+                    not isinstance(test, cst.BooleanOperation) and self._tests_tensor(test, name):
+                return True
+            if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not) and \
+                    self.tree.contains(ancestor.body, at) and \
+                    not isinstance(test.expression, cst.BooleanOperation) and self._tests_tensor(test.expression, name):
+                return True
+        return False
 
     def _tests_tensor(self, test: cst.BaseExpression, name: str) -> bool:
         """``isinstance(name, torch.Tensor)``, ``torch.is_tensor(name)`` or ``hasattr(name,
