@@ -443,10 +443,12 @@ class Calls:
         return [Callee(m, skipped=0 if _is_static(m) else 1, guessed=True) for m in methods] if len(methods) > 1 else []
 
     def _either(self, call: cst.Call) -> list[tuple[Callee, cst.IfExp, bool]]:
-        """What a call of a name bound to ``a if flag else b`` may run: each branch's function, with
-        the choice and whether the branch is the one taken when its test is true."""
+        """What a call of a name bound to ``a if flag else b`` may run (a call that resolves runs
+        what it resolves to): each branch's function, with the choice and whether the branch is
+        the one taken when its test is true."""
         func = call.func
-        if not isinstance(func, cst.Name) or func.value not in self._names_bound_to_a_choice:
+        if not isinstance(func, cst.Name) or func.value not in self._names_bound_to_a_choice or \
+                self.callee(call) is not None:
             return []
         chosen = [b.value for b in self.scopes.reaching_bindings(func.value, call) if isinstance(b.value, cst.IfExp)]
         if len(chosen) != 1:
@@ -466,10 +468,8 @@ class Calls:
         sites: dict[Function, list[tuple[cst.Call, cst.IfExp, bool]]] = {}
         if self._names_bound_to_a_choice:
             for call in self.tree.nodes(cst.Call):
-                if isinstance(call.func, cst.Name) and call.func.value in self._names_bound_to_a_choice \
-                        and self.callee(call) is None:
-                    for callee, choice, taken in self._either(call):
-                        sites.setdefault(callee.function, []).append((call, choice, taken))
+                for callee, choice, taken in self._either(call):
+                    sites.setdefault(callee.function, []).append((call, choice, taken))
         return sites
 
     def chosen_sites(self, function: Function) -> list[tuple[cst.Call, cst.IfExp, bool]]:

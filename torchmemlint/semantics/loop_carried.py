@@ -981,7 +981,6 @@ def _counts(loop: Loop) -> bool:
     return isinstance(iterable, cst.Call) and dotted_name(iterable.func) in ("range", "itertools.count", "count")
 
 
-
 def _is_true(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.Name) and expr.value == "True"
 
