@@ -236,9 +236,30 @@ class Scopes:
         key = (scope, node_type)
         found = self._scope_nodes.get(key)
         if found is None:
-            found = self._scope_nodes[key] = tuple(
-                n for n in self.tree.descendants(scope, node_type) if self.scope_of(n) is scope)
+            found = self._scope_nodes[key] = self._outside_nested_functions(scope, self.tree.descendants(scope, node_type))
         return found
+
+    def _outside_nested_functions(self, scope: Scope, nodes: list) -> tuple:
+        """``nodes`` (in source order, inside ``scope``) less those inside a function nested in
+        ``scope`` (its header and body: where ``function_of`` gives that function), by the
+        preorder ranges of the nested functions rather than one walk up per node."""
+        start, last = self.tree.start, self.tree.last
+        ranges: list[tuple[int, int]] = []  # the outermost nested functions' (start, end]
+        for func in self.tree.descendants(scope, cst.FunctionDef):
+            if func is not scope and (not ranges or start[func] > ranges[-1][1]):
+                ranges.append((start[func], last[start[func]]))
+        if not ranges:
+            return tuple(node for node in nodes if node is not scope)  # (a function is in its parent's scope)
+        kept, at = [], 0
+        for node in nodes:
+            index = start[node]
+            if node is scope:
+                continue
+            while at < len(ranges) and ranges[at][1] < index:
+                at += 1
+            if at == len(ranges) or not ranges[at][0] < index:
+                kept.append(node)
+        return tuple(kept)
 
     # -- classes ----------------------------------------------------------------------
     def class_bases(self, cls: cst.ClassDef, _seen: frozenset = frozenset()) -> tuple[str, ...]:
