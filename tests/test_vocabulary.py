@@ -10,6 +10,9 @@ from torchmemlint.semantics.vocabulary import is_model_name, names_text
     ("build_model", False), ("model_path", False), ("call_module", False),  # torch.fx adds a node
     ("compute_feature_stats_for_generator", False),  # stylegan2-ada's metrics: about a model, not one
     ("features_of_model", False), ("__module__", False), (None, False),
+    # one of several losses, as parameters are named for them
+    ("recon_loss_fn", True), ("dice_loss_func", True), ("criterion_reconstruct_fn", True),
+    ("get_loss_fn", False), ("criterion_name", False), ("loss_history", False),
 ])
 def test_model_names(name, expected):
     assert is_model_name(name) is expected

@@ -264,10 +264,11 @@ def _evaluation_context(model: SemanticModel, call: cst.Call, helpers: dict, dep
             return func
     scope: Scope = func if func is not None else model.module
     switch = _eval_switch_before(model, scope, call)
-    if switch is not None and not (func is not None and model.scopes.is_model_method(func)):
+    if switch is not None and not (func is not None and model.scopes.is_model_method(func) and not _has_backward(model, func)):
         # (a model's own method that puts a submodule in eval mode, ``self.target.eval()`` in
-        # ``forward``, leaves grad mode to whoever calls it). The evaluation is the outermost
-        # loop after the switch: an epoch loop around both phases also trains.
+        # ``forward``, leaves grad mode to whoever calls it; one that trains the model itself,
+        # ``self.train_on_data(data)`` stepping its own optimizer, sets it). The evaluation is the
+        # outermost loop after the switch: an epoch loop around both phases also trains.
         after = [loop for loop in loops if not model.tree.contains(loop, switch)]
         return after[-1] if after else loops[0] if loops else scope
     if func is not None:
@@ -368,8 +369,11 @@ def _is_own_inference_api(model: SemanticModel, scope: Scope, func: cst.Attribut
     """``self.eval()`` in a method: in a model class (``def encode(self, x): self.eval(); ...``)
     it starts an inference API whose callers, often in other files, choose the grad mode
     (ESPnet's recognizers run under the recognition script's ``no_grad``); in a trainer class it
-    calls the trainer's own ``eval`` method. Neither makes the rest of the method evaluation."""
-    return isinstance(scope, cst.FunctionDef) and isinstance(func.value, cst.Name) and func.value.value == "self"
+    calls the trainer's own ``eval`` method. Neither makes the rest of the method evaluation,
+    unless the model's method trains the model itself first (steps its own optimizer: ``fit``
+    then computes class centroids), so that it, not a caller, chooses the grad mode."""
+    return isinstance(scope, cst.FunctionDef) and isinstance(func.value, cst.Name) and func.value.value == "self" \
+        and not (model.scopes.is_model_method(scope) and _has_backward(model, scope))
 
 
 def _is_other_submodule(model: SemanticModel, scope: Scope, func: cst.Attribute, call: cst.Call) -> bool:

@@ -75,7 +75,7 @@ from torchmemlint.semantics.flow import MODULE, RECORD, Value
 from torchmemlint.semantics.imports import dotted_name
 from torchmemlint.semantics.prescreen import CALL_STORE, LIST_STORE, SUBSCRIPT_STORE
 from torchmemlint.semantics.scopes import root_name
-from torchmemlint.semantics.vocabulary import names_a_cache
+from torchmemlint.semantics.vocabulary import PER_EPOCH_METHOD, names_a_cache
 
 MODULE_MESSAGE = ("{what} on the device kept in a container that grows every iteration (one per trial or "
                   "fold): every one's parameters, and whatever its optimizer state and closures hold, stay on "
@@ -133,8 +133,11 @@ class DeviceTensorInGrowingContainer(Rule):
                 continue  # one step's micro-batches, in a container the function makes on each call
             if isinstance(store.node, cst.Assign) and not model.stores.keyed_by_example(store, iteration):
                 continue  # ``d[k] = v`` overwrites a bounded set of keys, unless each example brings its own
-            if isinstance(iteration, cst.FunctionDef) and model.stores.reset_elsewhere_in_class(store.container, iteration):
-                continue
+            resetters = model.stores.methods_resetting(store.container, iteration) \
+                if isinstance(iteration, cst.FunctionDef) else []
+            emptied_per_epoch = bool(resetters) and all(_runs_once_per_epoch(model, m) for m in resetters)
+            if resetters and not emptied_per_epoch:
+                continue  # (a rollout buffer emptied by the update that consumes it)
             if not model.stores.outlives(store.container, store.node, iteration):
                 continue
             if _rollout_returned(model, store, iteration):
@@ -145,8 +148,10 @@ class DeviceTensorInGrowingContainer(Rule):
             if not value.device or value.graph and not store.device_only:
                 continue  # (a graph-attached value is TML001's, unless the callee keeps it detached)
             message = None
+            if emptied_per_epoch and _reduced_per_example(store.value):
+                continue  # (an epoch of class indices or confidences: a few bytes an example)
             if _scalars_only(value):
-                if not _lightning_step_outputs(model, store.container, iteration):
+                if emptied_per_epoch or not _lightning_step_outputs(model, store.container, iteration):
                     continue  # one 512-byte block per step, kept on the device on purpose (no sync)
                 message = SCALARS_ON_SELF_MESSAGE  # ... but never emptied: one block per step of the whole run
             reported.add(store.node)
@@ -242,6 +247,31 @@ def _lightning_step_outputs(model: SemanticModel, container: cst.BaseExpression,
     ``.clear()`` in ``on_validation_epoch_end``."""
     return isinstance(iteration, cst.FunctionDef) and root_name(container) == "self" and \
         model.scopes.is_lightning_module(model.scopes.class_of(iteration))
+
+
+def _runs_once_per_epoch(model: SemanticModel, method: cst.FunctionDef) -> bool:
+    """A framework's epoch hook (``on_validation_epoch_end``), or a method only such hooks call
+    (``_reset_data`` of ``on_predict_epoch_start``): what a step method keeps until it runs is a
+    whole epoch's outputs, the validation set's predictions on the device."""
+    if PER_EPOCH_METHOD.match(method.name.value):
+        return True
+    callers = [model.scopes.function_of(site) for site in model.calls.call_sites(method)]
+    return bool(callers) and all(caller is not None and PER_EPOCH_METHOD.match(caller.name.value) for caller in callers)
+
+
+# Methods and attributes whose result holds one number per example (or fewer).
+_PER_EXAMPLE_REDUCTIONS = frozenset({"argmax", "argmin", "values", "indices", "sum", "mean", "max", "min", "norm",
+                                     "item", "tolist"})
+
+
+def _reduced_per_example(stored: cst.BaseExpression) -> bool:
+    """``outputs["scores"].softmax(-1).max(-1).values``, ``logits.argmax(-1)``: what is kept is
+    reduced to a number per example (a model's outputs, features or images are not)."""
+    while isinstance(stored, cst.Call) and isinstance(stored.func, cst.Attribute) and \
+            stored.func.attr.value in ("detach", "clone", "float", "long"):
+        stored = stored.func.value
+    last = stored.func if isinstance(stored, cst.Call) else stored
+    return isinstance(last, cst.Attribute) and last.attr.value in _PER_EXAMPLE_REDUCTIONS
 
 
 def _device_without_graph(value: Value) -> bool:

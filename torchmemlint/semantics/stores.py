@@ -1058,16 +1058,18 @@ class Stores:
         ``per_step``, only a method itself run once per step (a decoder's
         ``initialize_decoder_states`` at the start of each ``forward``, before ``decode`` adds to
         the attribute per time step): then it lives for one step."""
+        return any(not per_step or self._runs_every_step(other) and not self._loops_over(other, method)
+                   for other in self.methods_resetting(container, method))
+
+    def methods_resetting(self, container: cst.BaseExpression, method: cst.FunctionDef) -> list[cst.FunctionDef]:
+        """The other methods of ``method``'s class (not ``__init__``) that empty or rebind the
+        ``self`` container."""
         cls = self.scopes.self_class(method)
         spelled = _spelled_container(container)
         if cls is None or spelled is None:
-            return False
-        return any(
-            self._reset_in(container, other) and (not per_step or self._runs_every_step(other)
-                                                  and not self._loops_over(other, method))
-            for other in self._methods_resetting(cls).get(spelled, ())
-            if other is not method
-        )
+            return []
+        return [other for other in self._methods_resetting(cls).get(spelled, ())
+                if other is not method and self._reset_in(container, other)]
 
     def _loops_over(self, outer: cst.FunctionDef, method: cst.FunctionDef) -> bool:
         """``outer`` calls ``method`` in a loop of its own (an epoch's ``train_round`` around the

@@ -22,8 +22,10 @@ MAIN_PROCESS_CHECK = re.compile(r"is_(?:root_worker|main_process|local_main_proc
                                 r"local_process_zero|master|main_worker|rank_zero)")
 
 # Framework hooks run once per epoch or per run (Lightning's ``on_train_epoch_start``, a
-# callback's ``on_epoch_end``): a reset there leaves a chain growing over the epoch's steps.
-PER_EPOCH_METHOD = re.compile(r"^on_(\w+_)?(epoch|fit|train|validation)_(start|end)$")
+# callback's ``on_epoch_end``, Lightning 1's ``validation_epoch_end``): a reset there leaves a
+# chain, or a container, growing over the epoch's steps.
+PER_EPOCH_METHOD = re.compile(r"^on_(\w+_)?(epoch|fit|train|validation)_(start|end)$|"
+                              r"^(training|validation|test|predict)_epoch_end$")  # (Lightning 1)
 # Calls that run the function they get once per hyper-parameter trial.
 SEARCH_DRIVERS = frozenset({"optimize", "fmin", "gp_minimize", "forest_minimize", "Tuner", "maximize", "minimize"})
 # Registrations of a hook on a module or a tensor.
@@ -100,6 +102,7 @@ _MODEL_HANDLING_VERBS = frozenset({
     "add", "remove", "delete", "set", "find", "swap", "named",  # (``builder.add_module(name, m)`` registers one)
 })
 _LOSS_FUNCTION_NAMES = frozenset({"loss_fn", "loss_func", "loss_function", "loss_fct", "lossfn", "loss_module"})
+_CALLABLE_SUFFIXES = frozenset({"fn", "func", "fct", "function", "module"})
 _ROLE_SUFFIXES = frozenset({"ema", "old", "new", "target", "ddp", "q", "k", "g", "d", "a", "b", "s", "t", "fp16",
                             "engine", "without_ddp", "wrapped", "eval", "train"})
 EXACT_MODEL_NAMES = frozenset({"G", "D", "E", "netG", "netD", "netE", "Q", "pi", "ddp_model", "vf"})
@@ -123,6 +126,9 @@ def is_model_name(name: Optional[str]) -> bool:
         return False  # (``stats_for_generator`` is about a model, not one)
     if words[-1].rstrip("0123456789") in MODEL_WORDS:
         return True
+    if len(words) > 2 and ("_".join(words[-2:]) in _LOSS_FUNCTION_NAMES or
+                           words[0] in ("criterion", "loss") and words[-1] in _CALLABLE_SUFFIXES):
+        return True  # one of several losses: ``recon_loss_fn``, ``dice_loss_func``, ``criterion_reconstruct_fn``
     if len(words[-1]) > len("model") and words[-1].rstrip("0123456789").endswith("model"):
         return True  # one word run together (torch-ac's ``acmodel``, ``basemodel``)
     return words[0].rstrip("0123456789") in MODEL_WORDS and "_".join(words[1:]) in _ROLE_SUFFIXES
