@@ -42,6 +42,30 @@ _FUNCTIONAL_LOSSES = ("cross_entropy", "nll_loss", "kl_div", "binary_cross_entro
 Function = Union["cst.FunctionDef", "cst.Lambda"]  # strings: importing this module does not load LibCST
 
 
+def _entry_of_models(loop: cst.For, name: str) -> bool:
+    """``name`` is what ``for k, name in losses.items()`` or ``for name in self.models.values()``
+    binds: a value of a mapping named for models or loss functions (``criterion``, ``losses``,
+    ``loss_fns``; a plural read as its singular)."""
+    spelled = _mapping_iterated_for(loop, name) or ""
+    return any(is_model_name(singular) for singular in (spelled, spelled[:-1] if spelled.endswith("s") else None,
+                                                        spelled[:-2] if spelled.endswith("es") else None) if singular)
+
+
+def _mapping_iterated_for(loop: cst.For, name: str) -> Optional[str]:
+    """The last name of the mapping whose values ``loop`` binds to ``name`` (``for k, name in
+    m.items()``, ``for name in m.values()``), or None."""
+    iterable, target = loop.iter, loop.target
+    if not (isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute) and not iterable.args):
+        return None
+    if iterable.func.attr.value == "items":
+        bound = target.elements[1].value if isinstance(target, cst.Tuple) and len(target.elements) == 2 else None
+    elif iterable.func.attr.value == "values":
+        bound = target
+    else:
+        return None
+    return terminal_name(iterable.func.value) if isinstance(bound, cst.Name) and bound.value == name else None
+
+
 def _rpc_proxy(receiver: cst.BaseExpression) -> bool:
     """``rref.remote()``, ``rref.rpc_sync()``, ``rref.rpc_async()``: a proxy to an object on
     another process (torch.distributed.rpc)."""
@@ -787,9 +811,13 @@ class Calls:
         if qualified is not None and qualified.startswith("torch."):
             return qualified.startswith("torch.nn.") and (
                 bool(LOSS_SUFFIX.search(qualified)) or qualified.endswith(_FUNCTIONAL_LOSSES))
-        lowered = (terminal_name(func) or "").lower()
+        names = [terminal_name(func) or ""]
+        if isinstance(func, cst.Name):  # ``fn`` of ``for task, fn in loss_fns.items()``: named by its mapping
+            names += [_mapping_iterated_for(b.node, func.value) or ""
+                      for b in self.scopes.reaching_bindings(func.value, func) if isinstance(b.node, cst.For)]
         # (a loss of another package: litgpt's ``chunked_cross_entropy``, a project's ``nll_loss``)
-        return "loss" in lowered or "criterion" in lowered or lowered.endswith(_FUNCTIONAL_LOSSES)
+        return any("loss" in lowered or "criterion" in lowered or lowered.endswith(_FUNCTIONAL_LOSSES)
+                   for lowered in map(str.lower, names))
 
     def _bound_to_module(self, func: cst.BaseExpression) -> bool:
         """A name bound in this scope to ``nn.Something(...)`` or a Module class of this file (or,
@@ -806,6 +834,8 @@ class Calls:
                 target = self.modules.submodule_loop_target(binding.node)
                 if isinstance(target, cst.Name) and target.value == func.value:
                     return True  # ``for block in self.blocks: x = block(x)``
+                if _entry_of_models(binding.node, func.value):
+                    return True  # ``for name, fn in self.criterion.items(): term = fn(pred, gt)``
             value = binding.value
             while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and \
                     value.func.attr.value in ("to", "cuda"):
