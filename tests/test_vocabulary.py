@@ -11,8 +11,9 @@ from torchmemlint.semantics.vocabulary import is_model_name, names_text
     ("compute_feature_stats_for_generator", False),  # stylegan2-ada's metrics: about a model, not one
     ("features_of_model", False), ("__module__", False), (None, False),
     # one of several losses, as parameters are named for them
-    ("recon_loss_fn", True), ("dice_loss_func", True), ("criterion_reconstruct_fn", True),
+    ("recon_loss_fn", True), ("dice_loss_func", True), ("criterion_reconstruct_fn", True), ("crit", True),
     ("get_loss_fn", False), ("criterion_name", False), ("loss_history", False),
+    ("image_generator", True), ("item_generator", False), ("batch_generator", False),  # a GAN's, or Python's
 ])
 def test_model_names(name, expected):
     assert is_model_name(name) is expected

@@ -44,7 +44,9 @@ Gradient accumulation that resets every few steps
 The fix inserts `optimizer.zero_grad(set_to_none=True)` before the first backward that feeds the
 optimizer's step (with two optimizers, after the other one's step), or right after the step
 when only the step is conditional (gradient accumulation keeps summing between steps). That
-changes the updates the program computes, so the fix is **unsafe** (`--unsafe-fixes`).
+changes the updates the program computes, so the fix is **unsafe** (`--unsafe-fixes`). An
+optimizer wrapper of the file that defines `step()` but no `zero_grad()` gets no fix (the call
+would raise); a wrapper whose `step()` sets the model's gradients to None is a reset itself.
 
 ## Runtime signature
 No memory growth: `verify` reports `not-reproduced` for growth. The cost is wrong gradients and,
@@ -101,13 +103,13 @@ class MissingZeroGrad(Rule):
             if not unreset:
                 branch_step = _step_in_branch_without_reset(model, region, calls, backwards, steps)
                 if branch_step is not None:
-                    yield Finding(branch_step[0], message=BRANCH_MESSAGE,
-                                  fix=_insert_zero_grad(model, [branch_step], backwards, steps))
+                    fix, no_fix = _insert_zero_grad(model, [branch_step], backwards, steps)
+                    yield Finding(branch_step[0], message=BRANCH_MESSAGE, fix=fix, no_fix=no_fix)
                 continue
             first_step = next(call for call, optimizer in steps if optimizer in unreset)
             # (at the step that uses the stale gradients, where a reader of the loop looks for it)
-            yield Finding(first_step,
-                          fix=_insert_zero_grad(model, [(c, o) for c, o in steps if o in unreset], backwards, steps))
+            fix, no_fix = _insert_zero_grad(model, [(c, o) for c, o in steps if o in unreset], backwards, steps)
+            yield Finding(first_step, fix=fix, no_fix=no_fix)
 
 
 def _region_calls(model: SemanticModel, region: Region) -> Sequence[cst.Call]:
@@ -304,7 +306,7 @@ def _backward_for(model: SemanticModel, step: cst.Call, backwards: list[cst.Call
 
 
 def _insert_zero_grad(model: SemanticModel, unreset: list[tuple[cst.Call, str]], backwards: list[cst.Call],
-                      steps: list[tuple[cst.Call, str]]) -> Optional[NodeFix]:
+                      steps: list[tuple[cst.Call, str]]) -> tuple[Optional[NodeFix], str]:
     """``optimizer.zero_grad(set_to_none=True)`` for each unreset optimizer: before the first
     backward that feeds its step (so gradients another phase left in its parameters, e.g. a
     generator loss reaching the discriminator, are dropped too), or right after its step when
@@ -312,12 +314,14 @@ def _insert_zero_grad(model: SemanticModel, unreset: list[tuple[cst.Call, str]],
     before: dict[cst.SimpleStatementLine, list[str]] = {}
     after: dict[cst.SimpleStatementLine, list[str]] = {}
     for step, optimizer in unreset:
+        if not _has_zero_grad(model, step):
+            return None, NO_ZERO_GRAD_FIX
         backward = _backward_for(model, step, backwards, steps)
         conditional = _conditional_apart(model, step, backward)
         anchor = model.tree.statement_of(step if conditional else backward)
         if not isinstance(anchor, cst.SimpleStatementLine) or \
                 not isinstance(model.tree.parent.get(anchor), (cst.IndentedBlock, cst.Module)):
-            return None
+            return None, ""
         resets = (after if conditional else before).setdefault(anchor, [])
         if optimizer not in resets:
             resets.append(optimizer)
@@ -333,7 +337,21 @@ def _insert_zero_grad(model: SemanticModel, unreset: list[tuple[cst.Call, str]],
             first[0] = first[0].with_changes(leading_lines=separation)
             kept = anchor.with_changes(leading_lines=attached)
         replacements.append(Replacement(anchor, cst.FlattenSentinel([*first, kept, *last])))
-    return NodeFix("reset the optimizer's gradients every step", safe=False, replacements=replacements)
+    return NodeFix("reset the optimizer's gradients every step", safe=False, replacements=replacements), ""
+
+
+NO_ZERO_GRAD_FIX = ("no automatic fix: the stepped object defines no `zero_grad()`; reset the model's gradients "
+                    "(`model.zero_grad(set_to_none=True)`) every step")
+
+
+def _has_zero_grad(model: SemanticModel, step: cst.Call) -> bool:
+    """The stepped object has a ``zero_grad`` to call: not an optimizer wrapper of the file's
+    that defines only ``step`` (inserting ``wrapper.zero_grad()`` would raise)."""
+    callee = model.calls.callee(step)
+    cls = model.scopes.class_of(callee.function) if callee is not None and \
+        isinstance(callee.function, cst.FunctionDef) else None
+    return cls is None or model.calls.method_of(cls, "zero_grad") is not None or \
+        any(base.startswith("torch.optim") for base in model.scopes.class_bases(cls))
 
 
 def _reset_statement(optimizer: str) -> cst.SimpleStatementLine:

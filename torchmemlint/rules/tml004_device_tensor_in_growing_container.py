@@ -303,8 +303,9 @@ def _model_holder(value: Value) -> Optional[str]:
 
 def _rollout_returned(model: SemanticModel, store, iteration) -> bool:
     """A rollout: the loop steps an environment and fills a container that the same function
-    makes and hands back (``return batch``) or empties before the loop (``buffer.reset()``): one
-    rollout's worth, kept on purpose."""
+    makes and hands back (``return batch``), or makes anew for each rollout and updates from (in
+    every loop around this one: consumed before it dies with the call), or empties before the loop
+    (``buffer.reset()``): one rollout's worth, kept on purpose."""
     if isinstance(iteration, cst.FunctionDef) or not model.scopes.steps_environment_in(iteration):
         return False
     func = model.scopes.function_of(store.node)
@@ -316,6 +317,15 @@ def _rollout_returned(model: SemanticModel, store, iteration) -> bool:
                   for c in model.scopes.scope_nodes(func, cst.Call))
     if emptied:
         return True
-    if root not in model.scopes.bindings(func):
+    local = model.scopes.bindings(func).get(root)
+    if not local:
         return False
-    return any(isinstance(r.value, cst.Name) and r.value.value == root for r in model.scopes.scope_nodes(func, cst.Return))
+    if any(isinstance(r.value, cst.Name) and r.value.value == root for r in model.scopes.scope_nodes(func, cst.Return)):
+        return True
+    # A list of the call's own, filled by a loop that does not train, for the update that follows
+    # it in the same call, and made again around every loop around it: consumed once the rollout
+    # is complete.
+    return store.inside is None and isinstance(store.container, cst.Name) and \
+        not any(isinstance(b.node, cst.Param) for b in local) and bool(model.iterations.step_calls(func)) and \
+        not model.iterations.runs_step(iteration) and not model.iterations.trains_through_calls(iteration) and \
+        all(any(model.tree.contains(loop, b.node) for b in local) for loop in model.scopes.loops_around(iteration))

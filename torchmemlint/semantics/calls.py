@@ -816,8 +816,8 @@ class Calls:
             names += [_mapping_iterated_for(b.node, func.value) or ""
                       for b in self.scopes.reaching_bindings(func.value, func) if isinstance(b.node, cst.For)]
         # (a loss of another package: litgpt's ``chunked_cross_entropy``, a project's ``nll_loss``)
-        return any("loss" in lowered or "criterion" in lowered or lowered.endswith(_FUNCTIONAL_LOSSES)
-                   for lowered in map(str.lower, names))
+        return any("loss" in lowered or "criterion" in lowered or "crit" in lowered.split("_")
+                   or lowered.endswith(_FUNCTIONAL_LOSSES) for lowered in map(str.lower, names))
 
     def _bound_to_module(self, func: cst.BaseExpression) -> bool:
         """A name bound in this scope to ``nn.Something(...)`` or a Module class of this file (or,
@@ -898,26 +898,47 @@ class Calls:
             isinstance(parent.operator, (cst.Divide, cst.FloorDivide))
 
     def names_feeding_backward(self, scope) -> set[str]:
-        """Names whose values flow into a backward pass of ``scope`` (through assignments):
-        ``log_probs`` in ``loss = -torch.stack(log_probs).sum(); loss.backward()``. Keeping
-        such values is how gradient accumulation and REINFORCE work, not a leak."""
+        """Names whose values flow into a backward pass of ``scope`` (through the assignments
+        that reach it): ``log_probs`` in ``loss = -torch.stack(log_probs).sum(); loss.backward()``.
+        Keeping such values is how gradient accumulation and REINFORCE work, not a leak. (An
+        assignment made after the backward, ``loss = total_loss / n`` once the loop is done, does
+        not make ``total_loss`` feed it.)"""
         cached = self._feeding_backward.get(scope)
         if cached is not None:
             return cached
         bindings = self.scopes.bindings(scope)
         self._feeding_backward[scope] = set()  # (recursion guard: helpers calling each other)
-        feeding = set(self.backwarded_names(scope)) | self._handed_to_backward(scope)
-        pending = list(feeding)
+        pending: list[tuple[str, cst.CSTNode]] = [
+            (name, call) for call in self.scopes.scope_nodes(scope, cst.Call) for name in self._differentiated_at(call, scope)]
+        feeding = {name for name, _ in pending}
+        seen: set[tuple[str, cst.CSTNode]] = set()
         while pending:
-            for binding in bindings.get(pending.pop(), []):
+            name, at = pending.pop()
+            if (name, at) in seen:
+                continue
+            seen.add((name, at))
+            for binding in self.scopes.reaching_bindings(name, at):
+                if binding.augmented:  # (``total += loss`` carries the old ``total`` too)
+                    pending.append((name, binding.node))
                 if binding.value is None:
                     continue
-                for name in self.names_keeping_graph(binding.value):
-                    if name not in feeding and name in bindings:
-                        feeding.add(name)
-                        pending.append(name)
+                for inner in self.names_keeping_graph(binding.value):
+                    if inner in bindings:
+                        feeding.add(inner)
+                        pending.append((inner, binding.node))
         self._feeding_backward[scope] = feeding
         return feeding
+
+    def _differentiated_at(self, call: cst.Call, scope) -> list[str]:
+        """The names a backward ``call`` differentiates (``backwarded_names``), or that it hands
+        to a helper of the file in whose body that parameter feeds a backward pass
+        (``update_policy(optimizer, log_probs, rewards)`` differentiating ``torch.stack(log_probs)``)."""
+        names = [n.value for root in self.backward_roots(call) for n in self.tree.descendants(root, cst.Name)
+                 if not self._divides(n) and n.value != "self"]
+        callee = self.callee(call)
+        if callee is not None and callee.function is not scope:
+            names += [expr.value for expr, _ in self.arguments_differentiated(call) if isinstance(expr, cst.Name)]
+        return names
 
     def names_keeping_graph(self, expr: cst.BaseExpression) -> list[str]:
         """The names in ``expr`` whose graph the value may keep: not those read only under
@@ -933,18 +954,6 @@ class Calls:
             else:
                 names.append(name.value)
         return names
-
-    def _handed_to_backward(self, scope) -> set[str]:
-        """Names ``scope`` passes to a helper of the file in whose body that parameter feeds a
-        backward pass (``update_policy(optimizer, log_probs, rewards)`` differentiating
-        ``torch.stack(log_probs)``)."""
-        handed: set[str] = set()
-        for call in self.scopes.scope_nodes(scope, cst.Call):
-            callee = self.callee(call)
-            if callee is None or callee.function is scope:
-                continue
-            handed.update(expr.value for expr, _ in self.arguments_differentiated(call) if isinstance(expr, cst.Name))
-        return handed
 
     def arguments_differentiated(self, call: cst.Call) -> list[tuple[cst.BaseExpression, cst.CSTNode]]:
         """What ``call`` hands to parameters of a function of the file that feed its backward pass

@@ -811,9 +811,16 @@ class Flow:
             # (a loop rewriting every item has done so once the loop has run)
             statement = every_item or self.tree.statement_of(write)
             block = self.tree.parent.get(statement)
-            if not (self.tree.before(bound_at, write) and self.tree.before(write, at) and block is not None and
-                    self.tree.contains(block, at)):
-                continue  # (only a write in a block that holds ``at``, before it, surely happened)
+            if not (self.tree.before(bound_at, write) and self.tree.before(write, at)):
+                continue
+            if block is None or not self.tree.contains(block, at):
+                # Only a write in a block that holds ``at``, before it, surely happened; one in a
+                # loop or a branch may have (``logs[name] = loss`` for each loss function): an item
+                # may hold what it wrote, and nothing it replaced or removed is surely gone.
+                if isinstance(write, cst.Assign):
+                    element = join([element or NOTHING, self.value(write.value, write)])
+                    changed = True
+                continue
             if isinstance(write, cst.Assign):
                 key = self.scopes.key_of(write.targets[0].target)
                 if isinstance(key, str):  # (a new key too: ``outputs["targets"] = y``)

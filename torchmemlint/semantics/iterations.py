@@ -189,14 +189,14 @@ class Iterations:
     def accumulates_for_callers_step(self, loop: Loop) -> bool:
         """A loop of micro-batches whose gradients its function's callers step: it runs backward
         passes and no optimizer step, in a function with none, that every call site runs in a
-        loop stepping the optimizer (Megatron's ``forward_backward_batch``): one step's worth,
-        however many iterations."""
+        loop stepping the optimizer, or that no code of the file calls (Megatron's and verl's
+        ``forward_backward_batch``, called by a trainer elsewhere): one step's worth, however many
+        iterations."""
         func = self.scopes.function_of(loop)
         if func is None or not self.runs_step(loop) or self.steps_optimizer(func):
             return False
-        sites = self.calls.call_sites(func)
-        return bool(sites) and all(
-            (loops := self.scopes.loops_around(site)) and self.steps_optimizer(loops[0]) for site in sites)
+        return all((loops := self.scopes.loops_around(site)) and self.steps_optimizer(loops[0])
+                   for site in self.calls.call_sites(func))
 
     def differentiates_through_steps(self, region: Iteration) -> bool:
         """Unrolled, differentiable optimization (meta-learning), where a graph spanning the

@@ -208,13 +208,21 @@ class Parameters:
 
     def resets_gradients(self, call: cst.Call) -> bool:
         """A call that resets gradients (what TML002 asks): ``zero_grad()`` of an optimizer or a
-        model, ``p.grad.zero_()``, ``set_to_none_``, or a helper of this file that calls one."""
+        model, ``p.grad.zero_()``, ``set_to_none_``, or a helper of this file that calls one, or
+        a method of the file's that sets ``p.grad = None`` (a mixed-precision optimizer wrapper
+        whose ``step()`` clears the model's gradients once it has copied them)."""
         func = call.func
         if isinstance(func, cst.Attribute) and (func.attr.value in RESET_METHODS or
                                                 func.attr.value in ("zero_", "set_to_none_")):
             return True
-        return any(isinstance(c.func, cst.Attribute) and c.func.attr.value in RESET_METHODS
-                   for callee in self.local_callees(call) for c in self.tree.descendants(callee, cst.Call))
+        if any(isinstance(c.func, cst.Attribute) and c.func.attr.value in RESET_METHODS
+               for callee in self.local_callees(call) for c in self.tree.descendants(callee, cst.Call)):
+            return True
+        callee = self.calls.callee(call)
+        if callee is None or not isinstance(callee.function, cst.FunctionDef) or self.tree.contains(callee.function, call):
+            return False
+        return any(self.breaks_grad_cycle(node) for node_type in (cst.Assign, cst.Del)
+                   for node in self.scopes.scope_nodes(callee.function, node_type))
 
     def clears_grad_attribute(self, region: cst.CSTNode) -> bool:
         """``p.grad = None`` or ``del p.grad`` in a loop body or function (nested loops over

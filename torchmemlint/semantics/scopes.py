@@ -742,7 +742,8 @@ class Scopes:
         item (``meters[key]``), what the
         container was filled with: ``defaultdict(AverageMeter)``, ``{k: AverageMeter() for k in keys}``."""
         if isinstance(receiver, cst.Subscript):
-            return [name for value in self._values_bound_to(receiver.value, at) for name in _item_classes(value)]
+            return [name for value in self._values_bound_to(receiver.value, at) for name in _item_classes(value)] + \
+                [name for value in self._item_values(receiver.value, at) for name in _built_class(value)]
         if isinstance(receiver, cst.Name):  # ``for learner in learners:`` over ``[Learner(...) for ...]``
             loops = [b.node for b in self.reaching_bindings(receiver.value, at)
                      if isinstance(b.node, cst.For) and isinstance(b.node.target, cst.Name)]
@@ -752,6 +753,27 @@ class Scopes:
         # (``self.policy = ActorCritic(...).to(device)``: the module the calls return is the one built)
         return [name for value in map(module_itself, self._values_bound_to(receiver, at)) if isinstance(value, cst.Call)
                 for name in _built_class(value)]
+
+    def _item_values(self, container: cst.BaseExpression, at: cst.CSTNode) -> list[cst.Call]:
+        """The calls whose results the file puts into items of ``container`` (``self.meters[key] =
+        AverageMeter()`` anywhere in the class for an attribute of self; in the same function for
+        a name)."""
+        spelled = dotted_name(container)
+        if spelled is None or not (spelled.startswith("self.") or isinstance(container, cst.Name)):
+            return []
+        scope = self.function_of(at)
+        return [module_itself(assign.value) for assign in self._item_assignments.get(spelled, ())
+                if isinstance(module_itself(assign.value), cst.Call)
+                and (spelled.startswith("self.") or self.function_of(assign) is scope)]
+
+    @cached_property
+    def _item_assignments(self) -> dict[str, list[cst.Assign]]:
+        found: dict[str, list[cst.Assign]] = {}
+        for assign in self.tree.nodes(cst.Assign):
+            for target in assign.targets:
+                if isinstance(target.target, cst.Subscript) and (spelled := dotted_name(target.target.value)) is not None:
+                    found.setdefault(spelled, []).append(assign)
+        return found
 
     def _values_bound_to(self, receiver: cst.BaseExpression, at: cst.CSTNode) -> list[cst.BaseExpression]:
         if isinstance(receiver, cst.Name):

@@ -87,7 +87,7 @@ NON_TENSOR_ANNOTATIONS = frozenset({
 # role suffix (``model_ema``, ``encoder_q``); ``policy_fn`` or ``model_path`` are not models.
 MODEL_WORDS = frozenset({
     "model", "models", "net", "network", "encoder", "decoder", "backbone", "classifier",
-    "generator", "discriminator", "critic", "actor", "policy", "criterion", "criterium", "lossfn",
+    "generator", "discriminator", "critic", "actor", "policy", "criterion", "criterium", "crit", "lossfn",
     "teacher", "student", "unet", "vae", "lstm", "rnn", "gru", "mlp", "cnn", "autoencoder",
     "transformer", "qnet", "module", "loss", "lm", "detector",
     # architecture families, as scripts name the model they load (``vgg19 = models.vgg19()``)
@@ -103,6 +103,9 @@ _MODEL_HANDLING_VERBS = frozenset({
 })
 _LOSS_FUNCTION_NAMES = frozenset({"loss_fn", "loss_func", "loss_function", "loss_fct", "lossfn", "loss_module"})
 _CALLABLE_SUFFIXES = frozenset({"fn", "func", "fct", "function", "module"})
+# What a plain Python generator (not a GAN's generator network) yields.
+_DATA_WORDS = frozenset({"item", "items", "data", "batch", "batches", "random", "rng", "number", "id", "key", "name",
+                         "path", "file", "index", "example", "task", "seed", "chunk", "split"})
 _ROLE_SUFFIXES = frozenset({"ema", "old", "new", "target", "ddp", "q", "k", "g", "d", "a", "b", "s", "t", "fp16",
                             "engine", "without_ddp", "wrapped", "eval", "train"})
 EXACT_MODEL_NAMES = frozenset({"G", "D", "E", "netG", "netD", "netE", "Q", "pi", "ddp_model", "vf"})
@@ -124,6 +127,8 @@ def is_model_name(name: Optional[str]) -> bool:
     words = name.lower().strip("_").split("_")
     if len(words) > 1 and words[0] in _MODEL_HANDLING_VERBS or len(words) > 2 and words[-2] in ("for", "of", "from"):
         return False  # (``stats_for_generator`` is about a model, not one)
+    if words[-1] == "generator" and len(words) > 1 and words[-2] in _DATA_WORDS:
+        return False  # (a Python generator of items: ``item_generator``, ``batch_generator``)
     if words[-1].rstrip("0123456789") in MODEL_WORDS:
         return True
     if len(words) > 2 and ("_".join(words[-2:]) in _LOSS_FUNCTION_NAMES or
