@@ -195,8 +195,11 @@ class Iterations:
         func = self.scopes.function_of(loop)
         if func is None or not self.runs_step(loop) or self.steps_optimizer(func):
             return False
-        return all((loops := self.scopes.loops_around(site)) and self.steps_optimizer(loops[0])
-                   for site in self.calls.call_sites(func))
+        sites = self.calls.call_sites(func)
+        if not sites:  # (nothing of the function steps anything: ``v3.step()`` may be an optimizer's)
+            return not any(isinstance(c.func, cst.Attribute) and c.func.attr.value == "step"
+                           for c in self.scopes.scope_nodes(func, cst.Call))
+        return all((loops := self.scopes.loops_around(site)) and self.steps_optimizer(loops[0]) for site in sites)
 
     def differentiates_through_steps(self, region: Iteration) -> bool:
         """Unrolled, differentiable optimization (meta-learning), where a graph spanning the
