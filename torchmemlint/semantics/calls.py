@@ -455,7 +455,7 @@ class Calls:
         func = call.func
         if isinstance(func, cst.Name) and self.callee(call) is None:
             # ``step = self.val_step if validation else self.train_step``: either
-            return [callee for callee, _, _ in self._either(call)]
+            return [callee for callee, _, _ in self._either(call)] + self._entries_of_a_function_table(call)
         if self.callee(call) is not None or not isinstance(func, cst.Attribute) or \
                 func.attr.value not in self.scopes.functions_by_name:
             return []
@@ -465,6 +465,31 @@ class Calls:
             return []
         methods = self._implementations(func.attr.value)
         return [Callee(m, skipped=0 if _is_static(m) else 1, guessed=True) for m in methods] if len(methods) > 1 else []
+
+    def _entries_of_a_function_table(self, call: cst.Call) -> list[Callee]:
+        """What ``fn(pred, y)`` may run where ``for name, fn in self.metrics.items()`` iterates a
+        dict of the file's functions (``self.metrics = {"mae": mean_abs_error}``): each of them."""
+        func = call.func
+        found: list[Callee] = []
+        for binding in self.scopes.reaching_bindings(func.value, call):
+            loop = binding.node
+            if not isinstance(loop, cst.For) or _mapping_iterated_for(loop, func.value) is None:
+                continue
+            mapping = loop.iter.func.value
+            spelled = dotted_name(mapping)
+            if isinstance(mapping, cst.Name):
+                tables = [b.value for b in self.scopes.bindings_of(mapping.value, loop) if b.value is not None]
+            elif spelled is not None and spelled.startswith("self."):
+                tables = self.scopes.values_assigned_to(spelled)
+            else:
+                continue
+            for table in tables:
+                for entry in table.elements if isinstance(table, cst.Dict) else ():
+                    if isinstance(entry, cst.DictElement) and isinstance(entry.value, (cst.Name, cst.Attribute)):
+                        callee = self._resolve(entry.value, table, 1)
+                        if callee is not None and isinstance(callee.function, cst.FunctionDef) and callee.constructs is None:
+                            found.append(callee)
+        return found
 
     def _either(self, call: cst.Call) -> list[tuple[Callee, cst.IfExp, bool]]:
         """What a call of a name bound to ``a if flag else b`` may run (a call that resolves runs
