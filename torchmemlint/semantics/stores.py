@@ -474,7 +474,7 @@ class Stores:
                 # (bare ``self``: the object a method of it keeps something on, ``self.store(metrics)``)
                 return not self._reset_in(container, iteration) and \
                     not self.differentiated_and_emptied(container, iteration) and \
-                    not self.reset_elsewhere_in_class(container, iteration, per_step=True)
+                    not self.reset_every_step_elsewhere_in_class(container, iteration)
             scope_bindings = self.scopes.bindings(iteration).get(root)
             if scope_bindings is None and root != "self" and self._fresh_in_enclosing_step(iteration, root):
                 return False
@@ -1051,14 +1051,11 @@ class Stores:
                 found.append((function, backward))
         return found
 
-    def reset_elsewhere_in_class(self, container: cst.BaseExpression, method: cst.FunctionDef,
-                                 per_step: bool = False) -> bool:
-        """A ``self`` container that another method (not ``__init__``) empties or rebinds, e.g.
-        Lightning's ``self.validation_step_outputs.clear()`` in ``on_validation_epoch_end``; with
-        ``per_step``, only a method itself run once per step (a decoder's
-        ``initialize_decoder_states`` at the start of each ``forward``, before ``decode`` adds to
-        the attribute per time step): then it lives for one step."""
-        return any(not per_step or self._runs_every_step(other) and not self._loops_over(other, method)
+    def reset_every_step_elsewhere_in_class(self, container: cst.BaseExpression, method: cst.FunctionDef) -> bool:
+        """A ``self`` container that another method of the class, itself run once per step, empties
+        or rebinds (a decoder's ``initialize_decoder_states`` at the start of each ``forward``,
+        before ``decode`` adds to the attribute per time step): then it lives for one step."""
+        return any(self._runs_every_step(other) and not self._loops_over(other, method)
                    for other in self.methods_resetting(container, method))
 
     def methods_resetting(self, container: cst.BaseExpression, method: cst.FunctionDef) -> list[cst.FunctionDef]:
