@@ -264,7 +264,7 @@ def _evaluation_context(model: SemanticModel, call: cst.Call, helpers: dict, dep
             return func
     scope: Scope = func if func is not None else model.module
     switch = _eval_switch_before(model, scope, call)
-    if switch is not None and not (func is not None and model.scopes.is_model_method(func) and not _has_backward(model, func)):
+    if switch is not None and not (func is not None and model.scopes.is_model_method(func) and not _trains_itself(model, func)):
         # (a model's own method that puts a submodule in eval mode, ``self.target.eval()`` in
         # ``forward``, leaves grad mode to whoever calls it; one that trains the model itself,
         # ``self.train_on_data(data)`` stepping its own optimizer, sets it). The evaluation is the
@@ -373,7 +373,13 @@ def _is_own_inference_api(model: SemanticModel, scope: Scope, func: cst.Attribut
     unless the model's method trains the model itself first (steps its own optimizer: ``fit``
     then computes class centroids), so that it, not a caller, chooses the grad mode."""
     return isinstance(scope, cst.FunctionDef) and isinstance(func.value, cst.Name) and func.value.value == "self" \
-        and not (model.scopes.is_model_method(scope) and _has_backward(model, scope))
+        and not _trains_itself(model, scope)
+
+
+def _trains_itself(model: SemanticModel, func: cst.FunctionDef) -> bool:
+    """A model's own method that trains the model (a backward, an optimizer step): it, not a
+    caller, chooses the grad mode of what it runs after ``self.eval()``."""
+    return model.scopes.is_model_method(func) and _has_backward(model, func)
 
 
 def _is_other_submodule(model: SemanticModel, scope: Scope, func: cst.Attribute, call: cst.Call) -> bool:

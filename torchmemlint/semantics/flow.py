@@ -236,22 +236,16 @@ class Value:
         base.update(changes)
         return Value(**base)
 
-    def without_graph(self) -> "Value":
-        return replace(self, graph=False, detached=True, leaf=False, params=frozenset(), alias=None, why=(),
-                       elements=tuple(e.without_graph() for e in self.elements) if self.elements else self.elements,
-                       fields=tuple((k, v.without_graph()) for k, v in self.fields) if self.fields else self.fields,
-                       element=self.element.without_graph() if self.element else None)
-
-    def computed_without_graph(self) -> "Value":
-        """What is computed from this value where autograd is off: no graph, but the parameters
-        stay, for the device the caller's arguments give it (``_substitute`` takes no graph from
-        them: it is ``detached``)."""
-        if not self.params:
-            return self.without_graph()
-        return replace(self, graph=False, detached=True, leaf=False, alias=None, why=(),
-                       elements=tuple(e.computed_without_graph() for e in self.elements) if self.elements else self.elements,
-                       fields=tuple((k, v.computed_without_graph()) for k, v in self.fields) if self.fields else self.fields,
-                       element=self.element.computed_without_graph() if self.element else None)
+    def without_graph(self, keep_params: bool = False) -> "Value":
+        """This value with no graph. ``keep_params``: what is computed from it where autograd is
+        off keeps its parameters, for the device the caller's arguments give it (``_substitute``
+        takes no graph from them: it is ``detached``)."""
+        keep_params = keep_params and bool(self.params)
+        return replace(self, graph=False, detached=True, leaf=False, params=self.params if keep_params else frozenset(),
+                       alias=None, why=(),
+                       elements=tuple(e.without_graph(keep_params) for e in self.elements) if self.elements else self.elements,
+                       fields=tuple((k, v.without_graph(keep_params)) for k, v in self.fields) if self.fields else self.fields,
+                       element=self.element.without_graph(keep_params) if self.element else None)
 
     def travelled(self, node: cst.CSTNode, words: str) -> "Value":
         """The same value, with one more step in ``why`` (only where it holds a graph)."""
@@ -598,7 +592,7 @@ class Flow:
         arguments hold (``with torch.no_grad(): _, dice = dice_loss(torch.sigmoid(output), y)``),
         and is still on their device."""
         if (value.graph or value.params) and self.grad.is_disabled(at):
-            return value.computed_without_graph()
+            return value.without_graph(keep_params=True)
         return value
 
     # -- names -------------------------------------------------------------------------------

@@ -762,8 +762,8 @@ class Scopes:
         if spelled is None or not (spelled.startswith("self.") or isinstance(container, cst.Name)):
             return []
         scope = self.function_of(at)
-        return [module_itself(assign.value) for assign in self._item_assignments.get(spelled, ())
-                if isinstance(module_itself(assign.value), cst.Call)
+        return [value for assign in self._item_assignments.get(spelled, ())
+                if isinstance(value := module_itself(assign.value), cst.Call)
                 and (spelled.startswith("self.") or self.function_of(assign) is scope)]
 
     @cached_property
