@@ -62,7 +62,7 @@ from torchmemlint.rules.base import Finding, NodeFix, Replacement, Rule
 from torchmemlint.rules.edits import split_leading_lines
 from torchmemlint.semantics import SemanticModel
 from torchmemlint.semantics.imports import dotted_name
-from torchmemlint.semantics.params import RESET_METHODS
+from torchmemlint.semantics.params import RESET_METHODS, could_be_optimizer_base
 from torchmemlint.semantics.prescreen import FileFacts
 from torchmemlint.semantics.scopes import Loop
 from torchmemlint.semantics.vocabulary import stepped_optimizer
@@ -351,7 +351,7 @@ def _has_zero_grad(model: SemanticModel, step: cst.Call) -> bool:
     cls = model.scopes.class_of(callee.function) if callee is not None and \
         isinstance(callee.function, cst.FunctionDef) else None
     return cls is None or model.calls.method_of(cls, "zero_grad") is not None or \
-        any(base.startswith("torch.optim") for base in model.scopes.class_bases(cls))
+        any(could_be_optimizer_base(base) for base in model.scopes.class_bases(cls))
 
 
 def _reset_statement(optimizer: str) -> cst.SimpleStatementLine:

@@ -214,6 +214,7 @@ class Value:
         if self.kind == OPTIMIZER:
             return Value(detached=True)
         return Value(graph=self.graph, detached=self.detached, device=self.device, params=self.params,
+                     device_params=self.device_params, host=self.host,  # (a row of ``z.cpu()`` is on the host)
                      kind=TENSOR if self.kind == TENSOR else None, why=self.why)
 
     def field(self, name: str) -> Optional["Value"]:
@@ -697,14 +698,27 @@ class Flow:
         if known is None:
             known = self._type_guards[scope] = {}
             for branch in self.scopes.scope_nodes(scope, cst.If):
-                tested, body = self._isinstance_test(branch.test), branch.body
-                if tested is None or not (isinstance(body, cst.IndentedBlock) and body.body
-                                          and isinstance(body.body[-1], cst.SimpleStatementLine)
-                                          and isinstance(body.body[-1].body[-1], cst.Return)):
+                test, body = branch.test, branch.body
+                if not (isinstance(body, cst.IndentedBlock) and body.body and isinstance(body.body[-1], cst.SimpleStatementLine)
+                        and isinstance(body.body[-1].body[-1], cst.Return)):
                     continue
-                self._guard_types[branch] = self._spelled_types(tested[1])
-                known.setdefault(tested[0], []).append(branch)
+                tested = self._isinstance_test(test)
+                if tested is not None:
+                    self._guard_types[branch] = self._spelled_types(tested[1])
+                    known.setdefault(tested[0], []).append(branch)
+                elif isinstance(test, cst.Call) and test.args and isinstance(test.args[0].value, cst.Name) and \
+                        self._tests_tensor(test, test.args[0].value.value):  # ``torch.is_tensor(x)``
+                    self._guard_types[branch] = frozenset({"Tensor"})
+                    known.setdefault(test.args[0].value.value, []).append(branch)
         return known
+
+    def _past_tensor_return(self, name: str, at: cst.CSTNode) -> bool:
+        """``at`` follows ``if torch.is_tensor(name): return ...`` in a block that holds it: ``name``
+        is no tensor there (it may still be a container of them)."""
+        scope = self.scopes.scope_of(at)
+        return isinstance(scope, cst.FunctionDef) and any(
+            "Tensor" in self._guard_types[guard] and self.tree.before(guard, at) and not self.tree.contains(guard, at)
+            and self.tree.contains(self.tree.parent[guard], at) for guard in self._early_return_guards(scope).get(name, ()))
 
     def _moved_to_host_in_place(self, scope) -> dict[str, list[cst.Expr]]:
         """Statements ``model.cpu()`` / ``model.to("cpu")`` of ``scope`` whose result is dropped, by
@@ -1506,7 +1520,8 @@ class Flow:
                 kind=TENSOR, graph=graph, detached=not graph, device=any(v.device for v in args)),
                 why=((call, "graph made by `torch.autograd.grad(..., create_graph=True)`"),) if graph else ())
         if function == "as_tensor" and args and args[0].kind in (TENSOR, None) and \
-                _keyword(call, "device") is None and _keyword(call, "dtype") is None:
+                _keyword(call, "device") is None and _keyword(call, "dtype") is None and \
+                not (isinstance(call.args[0].value, cst.Name) and self._past_tensor_return(call.args[0].value.value, call)):
             return args[0]  # a tensor handed to ``torch.as_tensor`` comes back itself, graph and all
         if function in _FACTORIES:
             device = _keyword(call, "device")

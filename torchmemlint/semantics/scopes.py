@@ -55,6 +55,17 @@ def _node_types(kind: str) -> frozenset:
     }[kind])
 
 
+def _if_arms(statement: cst.If) -> list[cst.CSTNode]:
+    """The innermost branches of an ``if`` chain's arms (the ``If`` for its body, each ``elif``'s
+    ``If``, the ``Else``), or a lone ``None`` where no ``else`` ends it (a path binds nothing)."""
+    arms: list = [statement]
+    while type(statement.orelse) is cst.If:
+        statement = statement.orelse
+        arms.append(statement)
+    arms.append(statement.orelse)
+    return arms
+
+
 @dataclass(frozen=True)
 class Binding:
     """``name`` is (re)bound at ``node`` (an assignment, loop target, parameter, with-item ...) to
@@ -666,10 +677,8 @@ class Scopes:
             if branch in overwritten_in:
                 continue  # ``x = a`` then ``x = b`` in one branch: only ``b`` leaves it
             reaching.append(binding)
-            if not binding.augmented:
-                if not self._in_branch_between(binding.node, at):
-                    break
-                overwritten_in.add(branch)
+            if not binding.augmented and self._overwritten_on_every_path(binding.node, branch, at, overwritten_in):
+                break
         if reaching:
             return reaching
         for loop in self.loops_around(at):
@@ -701,6 +710,23 @@ class Scopes:
             if bindings:
                 return bindings
         return []
+
+    def _overwritten_on_every_path(self, binding: cst.CSTNode, branch: Optional[cst.CSTNode], at: cst.CSTNode,
+                                   overwritten_in: set) -> bool:
+        """Whether a plain binding (walking back from ``at``) leaves no path on which an earlier
+        one reaches ``at``: it is not in a branch that ``at`` is outside of, or it completes an
+        ``if``/``elif``/``else`` whose every arm binds the name (``if isinstance(s, list): s =
+        [...]`` / ``else: s = s.numpy()``), and so on outwards. Else its branch joins
+        ``overwritten_in``."""
+        while self._in_branch_between(binding, at):
+            overwritten_in.add(branch)
+            statement = branch if type(branch) is cst.If else self.tree.parent.get(branch)
+            while type(self.tree.parent.get(statement)) is cst.If and self.tree.parent[statement].orelse is statement:
+                statement = self.tree.parent[statement]  # (an ``elif`` is an ``If`` in its ``orelse``)
+            if type(statement) is not cst.If or not all(arm in overwritten_in for arm in _if_arms(statement)):
+                return False
+            binding, branch = statement, self._innermost_branch(statement)
+        return True
 
     def _innermost_branch(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
         branches = _node_types("branch")

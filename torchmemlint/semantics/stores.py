@@ -222,6 +222,7 @@ class Stores:
         for keep in kept:
             if appended_only and not keep.appended:
                 continue
+            device_only = keep.device_only
             if keep.made_inside and keep.into.startswith("param:"):
                 given = arguments.get(keep.into[len("param:"):])
                 if given and not self.flow.grad.is_disabled(call):
@@ -232,8 +233,10 @@ class Stores:
                 # (around the call, or in the callee itself: a torchmetrics ``Metric.update``)
                 disabled = self.flow.grad.is_disabled(call) or isinstance(callee.function, cst.FunctionDef) and \
                     self.flow.grad.is_function_disabled(callee.function) if disabled is None else disabled
-                if disabled:
+                if disabled and keep.host:
                     continue
+                # (what it computes from a device tensor is on the device still: ``pred.squeeze()``)
+                device_only = disabled
             if keep.into == "self":
                 container = receiver
             elif keep.into.startswith("param:"):
@@ -245,7 +248,7 @@ class Stores:
                 continue
             for value, _ in arguments.get(keep.param, ()):
                 yield Store(call, container, value, appended=keep.appended, inside=keep.store, computed=keep.computed,
-                            device_only=keep.device_only, host=keep.host, joined=keep.joined)
+                            device_only=device_only, host=keep.host, joined=keep.joined)
 
     @cached_property
     def _modules_updating_themselves(self) -> frozenset[cst.ClassDef]:
@@ -562,14 +565,23 @@ class Stores:
 
     def _fresh_per_outer_step(self, container: cst.BaseExpression, loop: Loop) -> bool:
         """``stats = []`` in the body of an outer step loop, then ``for _ in range(ppo_epochs):
-        stats.append(step(...))``: a fixed number of entries per outer step, made anew each time."""
-        if not (isinstance(container, cst.Name) and isinstance(loop, cst.For) and _is_range(loop.iter)):
+        stats.append(step(...))``, or ``for micro in minibatch:`` over the outer loop's own item
+        (gradient accumulation): a bounded number of entries per outer step, made anew each time."""
+        if not (isinstance(container, cst.Name) and isinstance(loop, cst.For)):
             return False
         outer = [o for o in self.scopes.loops_around(loop) if o is not loop]
+        if not outer or not (_is_range(loop.iter) or self._iterates_item_of(loop, outer[0])):
+            return False
         bindings = self.scopes.bindings(self.scopes.scope_of(loop)).get(container.value, [])
-        return bool(outer) and bool(bindings) and all(
+        return bool(bindings) and all(
             isinstance(b.value, (cst.List, cst.Dict)) and self.tree.contains(outer[0].body, b.node)
             and not self.tree.contains(loop, b.node) for b in bindings)
+
+    def _iterates_item_of(self, loop: cst.For, outer: Loop) -> bool:
+        """``for micro in minibatch`` inside ``for minibatch in ...``: parts of the outer item."""
+        root = root_name(loop.iter)
+        return isinstance(outer, cst.For) and root is not None and \
+            any(name.value == root for name in self.tree.descendants(outer.target, cst.Name))
 
     def _passed_in_outliving(self, function: cst.FunctionDef, param: str, container: cst.BaseExpression,
                              depth: int) -> bool:
@@ -797,10 +809,12 @@ class Stores:
         or at one length only (``if len(buffer) == 1:``, ``if not buffer:``, a slot filled once):
         the container stops growing (what each element keeps is another question)."""
         append = store.inside or store.node
+        grown = append.func.value if isinstance(append, cst.Call) and isinstance(append.func, cst.Attribute) else None
+        if grown is not None and self._evicted_first(append, grown):
+            return True
         branch = next((a for a in self.tree.ancestors(append) if isinstance(a, (cst.If, cst.FunctionDef))), None)
         if not isinstance(branch, cst.If) or not self.tree.contains(branch.body, append):
             return False
-        grown = append.func.value if isinstance(append, cst.Call) and isinstance(append.func, cst.Attribute) else None
         test = branch.test
         if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
             return grown is not None and dotted_name(test.expression) == dotted_name(grown) is not None
@@ -815,6 +829,29 @@ class Stores:
         return spelled is not None and any(
             dotted_name(a.target) == spelled and isinstance(a.operator, cst.AddAssign)
             for a in self.tree.descendants(branch.body, cst.AugAssign))
+
+    def _evicted_first(self, append: cst.Call, grown: cst.BaseExpression) -> bool:
+        """A ring buffer: one of the statements just before the append drops the oldest element
+        once the container is full (``if len(q) == size: q.popleft()``), so it never grows
+        past its size."""
+        statement = self.tree.statement_of(append)
+        block = self.tree.parent.get(statement)
+        body = list(getattr(block, "body", ()))
+        if statement not in body:
+            return False
+        spelled = dotted_name(grown)
+        for earlier in body[max(0, body.index(statement) - 3):body.index(statement)]:
+            test = earlier.test if isinstance(earlier, cst.If) else None
+            if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(
+                    test.comparisons[0].operator, (cst.Equal, cst.GreaterThanEqual, cst.GreaterThan))):
+                continue
+            counted = test.left
+            if isinstance(counted, cst.Call) and dotted_name(counted.func) == "len" and len(counted.args) == 1 and \
+                    dotted_name(counted.args[0].value) == spelled and any(
+                        isinstance(c.func, cst.Attribute) and c.func.attr.value in ("popleft", "pop")
+                        and dotted_name(c.func.value) == spelled for c in self.tree.descendants(earlier.body, cst.Call)):
+                return True
+        return False
 
     def _container_values(self, store: Store) -> list[Optional[cst.BaseExpression]]:
         """What the file binds the store's container to (a name's reaching bindings; an attribute's
@@ -1099,12 +1136,12 @@ _PER_CALL_KEY = re.compile(r"number|\bid\b|_id\b|idx|index|step|epoch|fold|trial
 
 def _on_host(value, param: str) -> bool:
     """What ``value`` holds of ``param`` is on the host: the value itself (``z.cpu()``), or every
-    part of a tuple or dict that holds it (``(label.item(), audio.cpu())``)."""
+    part of a tuple or dict that holds it (``(label.item(), audio.cpu())``), or every element of
+    a sequence (``(rows[i] for i in ...)`` of ``rows = z.cpu()``)."""
     if value.host:
         return True
-    parts = [*(value.elements or ()), *(v for _, v in value.fields or ())]
-    return bool(parts) and value.element is None and all(
-        part.host or param not in (part.params | part.device_params) for part in parts)
+    parts = [*(value.elements or ()), *(v for _, v in value.fields or ()), *((value.element,) if value.element else ())]
+    return bool(parts) and all(part.host or param not in (part.params | part.device_params) for part in parts)
 
 
 def _packs(expr: cst.BaseExpression, param: str) -> bool:
