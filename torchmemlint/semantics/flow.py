@@ -42,7 +42,7 @@ from torchmemlint.semantics.calls import Callee, Calls
 from torchmemlint.semantics.grad import GradContexts
 from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.modules import MODULE_NAME, Modules
-from torchmemlint.semantics.params import in_optimizer_step, iterates_parameters
+from torchmemlint.semantics.params import dotted_chain_methods, in_optimizer_step, iterates_parameters
 from torchmemlint.semantics.scopes import (Scopes, iterable_identifiers, literal_key, module_itself, root_name, subscript_key,
                                            terminal_name)
 from torchmemlint.semantics.tree import Tree, deleted
@@ -361,6 +361,8 @@ class Flow:
         self._classes_by_assigned: Optional[dict[str, list[cst.ClassDef]]] = None
         self._tensor_uses: dict[object, set[str]] = {}
         self._host_moves: dict[object, dict[str, list[cst.Expr]]] = {}
+        self._detaching_calls: dict[object, dict[str, list[cst.Expr]]] = {}
+        self._item_detachers: dict[cst.FunctionDef, Optional[int]] = {}
         self._in_place_writes: dict[object, dict[str, list[cst.Call]]] = {}
         self._type_guards: dict[object, dict[str, list[cst.If]]] = {}
         self._guard_types: dict[cst.If, frozenset[str]] = {}
@@ -617,7 +619,8 @@ class Flow:
                       for b, v in zip(bindings, values)]
         result = join(values) if values else UNKNOWN
         rewritten = False
-        if result.kind in (MAPPING, RECORD) and result.fields is not None and len(bindings) == 1:
+        if result.kind in (MAPPING, RECORD) and (result.fields is not None or result.element is not None) and \
+                len(bindings) == 1:
             before, result = result, self._with_items_rewritten(result, name, bindings[0].node, at)
             rewritten = result is not before
         if result.kind == SEQUENCE:
@@ -734,6 +737,53 @@ class Flow:
                     known.setdefault(call.func.value.value, []).append(statement)
         return known
 
+    def _items_detached_before(self, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
+        """A statement before ``at``, in a block that holds it, hands ``expr`` to a function of the
+        file that replaces each of its items by a detached copy (``self.detach_all(self.batch_loss)``
+        with ``raw[mode][key] = value.detach()`` for every item): no item holds a graph after it."""
+        spelled = dotted_name(expr)
+        return spelled is not None and any(
+            self.tree.before(statement, at) and self.tree.contains(self.tree.parent[self.tree.statement_of(statement)], at)
+            for statement in self._detaching_statements(self.scopes.scope_of(at)).get(spelled, ()))
+
+    def _detaching_statements(self, scope) -> dict[str, list[cst.Expr]]:
+        known = self._detaching_calls.get(scope)
+        if known is None:
+            known = self._detaching_calls[scope] = {}
+            for statement in self.scopes.scope_nodes(scope, cst.Expr):
+                call = statement.value
+                callee = self.calls.callee(call) if isinstance(call, cst.Call) else None
+                if callee is None or not isinstance(callee.function, cst.FunctionDef):
+                    continue
+                position = self._detached_parameter(callee.function)
+                index = position - callee.skipped if position is not None else -1
+                if 0 <= index < len(call.args) and call.args[index].keyword is None and \
+                        (spelled := dotted_name(call.args[index].value)) is not None:
+                    known.setdefault(spelled, []).append(statement)
+        return known
+
+    def _detached_parameter(self, function: cst.FunctionDef) -> Optional[int]:
+        """The position of the parameter whose items ``function`` replaces, every one it writes,
+        by a detached copy (``raw[mode][key] = value.detach()``), if it writes any; else None."""
+        if function in self._item_detachers:
+            return self._item_detachers[function]
+        params = [p.name.value for p in function.params.params]
+        found: Optional[int] = None
+        for assign in self.scopes.scope_nodes(function, cst.Assign):
+            target = assign.targets[0].target
+            root = target
+            while isinstance(root, cst.Subscript):
+                root = root.value
+            if not (isinstance(target, cst.Subscript) and isinstance(root, cst.Name) and root.value in params):
+                continue
+            if len(assign.targets) > 1 or "detach" not in dotted_chain_methods(assign.value) or \
+                    found not in (None, params.index(root.value)):
+                found = None
+                break
+            found = params.index(root.value)
+        self._item_detachers[function] = found
+        return found
+
     def _tensor_guard(self, node: cst.CSTNode, name: str) -> Optional[cst.If]:
         """The ``if isinstance(name, torch.Tensor):`` (or ``if torch.is_tensor(name):``) whose
         body holds the binding ``node``."""
@@ -815,6 +865,15 @@ class Flow:
         element = value.element
         changed = False
         for write in self._item_writes(self.scopes.scope_of(at)).get(name, ()):
+            if isinstance(write, cst.AugAssign):
+                if self.tree.before(bound_at, write) and self.tree.before(write, at):
+                    added = self.value(write.value, write)
+                    if added.graph:  # (what the item held stays in it, with this value's graph)
+                        element = _with_graph_of(element, added, _subscript_depth(write.target))
+                        changed = True
+                continue
+            if value.fields is None:
+                continue  # (a comprehension's keys: what a write replaces or removes is unknown)
             every_item = isinstance(write, cst.Assign) and self._rewrites_every_item(write, name)
             # (a loop rewriting every item has done so once the loop has run)
             statement = every_item or self.tree.statement_of(write)
@@ -846,7 +905,8 @@ class Flow:
         if not changed:
             return value
         return _combine(list(fields.values()) + ([element] if element else []), kind=value.kind,
-                        fields=tuple(fields.items()), element=element, cls=value.cls)  # (why: a field's still there)
+                        fields=tuple(fields.items()) if value.fields is not None else None, element=element,
+                        cls=value.cls)  # (why: a field's still there)
 
     def _rewrites_every_item(self, write: cst.Assign, name: str) -> Optional[cst.For]:
         """The loop ``for k, v in d.items():`` (or ``for k in d`` / ``d.keys()``) whose body
@@ -866,7 +926,8 @@ class Flow:
 
     def _item_writes(self, scope) -> dict[str, list[cst.CSTNode]]:
         """By name, what ``scope`` does to the items of ``name`` statement by statement:
-        ``name["key"] = value`` assignments, ``name.pop("key")`` calls, ``del name["key"]``."""
+        ``name["key"] = value`` assignments, ``name[k1][k2] += value`` additions,
+        ``name.pop("key")`` calls, ``del name["key"]``."""
         known = self._writes.get(scope)
         if known is None:
             known = {}
@@ -875,6 +936,12 @@ class Flow:
                 if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) and \
                         len(target.slice) == 1 and isinstance(target.slice[0].slice, cst.Index):
                     known.setdefault(target.value.value, []).append(assign)
+            for augmented in self.scopes.scope_nodes(scope, cst.AugAssign):
+                root = augmented.target
+                while isinstance(root, cst.Subscript):  # ``losses[mode]["cat"] += ce``: an item grows a graph
+                    root = root.value
+                if isinstance(augmented.target, cst.Subscript) and isinstance(root, cst.Name):
+                    known.setdefault(root.value, []).append(augmented)
             for expr in self.scopes.scope_nodes(scope, cst.Expr):
                 call = expr.value
                 if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "pop" \
@@ -1780,6 +1847,8 @@ class Flow:
         name = expr.attr.value
         if isinstance(expr.value, cst.Name) and expr.value.value == "self":
             own = self._self_attribute(expr, at)
+            if own is not None and self._items_detached_before(expr, at):
+                return own.without_graph()
             if own is not None:
                 return own
         base = self.value(expr.value, at)
@@ -2012,6 +2081,22 @@ def _binds(target: cst.BaseExpression, name: str) -> bool:
     if isinstance(target, cst.StarredElement):
         return _binds(target.value, name)
     return False
+
+
+def _subscript_depth(target: cst.BaseExpression) -> int:
+    depth = 0
+    while isinstance(target, cst.Subscript):
+        target, depth = target.value, depth + 1
+    return depth
+
+
+def _with_graph_of(element: Optional[Value], added: Value, depth: int) -> Value:
+    """A container's element after ``+=`` of ``added`` into an item ``depth`` subscripts deep
+    (1: ``d[k] += x``; 2: ``d[m][k] += x``): it may hold ``added``'s graph."""
+    if depth <= 1:
+        return join([element or NOTHING, added])
+    inner = element.element if element is not None else None
+    return replace(element or UNKNOWN, element=_with_graph_of(inner, added, depth - 1))
 
 
 def destructure(value: Value, target: cst.BaseExpression, name: str) -> Value:

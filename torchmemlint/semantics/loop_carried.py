@@ -790,7 +790,12 @@ class LoopCarried:
 
     def _slot_update(self, assign: cst.Assign, slot: cst.Subscript) -> list[InPlaceWrite]:
         """``self.loss_ema[key] = a * self.loss_ema[key] + (1 - a) * value``: an item of an
-        outliving container carried from step to step, like a rebound name."""
+        outliving container carried from step to step, like a rebound name. A total
+        (``totals[k] = totals[k] + loss``, the old value not read again) is TML001's."""
+        accumulation = self.stores.accumulation_at(assign)
+        if accumulation is not None and not any(
+                read.deep_equals(slot) for read in self.tree.descendants(accumulation.value, cst.Subscript)):
+            return []
         if self.grad.is_disabled(assign) or not any(
                 self._read_attached(read, assign.value) for read in self.stores.own_slot_reads(assign, slot)):
             return []  # (``0.1 * loss + 0.9 * ema[k].detach()``: the old value's graph is cut)

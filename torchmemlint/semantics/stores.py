@@ -233,8 +233,8 @@ class Stores:
                 # (around the call, or in the callee itself: a torchmetrics ``Metric.update``)
                 disabled = self.flow.grad.is_disabled(call) or isinstance(callee.function, cst.FunctionDef) and \
                     self.flow.grad.is_function_disabled(callee.function) if disabled is None else disabled
-                if disabled and keep.host:
-                    continue
+                if disabled and (keep.host or self._in_callees_own_step_loop(keep.store, callee.function)):
+                    continue  # (a callee iterating its own loader keeps it there, a finding of its own)
                 # (what it computes from a device tensor is on the device still: ``pred.squeeze()``)
                 device_only = disabled
             if keep.into == "self":
@@ -249,6 +249,10 @@ class Stores:
             for value, _ in arguments.get(keep.param, ()):
                 yield Store(call, container, value, appended=keep.appended, inside=keep.store, computed=keep.computed,
                             device_only=device_only, host=keep.host, joined=keep.joined)
+
+    def _in_callees_own_step_loop(self, store: cst.CSTNode, function) -> bool:
+        iteration = self.iterations.step_iteration(store)
+        return isinstance(iteration, (cst.For, cst.While)) and self.scopes.function_of(iteration) is function
 
     @cached_property
     def _modules_updating_themselves(self) -> frozenset[cst.ClassDef]:
@@ -386,7 +390,13 @@ class Stores:
             if len(assign.targets) != 1 or not isinstance(assign.value, (cst.BinaryOperation, cst.IfExp, cst.Call)):
                 continue
             target = assign.targets[0].target
-            spelled = dotted_name(target) if not isinstance(target, cst.Subscript) else None
+            if isinstance(target, cst.Subscript):  # ``totals[m][k] = totals[m][k] + loss``
+                value = assign.value
+                if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Add) and \
+                        (value.left.deep_equals(target) or value.right.deep_equals(target)):
+                    found.append(Accumulation(assign, target, value.right if value.left.deep_equals(target) else value.left))
+                continue
+            spelled = dotted_name(target)
             if spelled is None:
                 continue
             added = _added_to(assign.value, spelled)
