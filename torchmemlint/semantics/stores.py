@@ -50,6 +50,7 @@ class Store:
     # memory)``), an expression of the callee: what it holds is read where ``inside`` is.
     made_inside: bool = False
     joined: bool = False  # the callee joins ``value`` onto a tensor it keeps (``Kept.joined``)
+    scalar: bool = False  # the callee keeps a 0-dim reduction of ``value`` (``Kept.scalar``)
     # kept by a torchmetrics metric's list state: on the device by design (its graph is the leak)
     by_metric: bool = False
 
@@ -107,6 +108,9 @@ class Kept:
     # Kept by joining it onto a tensor (``self.preds = torch.cat([self.preds, preds])``): that the
     # tensor grows is TML008's finding there; what a caller's graph costs is the caller's.
     joined: bool = False
+    # What is kept is a 0-dim reduction computed from the parameter (``errors.append((p -
+    # y).abs().mean())``): one small block per call, whatever the caller passes.
+    scalar: bool = False
 
 
 class Stores:
@@ -233,7 +237,7 @@ class Stores:
                 # (around the call, or in the callee itself: a torchmetrics ``Metric.update``)
                 disabled = self.flow.grad.is_disabled(call) or isinstance(callee.function, cst.FunctionDef) and \
                     self.flow.grad.is_function_disabled(callee.function) if disabled is None else disabled
-                if disabled and (keep.host or self._in_callees_own_step_loop(keep.store, callee.function)):
+                if disabled and (keep.host or keep.scalar or self._in_callees_own_step_loop(keep.store, callee.function)):
                     continue  # (a callee iterating its own loader keeps it there, a finding of its own)
                 # (what it computes from a device tensor is on the device still: ``pred.squeeze()``)
                 device_only = disabled
@@ -248,7 +252,7 @@ class Stores:
                 continue
             for value, _ in arguments.get(keep.param, ()):
                 yield Store(call, container, value, appended=keep.appended, inside=keep.store, computed=keep.computed,
-                            device_only=device_only, host=keep.host, joined=keep.joined)
+                            device_only=device_only, host=keep.host, joined=keep.joined, scalar=keep.scalar)
 
     def _in_callees_own_step_loop(self, store: cst.CSTNode, function) -> bool:
         iteration = self.iterations.step_iteration(store)
@@ -257,12 +261,14 @@ class Stores:
     @cached_property
     def _modules_updating_themselves(self) -> frozenset[cst.ClassDef]:
         """Module classes of the file a method of which other than ``__init__`` assigns an
-        attribute of ``self`` (``self.total += n``): the only ones whose calls can keep anything
-        (found once per file, so that a file of modules without state pays nothing per call)."""
+        attribute of ``self`` (``self.total += n``) or appends to one (a stateful metric's
+        ``self.preds.append(preds)``): the only ones whose calls can keep anything (found once
+        per file, so that a file of modules without state pays nothing per call)."""
         return frozenset(
-            cls for cls in self.scopes.classes_by_name.values() if self.scopes.is_torch_module_class(cls) and any(
+            cls for cls in self.scopes.classes_by_name.values() if self.scopes.is_torch_module_class(cls) and (any(
                 (method := self.scopes.function_of(a.node)) is not None and method.name.value != "__init__"
-                for assigned in self.flow.self_assignments(cls).values() for a in assigned))
+                for assigned in self.flow.self_assignments(cls).values() for a in assigned)
+                or any(self.flow._self_list_growth(cls).values())))
 
     # -- what a function keeps ------------------------------------------------------------------
     def kept_parameters(self, function: Function) -> list[Kept]:
@@ -313,7 +319,8 @@ class Stores:
                     found.append(Kept(param, into, store.inside or store.node, store.container, appended,
                                       computed=store.computed or value.alias != param and not _packs(store.value, param),
                                       device_only=store.device_only or param not in value.params,
-                                      host=store.host or _on_host(value, param), joined=store.joined))
+                                      host=store.host or _on_host(value, param), joined=store.joined,
+                                      scalar=store.scalar or value.scalar and value.kind == TENSOR))
         for accumulation in self.accumulations():
             if self.scopes.function_of(accumulation.node) is not function:
                 continue
