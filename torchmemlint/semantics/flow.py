@@ -1103,7 +1103,7 @@ class Flow:
     def _classes_return(self, length: Optional[int], losses: bool, call: cst.Call) -> Optional[Value]:
         """What the ``forward`` of every loss class (``losses``) or every other module class of
         the file returns, joined, when each returns a tuple of ``length`` values (their
-        parameters' contributions left open) and takes the arguments of ``call``; else None."""
+        parameters' contributions those of ``call``) and takes the arguments of ``call``; else None."""
         if length is None:
             return None
         returned = []
@@ -1116,7 +1116,7 @@ class Flow:
             value = self.summary(forward).returns if forward is not None else None
             if value is None or value.elements is None or len(value.elements) != length:
                 return None
-            returned.append(_substitute(value, {}))
+            returned.append(_substitute(value, self._argument_values(call, Callee(forward, skipped=1))))
         return join(returned) if returned else None
 
     def _differentiated(self, name: str, at: cst.CSTNode, bindings) -> bool:
@@ -1499,13 +1499,16 @@ class Flow:
         if callee.constructs is not None:
             return self._construct(callee, call, at)
         returned = self.summary(callee.function).returns
-        arguments = {name: join([self.value(expr, where) for expr, where in given])
-                     for name, given in self.calls.arguments(call, callee).items()}
-        result = _substitute(returned, arguments)
+        result = _substitute(returned, self._argument_values(call, callee))
         if returned.alias is None and isinstance(callee.function, cst.FunctionDef) and \
                 self.grad.is_function_disabled(callee.function):
             return result.without_graph()  # (``@torch.no_grad()`` on it: what it computes from its inputs holds no graph)
         return result.travelled(call, f"returned by `{callee.name}()`")
+
+    def _argument_values(self, call: cst.Call, callee: Callee) -> dict[str, Value]:
+        """What ``call`` hands to each parameter of ``callee``'s function."""
+        return {name: join([self.value(expr, where) for expr, where in given])
+                for name, given in self.calls.arguments(call, callee).items()}
 
     def _construct(self, callee: Callee, call: cst.Call, at: cst.CSTNode) -> Value:
         """An object of a class of this file: a module, or a record whose attributes are what
@@ -1515,8 +1518,7 @@ class Flow:
             return Value(kind=MODULE, cls=cls.name.value)
         fields: dict[str, Value] = {}
         if callee.function is not None:
-            arguments = {name: join([self.value(expr, where) for expr, where in given])
-                         for name, given in self.calls.arguments(call, callee).items()}
+            arguments = self._argument_values(call, callee)
             for attribute, assigned in self.self_assignments(cls).items():
                 values = [self.assigned_value(a) for a in assigned if self.scopes.function_of(a.node) is callee.function]
                 if values:
