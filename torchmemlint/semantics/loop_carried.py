@@ -202,7 +202,12 @@ class LoopCarried:
             return False
         if isinstance(region, cst.FunctionDef):
             return True
-        return self.iterations.runs_step(region) or self.iterations.iterates_loader(region) or (
+        if self.iterations.runs_step(region):
+            return True
+        # (a loop over a sequence's snapshots with the backward after it, at its own depth: the
+        # whole sequence backpropagated at once, on purpose; what its state carries past that
+        # backward, the loop around it carries)
+        return self.iterations.iterates_loader(region) and not self.scopes.step_follows(region) or (
             isinstance(region, cst.For) and self.scopes.evaluates_each_element(region)  # (grad on: the chain grows)
         ) or self._runs_model_per_step(region) or self.iterations.trains_through_calls(region)
 
