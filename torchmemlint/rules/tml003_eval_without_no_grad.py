@@ -371,9 +371,14 @@ def _is_own_inference_api(model: SemanticModel, scope: Scope, func: cst.Attribut
     (ESPnet's recognizers run under the recognition script's ``no_grad``); in a trainer class it
     calls the trainer's own ``eval`` method. Neither makes the rest of the method evaluation,
     unless the model's method trains the model itself first (steps its own optimizer: ``fit``
-    then computes class centroids), so that it, not a caller, chooses the grad mode."""
-    return isinstance(scope, cst.FunctionDef) and isinstance(func.value, cst.Name) and func.value.value == "self" \
-        and not _trains_itself(model, scope)
+    then computes class centroids), so that it, not a caller, chooses the grad mode. The same for
+    a model's method switching one of its own submodules that no code of the file calls
+    (DomainBed's ``predict``: ``self.network_sma.eval(); return self.network_sma(x)``)."""
+    if not isinstance(scope, cst.FunctionDef) or _trains_itself(model, scope):
+        return False
+    receiver = dotted_name(func.value) or ""
+    return receiver == "self" or receiver.startswith("self.") and model.scopes.is_model_method(scope) and \
+        not model.calls.call_sites(scope)
 
 
 def _trains_itself(model: SemanticModel, func: cst.FunctionDef) -> bool:

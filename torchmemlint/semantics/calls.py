@@ -777,6 +777,9 @@ class Calls:
             return True  # ``predictor(h_i, h_j)`` with ``predictor`` a parameter and ``LinkPredictor`` a module
         if is_model_name(self._stored_parameter_name(func, call) or ""):
             return True  # ``self.mnetwork(x)`` where ``__init__`` did ``self.mnetwork = network``
+        if isinstance(func, cst.Attribute) and dotted_name(func.value) == "self" and \
+                func.attr.value in self._attributes_put_in_a_mode:
+            return True  # ``self.denoiser = denoiser.to(device).eval()``: only a module has a mode
         if isinstance(func, cst.Subscript) and len(func.slice) == 1 and isinstance(func.slice[0].slice, cst.Index) \
                 and isinstance(func.slice[0].slice.value, cst.SimpleString):
             return is_model_name(terminal_name(func.value))  # ``self.model["generator"](x)``: one of a dict of models
@@ -794,6 +797,25 @@ class Calls:
         if self._bound_to_gradient_explainer(func):
             return False  # ``gb_model(x)`` of ``GuidedBackpropReLUModel(model)`` runs a backward itself
         return is_model_name(name) or self._bound_to_module(func) or dotted_name(func) in self._with_parameters_read
+
+    @cached_property
+    def _attributes_put_in_a_mode(self) -> frozenset[str]:
+        """Attributes of ``self`` the file switches to a mode (``self.denoiser.eval()``), or
+        assigns a module switched to one (``self.denoiser = denoiser.to(device).eval()``)."""
+        found = set()
+        for call in self.tree.nodes(cst.Call):
+            func = call.func
+            if not (type(func) is cst.Attribute and func.attr.value in ("eval", "train") and (not call.args or (
+                    func.attr.value == "train" and len(call.args) == 1 and dotted_name(call.args[0].value) in ("True", "False")))):
+                continue  # (a mode is no argument or one flag: not ``tokenizer.train(files)``)
+            receiver = module_itself(func.value)
+            if isinstance(receiver, cst.Attribute) and dotted_name(receiver.value) == "self":
+                found.add(receiver.attr.value)
+            parent = self.tree.parent.get(call)
+            if isinstance(parent, cst.Assign) and len(parent.targets) == 1 and \
+                    isinstance(target := parent.targets[0].target, cst.Attribute) and dotted_name(target.value) == "self":
+                found.add(target.attr.value)
+        return frozenset(found)
 
     @cached_property
     def _with_parameters_read(self) -> frozenset[str]:
