@@ -78,7 +78,7 @@ def loops_of(path: Path, min_lines: int) -> list[Loop]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("bench", nargs="*", type=Path, help="folders of bench cases (default: bench/corpus, bench/reports)")
+    parser.add_argument("bench", nargs="*", type=lambda p: Path(p).resolve(), help="folders of bench cases (default: bench/corpus, bench/reports)")
     parser.add_argument("--against", type=Path, default=FIXTURES,
                         help="the code the bench must not repeat (default: fixtures/)")
     parser.add_argument("--threshold", type=float, default=0.75,

@@ -1,0 +1,60 @@
+# Source: https://github.com/axolotl-ai-cloud/axolotl/pull/1858
+# Report: "clear cuda cache to help with memory leak/creep": the DPO trainer subclass overrides training_step to run gc.collect() and torch.cuda.empty_cache() after every step
+# Shape: training_step is the per-step hook of the HF/TRL trainer; emptying the caching allocator there frees no live tensor, syncs the device and makes the next step pay cudaMalloc again
+# Expect: TML009 line 45
+import gc
+from typing import Any, Dict, Union
+
+import torch
+from torch import nn
+from trl import DPOTrainer
+
+
+class SchedulerMixin:
+    """Builds the LR scheduler from the axolotl config instead of the HF defaults."""
+
+    def create_scheduler(self, num_training_steps, optimizer=None):
+        optimizer = optimizer or self.optimizer
+        if getattr(self.args, "cosine_min_lr_ratio", None) is not None:
+            min_ratio = self.args.cosine_min_lr_ratio
+
+            def lr_lambda(step):
+                progress = min(step / max(1, num_training_steps), 1.0)
+                return min_ratio + (1 - min_ratio) * 0.5 * (1 + torch.cos(torch.tensor(progress * 3.14159)).item())
+
+            self.lr_scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lr_lambda)
+            return self.lr_scheduler
+        return super().create_scheduler(num_training_steps, optimizer)
+
+
+class AxolotlDPOTrainer(SchedulerMixin, DPOTrainer):
+    tag_names = ["axolotl", "dpo"]
+
+    def tokenize_row(self, feature, model=None):
+        res = super().tokenize_row(feature, model=model)
+        if self.tokenizer.bos_token_id is None and res["prompt_input_ids"][0] is None:
+            for key in res.keys():
+                res[key] = res[key][1:]
+        return res
+
+    def training_step(
+        self, model: nn.Module, inputs: Dict[str, Union[torch.Tensor, Any]]
+    ) -> torch.Tensor:
+        loss: torch.Tensor = super().training_step(model, inputs)
+        gc.collect()
+        torch.cuda.empty_cache()  # expect: TML009
+        return loss
+
+
+def build_trainer(cfg, model, ref_model, tokenizer, training_args, train_dataset, eval_dataset):
+    return AxolotlDPOTrainer(
+        model=model,
+        ref_model=ref_model,
+        args=training_args,
+        beta=cfg.rl_beta,
+        train_dataset=train_dataset,
+        eval_dataset=eval_dataset,
+        tokenizer=tokenizer,
+        max_length=cfg.sequence_len,
+        max_prompt_length=cfg.sequence_len // 2,
+    )
