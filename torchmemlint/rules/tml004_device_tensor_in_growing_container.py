@@ -159,9 +159,10 @@ class DeviceTensorInGrowingContainer(Rule):
             if holder is not None:
                 yield Finding(store.value, message=MODULE_MESSAGE.format(what=holder), no_fix=MODULE_NO_FIX)
                 continue
+            related = _kept_inside(model, store)
             if store.inside is not None and not isinstance(model.tree.parent.get(store.node), cst.Expr):
                 # (``fake = pool.draw(batch)``: what the callee keeps it may hand back too)
-                yield Finding(store.value, message=message, no_fix=USED_RESULT_NO_FIX)
+                yield Finding(store.value, message=message, no_fix=USED_RESULT_NO_FIX, related=related)
                 continue
             # Every device argument the call hands to what its callee keeps moves at once (a fix of
             # ``remember(log_prob, value)`` that moved one would leave the other to flag again).
@@ -176,7 +177,14 @@ class DeviceTensorInGrowingContainer(Rule):
             fix = None if new is None else NodeFix(
                 "store `.detach().cpu()`", safe=_only_host_consumers(model, store.container, store.node),
                 replacements=replacements)
-            yield Finding(store.value, message=message, fix=fix, no_fix=no_fix)
+            yield Finding(store.value, message=message, fix=fix, no_fix=no_fix, related=related)
+
+
+def _kept_inside(model: SemanticModel, store) -> list:
+    """Where a callee keeps what the call hands it (``self.results.append(pred)`` in a metric's
+    ``process``): the finding is at the call, the growth there."""
+    function = model.scopes.function_of(store.inside) if store.inside is not None else None
+    return [(store.inside, f"kept here by `{function.name.value}()`")] if function is not None else []
 
 
 # Where values end up on the host whatever device they come from.
