@@ -105,6 +105,7 @@ class Scopes:
         self._step_loops: dict[cst.CSTNode, bool] = {}
         self._eval_mode: dict[Scope, bool] = {}
         self._mode_switches: dict[Scope, tuple[cst.Call, ...]] = {}
+        self._step_calls: dict[Scope, list[cst.Call]] = {}
         self.classes_by_name = {c.name.value: c for c in tree.nodes(cst.ClassDef)}
         self.functions_by_name: dict[str, list[cst.FunctionDef]] = {}
         for func in tree.nodes(cst.FunctionDef):
@@ -598,11 +599,10 @@ class Scopes:
         (not inside a later loop of its own)."""
         outer = self.loops_around(loop)
         scope = self.scope_of(loop)
-        return any(
-            self.tree.start[call] > self.tree.end(loop) and is_step_call(call)
-            and self.loops_around(call) == outer
-            for call in self.scope_nodes(scope, cst.Call)
-        )
+        steps = self._step_calls.get(scope)
+        if steps is None:  # (once per scope: asked of each loop of a function of thousands)
+            steps = self._step_calls[scope] = [c for c in self.scope_nodes(scope, cst.Call) if is_step_call(c)]
+        return any(self.tree.start[call] > self.tree.end(loop) and self.loops_around(call) == outer for call in steps)
 
     # -- bindings ---------------------------------------------------------------------
     def bindings(self, scope: Scope) -> dict[str, list[Binding]]:

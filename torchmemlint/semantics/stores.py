@@ -125,6 +125,7 @@ class Stores:
         self._kept: dict[Function, list[Kept]] = {}
         self._resets: dict[cst.CSTNode, dict[str, list[cst.CSTNode]]] = {}
         self._class_resets: dict[cst.ClassDef, dict[str, list[cst.FunctionDef]]] = {}
+        self._statement_positions: dict[cst.CSTNode, dict[cst.CSTNode, int]] = {}
 
     # -- visible stores ------------------------------------------------------------------------
     @cached_property
@@ -853,11 +854,14 @@ class Stores:
         past its size."""
         statement = self.tree.statement_of(append)
         block = self.tree.parent.get(statement)
-        body = list(getattr(block, "body", ()))
-        if statement not in body:
+        positions = self._statement_positions.get(block)
+        if positions is None:  # (once per block: a loop may append to thousands of containers)
+            positions = self._statement_positions[block] = {s: i for i, s in enumerate(getattr(block, "body", ()))}
+        index = positions.get(statement)
+        if index is None:
             return False
         spelled = dotted_name(grown)
-        for earlier in body[max(0, body.index(statement) - 3):body.index(statement)]:
+        for earlier in block.body[max(0, index - 3):index]:
             test = earlier.test if isinstance(earlier, cst.If) else None
             if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(
                     test.comparisons[0].operator, (cst.Equal, cst.GreaterThanEqual, cst.GreaterThan))):
