@@ -770,17 +770,14 @@ class Flow:
         params = [p.name.value for p in function.params.params]
         found: Optional[int] = None
         for assign in self.scopes.scope_nodes(function, cst.Assign):
-            target = assign.targets[0].target
-            root = target
-            while isinstance(root, cst.Subscript):
-                root = root.value
-            if not (isinstance(target, cst.Subscript) and isinstance(root, cst.Name) and root.value in params):
+            root, depth = _subscripted(assign.targets[0].target)
+            if not depth or root not in params:
                 continue
             if len(assign.targets) > 1 or "detach" not in dotted_chain_methods(assign.value) or \
-                    found not in (None, params.index(root.value)):
+                    found not in (None, params.index(root)):
                 found = None
                 break
-            found = params.index(root.value)
+            found = params.index(root)
         self._item_detachers[function] = found
         return found
 
@@ -869,7 +866,7 @@ class Flow:
                 if self.tree.before(bound_at, write) and self.tree.before(write, at):
                     added = self.value(write.value, write)
                     if added.graph:  # (what the item held stays in it, with this value's graph)
-                        element = _with_graph_of(element, added, _subscript_depth(write.target))
+                        element = _with_graph_of(element, added, _subscripted(write.target)[1])
                         changed = True
                 continue
             if value.fields is None:
@@ -937,11 +934,9 @@ class Flow:
                         len(target.slice) == 1 and isinstance(target.slice[0].slice, cst.Index):
                     known.setdefault(target.value.value, []).append(assign)
             for augmented in self.scopes.scope_nodes(scope, cst.AugAssign):
-                root = augmented.target
-                while isinstance(root, cst.Subscript):  # ``losses[mode]["cat"] += ce``: an item grows a graph
-                    root = root.value
-                if isinstance(augmented.target, cst.Subscript) and isinstance(root, cst.Name):
-                    known.setdefault(root.value, []).append(augmented)
+                root, depth = _subscripted(augmented.target)  # ``losses[mode]["cat"] += ce``: an item grows a graph
+                if depth and root is not None:
+                    known.setdefault(root, []).append(augmented)
             for expr in self.scopes.scope_nodes(scope, cst.Expr):
                 call = expr.value
                 if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "pop" \
@@ -1860,7 +1855,7 @@ class Flow:
             return Value(detached=True, kind=SEQUENCE if name == "shape" else OTHER)
         field = base.field(name)
         cls = self.scopes.classes_by_name.get(base.cls) if base.cls is not None else None
-        if field is not None and cls is not None and name in self._self_list_growth(cls):
+        if field is not None and cls is not None and name in self.self_list_growth(cls):
             # ``monitor.records``: what ``__init__`` set, and what the methods append to it since
             field = join([field, self.class_attribute(cls, name)])
         if field is not None:
@@ -1950,14 +1945,14 @@ class Flow:
         values = [self.assigned_value(a) for a in self.self_assignments(cls).get(name, ())]
         result = join(values) if values else UNKNOWN
         if result.kind == SEQUENCE:  # ``self.records = []``, filled by ``self.records.append(output)``
-            appended = [self.value(call.args[0].value, call) for call in self._self_list_growth(cls).get(name, ())
+            appended = [self.value(call.args[0].value, call) for call in self.self_list_growth(cls).get(name, ())
                         if call.args]
             if appended:
                 part = join([result.element or NOTHING, *appended])
                 result = replace(_combine([result, part], kind=SEQUENCE), element=part, elements=None)
         return result
 
-    def _self_list_growth(self, cls: cst.ClassDef) -> dict[str, list[cst.Call]]:
+    def self_list_growth(self, cls: cst.ClassDef) -> dict[str, list[cst.Call]]:
         """``self.<name>.append(v)`` in the methods of ``cls``, by name."""
         known = self._growth.get(cls)
         if known is None:
@@ -2085,11 +2080,13 @@ def _binds(target: cst.BaseExpression, name: str) -> bool:
     return False
 
 
-def _subscript_depth(target: cst.BaseExpression) -> int:
+def _subscripted(target: cst.BaseExpression) -> tuple[Optional[str], int]:
+    """The name under a chain of subscripts and how many there are: ``("losses", 2)`` for
+    ``losses[mode]["cat"]``; no name where the chain starts elsewhere (``self.d[k]``)."""
     depth = 0
     while isinstance(target, cst.Subscript):
         target, depth = target.value, depth + 1
-    return depth
+    return (target.value if isinstance(target, cst.Name) else None), depth
 
 
 def _with_graph_of(element: Optional[Value], added: Value, depth: int) -> Value:

@@ -269,7 +269,7 @@ class Stores:
             cls for cls in self.scopes.classes_by_name.values() if self.scopes.is_torch_module_class(cls) and (any(
                 (method := self.scopes.function_of(a.node)) is not None and method.name.value != "__init__"
                 for assigned in self.flow.self_assignments(cls).values() for a in assigned)
-                or any(self.flow._self_list_growth(cls).values())))
+                or any(self.flow.self_list_growth(cls).values())))
 
     # -- what a function keeps ------------------------------------------------------------------
     def kept_parameters(self, function: Function) -> list[Kept]:
@@ -400,9 +400,11 @@ class Stores:
             target = assign.targets[0].target
             if isinstance(target, cst.Subscript):  # ``totals[m][k] = totals[m][k] + loss``
                 value = assign.value
-                if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Add) and \
-                        (value.left.deep_equals(target) or value.right.deep_equals(target)):
-                    found.append(Accumulation(assign, target, value.right if value.left.deep_equals(target) else value.left))
+                if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Add):
+                    added = value.right if value.left.deep_equals(target) else \
+                        value.left if value.right.deep_equals(target) else None
+                    if added is not None:
+                        found.append(Accumulation(assign, target, added))
                 continue
             spelled = dotted_name(target)
             if spelled is None:
@@ -836,13 +838,12 @@ class Stores:
         test = branch.test
         if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
             return grown is not None and dotted_name(test.expression) == dotted_name(grown) is not None
-        if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and
-                isinstance(test.comparisons[0].operator, (cst.LessThan, cst.LessThanEqual, cst.Equal))):
+        counted = _compared(test, (cst.LessThan, cst.LessThanEqual, cst.Equal))
+        if counted is None:
             return False
-        counted = test.left
-        if isinstance(counted, cst.Call) and isinstance(counted.func, cst.Name) and counted.func.value == "len":
-            return len(counted.args) == 1 and grown is not None and \
-                dotted_name(counted.args[0].value) == dotted_name(grown) is not None
+        measured = _length_of(counted)
+        if measured is not None:
+            return grown is not None and dotted_name(measured) == dotted_name(grown) is not None
         spelled = dotted_name(counted)
         return spelled is not None and any(
             dotted_name(a.target) == spelled and isinstance(a.operator, cst.AddAssign)
@@ -862,15 +863,12 @@ class Stores:
             return False
         spelled = dotted_name(grown)
         for earlier in block.body[max(0, index - 3):index]:
-            test = earlier.test if isinstance(earlier, cst.If) else None
-            if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(
-                    test.comparisons[0].operator, (cst.Equal, cst.GreaterThanEqual, cst.GreaterThan))):
-                continue
-            counted = test.left
-            if isinstance(counted, cst.Call) and dotted_name(counted.func) == "len" and len(counted.args) == 1 and \
-                    dotted_name(counted.args[0].value) == spelled and any(
-                        isinstance(c.func, cst.Attribute) and c.func.attr.value in ("popleft", "pop")
-                        and dotted_name(c.func.value) == spelled for c in self.tree.descendants(earlier.body, cst.Call)):
+            counted = _compared(earlier.test, (cst.Equal, cst.GreaterThanEqual, cst.GreaterThan)) \
+                if isinstance(earlier, cst.If) else None
+            measured = _length_of(counted) if counted is not None else None
+            if measured is not None and dotted_name(measured) == spelled and any(
+                    isinstance(c.func, cst.Attribute) and c.func.attr.value in ("popleft", "pop")
+                    and dotted_name(c.func.value) == spelled for c in self.tree.descendants(earlier.body, cst.Call)):
                 return True
         return False
 
@@ -1153,6 +1151,22 @@ class Stores:
 
 # A key that names one call of a per-step function (a trial, an epoch, a step), not one of a few slots.
 _PER_CALL_KEY = re.compile(r"number|\bid\b|_id\b|idx|index|step|epoch|fold|trial|iteration", re.IGNORECASE)
+
+
+def _compared(test: cst.BaseExpression, operators: tuple[type, ...]) -> Optional[cst.BaseExpression]:
+    """The left side of ``test`` when it is one comparison by one of ``operators``."""
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and \
+            isinstance(test.comparisons[0].operator, operators):
+        return test.left
+    return None
+
+
+def _length_of(expr: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+    """``x`` of ``len(x)``."""
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "len" and \
+            len(expr.args) == 1:
+        return expr.args[0].value
+    return None
 
 
 def _on_host(value, param: str) -> bool:
