@@ -197,6 +197,12 @@ def _kept_for_backward(model: SemanticModel, node: cst.CSTNode, container: cst.B
         return False  # the added loss is differentiated itself: the sum can only be a metric
     if name in model.calls.names_feeding_backward(scope) and name != "self":  # (``self`` feeds every method call)
         return True
+    iteration = model.iterations.step_iteration(node)
+    if isinstance(iteration, cst.FunctionDef) and (feedbacks := model.iterations.feedbacks(iteration, name)):
+        # ``score = loop_body(x, score)``: the total is handed back only to be handed in again;
+        # kept for a backward only if the caller's loop differentiates it
+        return any(target.value in model.calls.names_feeding_backward(model.scopes.scope_of(site))
+                   for site, target in feedbacks)
     returned = any(
         name in _returned_names(ret.value) for ret in model.scopes.scope_nodes(scope, cst.Return) if ret.value
     )

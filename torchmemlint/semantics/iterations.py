@@ -57,16 +57,20 @@ class Iterations:
             known = self._training_loops[loop] = any(
                 (callee := self.calls.callee(call)) is not None and isinstance(callee.function, cst.FunctionDef)
                 and callee.constructs is None and (
-                    bool(self.step_calls(callee.function)) or self._steps_optimizer_through(callee.function))
+                    bool(self.step_calls(callee.function)) or self._trains_through_a_helper(callee.function))
                 for call in self.scopes.loop_body_nodes(loop, cst.Call))
         return known
 
-    def _steps_optimizer_through(self, func: cst.FunctionDef) -> bool:
-        """A function of the file that ``func`` calls steps an optimizer (not a second-order
-        ``autograd.grad`` inside a helper: that is part of computing one step's loss)."""
+    def _trains_through_a_helper(self, func: cst.FunctionDef) -> bool:
+        """A function of the file that ``func`` calls steps an optimizer or runs a backward pass
+        into ``.grad`` (``compute_step(cam, image)`` calling a saliency object whose ``__call__``
+        does ``score.backward()``); not a second-order ``autograd.grad`` inside a helper: that is
+        part of computing one step's loss."""
         return any(
             (callee := self.calls.callee(call)) is not None and isinstance(callee.function, cst.FunctionDef)
-            and callee.constructs is None and callee.function is not func and self.steps_optimizer(callee.function)
+            and callee.constructs is None and callee.function is not func and any(
+                is_step_call(step) or self.imports.qualify(step.func) != "torch.autograd.grad"
+                for step in self.step_calls(callee.function))
             for call in self.scopes.scope_nodes(func, cst.Call))
 
     def forwards_through_calls(self, loop: Loop) -> bool:
@@ -130,9 +134,15 @@ class Iterations:
         """A parameter that ``function`` returns (alone or in a tuple) and that a caller's step
         loop passes back in: ``ema = loop_body(x, ema)`` carries it from one call to the next
         (through the call sites ``counts`` keeps)."""
+        return bool(self.feedbacks(function, name, counts))
+
+    def feedbacks(self, function: cst.FunctionDef, name: str,
+                  counts: Callable[[cst.Call], bool] = lambda site: True) -> list[tuple[cst.Call, cst.Name]]:
+        """The call sites that feed parameter ``name`` back (``fed_back``), each with the
+        caller's name that carries it (``ema`` of ``ema = loop_body(x, ema)``)."""
         params = [p.name.value for p in (*function.params.posonly_params, *function.params.params)]
         if name not in params:
-            return False
+            return []
         position = None
         for ret in self.scopes.scope_nodes(function, cst.Return):
             values = [e.value for e in ret.value.elements] if isinstance(ret.value, cst.Tuple) else [ret.value]
@@ -140,8 +150,9 @@ class Iterations:
             if name in spelled:
                 position = (spelled.index(name), len(values)) if len(values) > 1 else (None, 1)
         if position is None:
-            return False
+            return []
         index, width = position
+        found = []
         for site in self.calls.call_sites(function):
             if not counts(site):
                 continue
@@ -157,8 +168,8 @@ class Iterations:
             loop = self.step_iteration(site)
             if isinstance(target, cst.Name) and target.value == passed.value and \
                     isinstance(loop, (cst.For, cst.While)) and self._only_binding_in(loop, passed.value, assign):
-                return True
-        return False
+                found.append((site, target))
+        return found
 
     def _only_binding_in(self, loop: cst.CSTNode, name: str, assign: cst.Assign) -> bool:
         """``assign`` is the only binding of ``name`` in the loop's body: what the call gets is
