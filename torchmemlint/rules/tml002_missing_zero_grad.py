@@ -278,7 +278,9 @@ def _step_function_left_unreset(model: SemanticModel, func: cst.FunctionDef) -> 
         loops = model.scopes.loops_around(site)
         if not loops:
             return False  # called once from somewhere we do not follow: unknown
-        calls = model.scopes.loop_body_nodes(loops[0], cst.Call)
+        # (the call of ``func`` itself is no reset around it: what ``func`` resets, and for
+        # which optimizer, is asked of its own body)
+        calls = [c for c in model.scopes.loop_body_nodes(loops[0], cst.Call) if c is not site]
         if any(model.params.resets_gradients(c) for c in calls) or model.params.clears_grad_attribute(loops[0]):
             return False
     return True

@@ -260,7 +260,7 @@ def _evaluation_context(model: SemanticModel, call: cst.Call, helpers: dict, dep
         # the evaluation step of its callers' loop, like a helper's)
         if loops_over_data or _eval_switch_before(model, func, call) or _set_to_eval_by_its_class(model, func, call) \
                 or (not in_model or func.name.value in PER_STEP_METHODS) and _called_per_item(model, func) \
-                or in_model and _evaluates_for_the_file(model, func, call):
+                or in_model and (_evaluates_for_the_file(model, func, call) or _evaluates_between_own_steps(model, func)):
             return func
     scope: Scope = func if func is not None else model.module
     switch = _eval_switch_before(model, scope, call)
@@ -292,6 +292,20 @@ def _evaluates_for_the_file(model: SemanticModel, func: cst.FunctionDef, call: c
     return any(to_eval_mode(s) and model.tree.before(s, call) for s in own) and \
         any(not to_eval_mode(s) and model.tree.before(call, s) for s in own) and \
         bool(sites) and not any(model.grad.is_disabled(site) for site in sites)
+
+
+def _evaluates_between_own_steps(model: SemanticModel, func: cst.FunctionDef) -> bool:
+    """A model class that trains itself (DA-RNN's ``train_model`` stepping the optimizers it
+    built) and calls its own evaluation method only from that training, between steps, with grad
+    on: the class, not another file's caller, chooses the grad mode its evaluation runs in."""
+    cls = model.scopes.self_class(func)
+    sites = model.calls.call_sites(func)
+    return bool(sites) and all(
+        not model.grad.is_disabled(site) and (caller := model.scopes.function_of(site)) is not None
+        and caller is not func and model.scopes.self_class(caller) is cls and any(
+            model.iterations.runs_step(loop) or model.iterations.trains_through_calls(loop)
+            for loop in model.scopes.loops_around(site))
+        for site in sites)
 
 
 def _called_per_item(model: SemanticModel, func: cst.FunctionDef, depth: int = 0) -> bool:
