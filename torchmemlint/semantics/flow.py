@@ -1834,6 +1834,12 @@ class Flow:
             return args[0].derived() if args else UNKNOWN
         if name in ("map", "filter", "iter"):
             return _combine(args, kind=SEQUENCE, element=args[-1].any_element() if args else None)
+        if name == "locals" and not call.args and isinstance(scope := self.scopes.scope_of(call), cst.FunctionDef):
+            # ``self._collect(outputs, local_vars=locals())``: a mapping of the function's names, as
+            # bound where it is called (a helper picks the step's outputs from it by name)
+            fields = tuple((local, join([self._binding_value(b, local) for b in self.scopes.bindings_of(local, call)]))
+                           for local in self.scopes.bindings(scope) if local != "self")
+            return _combine([v for _, v in fields], kind=MAPPING, fields=fields)
         if name in ("super", "open", "vars", "globals", "locals", "callable", "hasattr", "setattr", "delattr",
                     "input", "exit", "quit", "min_", "ord", "chr", "bin", "hex", "oct", "divmod", "pow_"):
             return OTHER_VALUE
