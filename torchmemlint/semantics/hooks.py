@@ -91,7 +91,8 @@ class Hooks:
                 or self._removed(registration.call, func) or isinstance(self.tree.parent.get(registration.call), cst.Return):
             return None
         return self._through_callers(func, registration.receiver, None, 0,
-                                     self._picking_parameters(registration.call, func),
+                                     self._picking_parameters(registration.call, func)
+                                     | self._picks_through_helper(registration.receiver, func),
                                      self._configuring_parameters(registration.call, func))
 
     def _through_callers(self, func: cst.FunctionDef, receiver: Optional[cst.BaseExpression],
@@ -221,9 +222,28 @@ class Hooks:
             return None
         arguments = self.iterations.calls.arguments(call, helper)
         given = arguments.pop(parameters.pop(), ())
-        if any(not isinstance(expr, (cst.SimpleString, cst.Integer)) for other in arguments.values() for expr, _ in other):
+        caller = self.scopes.function_of(call)
+        if any(not isinstance(expr, (cst.SimpleString, cst.Integer)) and not self._caller_parameter(expr, caller)
+               for other in arguments.values() for expr, _ in other):
             return None  # ``get_layer(model, name)``: which member may change with ``name`` (one hook per layer)
+        # (a pick the caller is handed, ``find_layer(self.model, layer_name)`` in ``__init__``:
+        # ``_picking_parameters`` names it, and whether it changes is asked of the callers' loops)
         return given[0][0] if given else None
+
+    def _caller_parameter(self, expr: cst.BaseExpression, func: Optional[cst.FunctionDef]) -> bool:
+        return isinstance(expr, cst.Name) and func is not None and expr.value in parameter_names(func)
+
+    def _picks_through_helper(self, receiver: Optional[cst.BaseExpression], func: cst.FunctionDef) -> set[str]:
+        """The parameters of ``func`` that choose which member a helper returns for ``receiver``
+        (``layer_name`` of ``target = find_layer(self.model, layer_name)``)."""
+        base = _navigated_from(receiver) if receiver is not None else None
+        if isinstance(base, cst.Name):
+            bindings = self.scopes.bindings(func).get(base.value, [])
+            base = bindings[0].value if len(bindings) == 1 else None
+        if not isinstance(base, cst.Call) or self._member_returned(base) is None:
+            return set()
+        return {arg.value.value for arg in base.args if self._caller_parameter(arg.value, func)} - \
+            {name.value for name in self.tree.descendants(self._member_returned(base), cst.Name)}
 
     def _stored_parameter(self, func: cst.FunctionDef, receiver: cst.BaseExpression, own_self: str) -> Optional[str]:
         """The ``__init__`` parameter that ``self.<first attribute of receiver>`` was set from
@@ -306,8 +326,20 @@ class Hooks:
         (``for layer_name in self.layer_list: self.hook_layer(model, layer_name)``)."""
         callee = self.iterations.calls.callee(site)
         arguments = self.iterations.calls.arguments(site, callee) if callee is not None else {}
-        return any(self._bound_in(n.value, loop) for param in picking for value, _ in arguments.get(param, ())
+        return any(self._bound_in(n.value, loop) and not self._same_picks_each_pass(n.value, loop)
+                   for param in picking for value, _ in arguments.get(param, ())
                    for n in self.tree.descendants(value, cst.Name))
+
+    def _same_picks_each_pass(self, name: str, loop: Loop) -> bool:
+        """``name`` is bound in ``loop`` only as the target of inner loops over a collection that
+        ``loop`` does not rebind (``for layer in layers:`` inside ``for image in images:``): each
+        pass of ``loop`` picks the same members again, so a hook per pick piles up per pass."""
+        inner = [b.node for b in self.scopes.bindings(self.scopes.scope_of(loop)).get(name, [])
+                 if self.tree.contains(loop.body, b.node)]
+        return bool(inner) and all(
+            isinstance(node, cst.For) and name in _target_names(node.target) and not any(
+                self._bound_in(n.value, loop) for n in self.tree.descendants(node.iter, cst.Name))
+            for node in inner)
 
     def _called_repeatedly(self, method: cst.FunctionDef) -> bool:
         """A method of a class of this file that the file calls again and again on one object:
