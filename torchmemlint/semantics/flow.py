@@ -43,8 +43,8 @@ from torchmemlint.semantics.grad import GradContexts
 from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.modules import MODULE_NAME, Modules
 from torchmemlint.semantics.params import dotted_chain_methods, in_optimizer_step, iterates_parameters
-from torchmemlint.semantics.scopes import (Scopes, iterable_identifiers, literal_key, module_itself, root_name, subscript_key,
-                                           terminal_name)
+from torchmemlint.semantics.scopes import (Scopes, iterable_identifiers, literal_key, module_itself, parameter_names,
+                                           root_name, subscript_key, terminal_name)
 from torchmemlint.semantics.tree import Tree, deleted
 from torchmemlint.semantics.vocabulary import (DETACHED_TENSOR_ATTRIBUTES, GRAPH_BREAKING_METHODS, HOOK_REGISTRATIONS,
                                               IN_PLACE_WRITES, JOIN_FUNCTIONS, LOADER_ITERABLE, MODULE_RETURNING_METHODS, NON_TENSOR_ANNOTATIONS,
@@ -86,6 +86,8 @@ BREAKING_BUILTINS = frozenset({
 })
 _NUMBER_BUILTINS = frozenset({"float", "int", "bool", "len", "round", "hash", "id", "isinstance"})
 _SEQUENCE_BUILTINS = frozenset({"list", "tuple", "sorted", "reversed", "set", "frozenset"})
+# Type names a test spells to single out containers (``isinstance(h, (tuple, list))``).
+_CONTAINER_TYPES = frozenset({"tuple", "list", "dict", "Sequence", "Mapping", "Iterable", "abc"})
 _FACTORIES = frozenset({
     "tensor", "as_tensor", "zeros", "ones", "empty", "full", "rand", "randn", "randint", "arange",
     "linspace", "zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like",
@@ -714,6 +716,25 @@ class Flow:
                     self._guard_types[branch] = frozenset({"Tensor"})
                     known.setdefault(test.args[0].value.value, []).append(branch)
         return known
+
+    def hands_back_containers(self, func: cst.FunctionDef) -> bool:
+        """``func`` returns a parameter as it came after tests of it for a tensor only (``if
+        isinstance(h, torch.Tensor): return h.detach()``, then ``return h``): a tuple or list of
+        tensors (an LSTM's ``(h, c)``) comes back with its graph. A test naming a container type
+        (``type(h) in (tuple, list)``, ``isinstance(h, dict)``) handles those."""
+        params = parameter_names(func)
+        for ret in self.scopes.scope_nodes(func, cst.Return):
+            if not (isinstance(ret.value, cst.Name) and ret.value.value in params):
+                continue
+            spelled: set[str] = set()
+            for branch in self.scopes.scope_nodes(func, cst.If):
+                if self.tree.before(branch, ret) and not self.tree.contains(branch, ret):
+                    names = {n.value for n in self.tree.descendants(branch.test, cst.Name)}
+                    if ret.value.value in names:
+                        spelled |= names
+            if spelled & {"Tensor", "is_tensor"} and not spelled & _CONTAINER_TYPES:
+                return True
+        return False
 
     def _past_tensor_return(self, name: str, at: cst.CSTNode) -> bool:
         """``at`` follows ``if torch.is_tensor(name): return ...`` in a block that holds it: ``name``

@@ -389,9 +389,16 @@ class LoopCarried:
             return _BREAKING_FUNCTION.search(func.attr.value) is not None and \
                 (dotted_name(func.value) == "self" or self._runs_a_detaching_method(call))
         if isinstance(func, cst.Name):
-            if func.value in BREAKING_BUILTINS or func.value in ("min", "max") or _BREAKING_FUNCTION.search(func.value):
+            if func.value in BREAKING_BUILTINS or func.value in ("min", "max"):
                 return True
-            return any(self._detaches(target) for target in self.scopes.functions_by_name.get(func.value, []))
+            helpers = self.scopes.functions_by_name.get(func.value, [])
+            if not helpers:
+                return _BREAKING_FUNCTION.search(func.value) is not None
+            # a helper of this file, named or written to detach, that does not hand containers
+            # back as they came (``detach_hiddens`` detaching a tensor, returning an LSTM's
+            # ``(h, c)`` tuple untouched)
+            return (_BREAKING_FUNCTION.search(func.value) is not None or any(map(self._detaches, helpers))) and \
+                not any(map(self.flow.hands_back_containers, helpers))
         return False
 
     def _runs_a_detaching_method(self, call: cst.Call) -> bool:
