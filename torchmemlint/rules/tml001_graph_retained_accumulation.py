@@ -200,9 +200,9 @@ def _kept_for_backward(model: SemanticModel, node: cst.CSTNode, container: cst.B
     iteration = model.iterations.step_iteration(node)
     if isinstance(iteration, cst.FunctionDef) and (feedbacks := model.iterations.feedbacks(iteration, name)):
         # ``score = loop_body(x, score)``: the total is handed back only to be handed in again,
-        # kept for a backward only if it is where the caller's loop keeps it
-        # (``step_iteration(site)`` is that loop: no further feedback)
-        return any(_kept_for_backward(model, site, target) for site, target in feedbacks)
+        # kept for a backward only if it is where the caller's loop keeps it (``step_iteration(site)``
+        # is that loop: no further feedback), what is added being what evaluation code would add
+        return any(_kept_for_backward(model, site, target, value, stored) for site, target in feedbacks)
     returned = any(
         name in _returned_names(ret.value) for ret in model.scopes.scope_nodes(scope, cst.Return) if ret.value
     )

@@ -244,7 +244,17 @@ def _models_of(model: SemanticModel, optimizer: str, steps: list[tuple[cst.Call,
     at = steps[0][0]
     constructions: list[cst.BaseExpression] = []
     if "." not in optimizer:
-        constructions = [b.value for b in model.scopes.reaching_bindings(optimizer, at) if b.value is not None]
+        bindings = model.scopes.reaching_bindings(optimizer, at)
+        constructions = [b.value for b in bindings if b.value is not None]
+        func = model.scopes.function_of(at)
+        if func is not None and any(isinstance(b.node, cst.Param) for b in bindings):
+            # an optimizer handed in (``loop_body(..., d_optimizer, ...)``): built where the callers
+            # build what they pass
+            for site in model.calls.call_sites(func):
+                for given, _ in model.calls.arguments(site, model.calls.callee(site)).get(optimizer, ()):
+                    if isinstance(given, cst.Name):
+                        constructions += [b.value for b in model.scopes.reaching_bindings(given.value, site)
+                                          if b.value is not None]
     else:
         constructions = [a.value for a in model.tree.nodes(cst.Assign)
                          if any(dotted_name(t.target) == optimizer for t in a.targets)]
