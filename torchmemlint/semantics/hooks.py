@@ -240,10 +240,11 @@ class Hooks:
         if isinstance(base, cst.Name):
             bindings = self.scopes.bindings(func).get(base.value, [])
             base = bindings[0].value if len(bindings) == 1 else None
-        if not isinstance(base, cst.Call) or self._member_returned(base) is None:
+        member = self._member_returned(base) if isinstance(base, cst.Call) else None
+        if member is None:
             return set()
         return {arg.value.value for arg in base.args if self._caller_parameter(arg.value, func)} - \
-            {name.value for name in self.tree.descendants(self._member_returned(base), cst.Name)}
+            {name.value for name in self.tree.descendants(member, cst.Name)}
 
     def _stored_parameter(self, func: cst.FunctionDef, receiver: cst.BaseExpression, own_self: str) -> Optional[str]:
         """The ``__init__`` parameter that ``self.<first attribute of receiver>`` was set from
