@@ -4,7 +4,9 @@
 Flags a graph-attached value (a loss, a model output, anything computed from them with grad
 enabled) that is stored into a container that outlives the iteration (`losses.append(loss)`,
 `self.history["loss"].append(loss)`, `metrics[step] = loss`) or accumulated into a name that
-outlives it (`total_loss += loss`, `total = total + loss`). The value is followed wherever it
+outlives it (`total_loss += loss`, `total = total + loss`), also in place into a tensor kept across
+steps and read back only as a number or without grad (`self.epoch_loss.add_(loss)`, `window[step % n] = loss`
+into a tensor made before the loop). The value is followed wherever it
 travels in the file: returned by a helper (alone, in a tuple or a dict of loss components), read
 as `out.loss` or `outputs["loss"]`, handed to a method that keeps it (`meter.update(loss)` where
 `update` does `self.sum += val * n` or joins it onto a state, `self.preds = torch.cat([self.preds,
@@ -86,7 +88,7 @@ from torchmemlint.semantics import SemanticModel
 from torchmemlint.semantics.flow import TENSOR, SelfAssignment
 from torchmemlint.semantics.imports import dotted_name
 from torchmemlint.semantics.loop_carried import UPDATE
-from torchmemlint.semantics.prescreen import ACCUMULATION, CALL_STORE, LIST_STORE, SUBSCRIPT_STORE
+from torchmemlint.semantics.prescreen import ACCUMULATION, CALL_STORE, IN_PLACE_WRITE, LIST_STORE, SUBSCRIPT_STORE
 from torchmemlint.semantics.stores import Accumulation, Store
 
 # ``total = loss if total is None else total + loss``, ``tuple(map(sum, zip(total, losses)))``:
@@ -101,7 +103,7 @@ class GraphRetainedAccumulation(Rule):
     triggers = ("append", "extend", "insert", "+=", "-=", "*=", "=", ".add(", "push", "put")
 
     needs_steps = True
-    keeping = frozenset({CALL_STORE, SUBSCRIPT_STORE, LIST_STORE, ACCUMULATION})
+    keeping = frozenset({CALL_STORE, SUBSCRIPT_STORE, LIST_STORE, ACCUMULATION, IN_PLACE_WRITE})
 
     def check(self, model: SemanticModel) -> Iterator[Finding]:
         updated: Optional[set[cst.CSTNode]] = None  # (the chains are a whole-file analysis: asked only
@@ -133,6 +135,14 @@ class GraphRetainedAccumulation(Rule):
             finding = _finding(model, accumulation.node, accumulation.target, accumulation.value)
             if finding is not None:
                 finding.fix, finding.no_fix = _accumulation_fix(model, accumulation)
+                yield finding
+        for write in model.loop_carried.in_place_writes:
+            # ``total.add_(loss)``, ``losses[slot] = loss`` into a preallocated tensor read only as numbers
+            if not write.accumulates or _kept_for_backward(model, write.site, write.target, write.value):
+                continue
+            finding = _finding(model, write.site, write.target, write.value)
+            if finding is not None:
+                finding.fix, finding.no_fix = _detach_fix(model, write.value, write.site, tensor_operand=True)
                 yield finding
 
 

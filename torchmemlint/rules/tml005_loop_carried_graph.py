@@ -8,9 +8,10 @@ themselves (`x_adv = x_adv + alpha * grad.sign()`), exponential moving averages 
 statistics of graph-attached values (`ema = 0.9 * ema + 0.1 * loss`,
 `self.running_mean = m * self.running_mean + (1 - m) * x.mean(0)` in `forward`), and manual
 updates of tensors that require grad (`W = W - lr * W.grad`); also graph-attached values written
-*in place* into a tensor that outlives the step (a registered buffer updated in `forward` with
+*in place* into a tensor that outlives the step, blending in its old value or read again as a
+tensor (a registered buffer updated in `forward` with
 `self.running_mean.mul_(m).add_((1 - m) * x.mean(0))`, a memory bank `bank[idx] = emb`, class
-centers `self.centers[y] = ...`) — in a loop that runs a backward
+centers `self.centers[y] = ...`; a running total read only as a number is TML001's) — in a loop that runs a backward
 pass or an optimizer step, itself or through a function of the file it calls (`img =
 forward_step(model, img, ...)`, whose `autograd.grad` is the step), or iterates a loader, in an
 evaluation loop with grad on (a function
@@ -134,6 +135,8 @@ class LoopCarriedGraph(Rule):
             fix, no_fix = _detach_fix(model, site, carries, reads)
             yield Finding(site, message=message, fix=fix, no_fix=no_fix)
         for write in model.loop_carried.in_place_writes:
+            if write.accumulates:
+                continue  # (a running total, a buffer of results: TML001's)
             target = model.code(write.target)
             message = (f"`{target}` is carried into the next iteration with its autograd graph: every step's graph "
                        f"links to the previous one, so memory and backward time grow; store a `.detach()`ed value") \

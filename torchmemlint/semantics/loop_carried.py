@@ -30,7 +30,8 @@ from torchmemlint.semantics.scopes import (Loop, Scopes, carried_name, first_par
 from torchmemlint.semantics.stores import Stores
 from torchmemlint.semantics.tree import Tree
 from torchmemlint.semantics.vocabulary import (
-    GRAPH_BREAKING_METHODS, IN_PLACE_FILLS, IN_PLACE_WRITES, PER_EPOCH_METHOD, names_a_cache, names_segment_memories,
+    DETACHED_TENSOR_ATTRIBUTES, GRAPH_BREAKING_METHODS, IN_PLACE_FILLS, IN_PLACE_WRITES, PER_EPOCH_METHOD,
+    names_a_cache, names_segment_memories,
 )
 from torchmemlint.semantics.flow import (
     BREAKING_BUILTINS, MODULE, NON_GRAPH_ATTRIBUTES, OPTIMIZER, TENSOR, Flow, destructure,
@@ -60,6 +61,14 @@ class InPlaceWrite:
     value: cst.BaseExpression
     iteration: Iteration
     slot: bool = False  # an item updated from its own previous value (``ema[k] = d * ema[k] + ...``)
+    # UPDATE (the write reads the old value: ``lerp_``, ``mul_(m).add_(v)``), STATE (the tensor is
+    # read into a later step's graph: a memory bank, a cache) or ACCUMULATION (a running total or a
+    # buffer of results, only read as numbers or without grad: TML001's)
+    kind: str = UPDATE
+
+    @property
+    def accumulates(self) -> bool:
+        return self.kind == ACCUMULATION
 
 
 @dataclass(frozen=True)
@@ -784,21 +793,51 @@ class LoopCarried:
             func = call.func
             if not (isinstance(func, cst.Attribute) and func.attr.value in IN_PLACE_WRITES):
                 continue
-            target = func.value
+            target, methods = func.value, {func.attr.value}
             while isinstance(target, cst.Call) and isinstance(target.func, cst.Attribute) and \
                     target.func.attr.value in IN_PLACE_WRITES:  # ``buf.mul_(m).add_(v)``: the same tensor
+                methods.add(target.func.attr.value)
                 target = target.func.value
             skipped = _INDEX_POSITION.get(func.attr.value)  # (``scatter_(1, slots, src)``: integer positions)
             values = [a.value for position, a in enumerate(call.args)
                       if (a.keyword is None and position != skipped) or
                       a.keyword is not None and a.keyword.value not in ("alpha", "value", "index", "indices", "mask")]
-            found += self._write(call, target, values, tensor_method=True)
+            found += self._write(call, target, values, tensor_method=True, reads_old=not methods <= _ADDING_WRITES)
         for assign in self.tree.nodes(cst.Assign):
             for target in assign.targets:
                 if isinstance(target.target, cst.Subscript):
                     found += self._write(assign, target.target.value, [assign.value]) or \
                         self._slot_update(assign, target.target)
         return found
+
+    def _write_kind(self, target: cst.BaseExpression, value: cst.BaseExpression, iteration: Iteration,
+                    reads_old: bool) -> str:
+        spelled = carried_name(target)
+        if reads_old or spelled is None or self.stores.reads(value, spelled):
+            return UPDATE
+        return STATE if self._read_back(target, spelled, iteration) else ACCUMULATION
+
+    def _read_back(self, target: cst.BaseExpression, spelled: str, iteration: Iteration) -> bool:
+        """Whether the written tensor is read again as a tensor: by any method of the class for
+        an attribute of ``self`` (a memory bank, a queue, a cache the module consults, with grad
+        or without), in the iteration with grad on for a local. A running total read only through
+        ``.item()``, or a local buffer of results averaged under ``torch.no_grad()`` for a log or
+        returned once the loop ends, is not: it only keeps what was written."""
+        function = self.scopes.function_of(target)
+        own = spelled.startswith("self.") and function is not None and self.scopes.class_of(function)
+        region = own or iteration
+        for read in self.stores.spelled_in(region, spelled):
+            if self.tree.contains(target, read) or not own and self.grad.is_disabled(read):
+                continue
+            parent = self.tree.parent.get(read)
+            if type(parent) is cst.AssignTarget or type(parent) is cst.Attribute and (
+                    parent.attr.value in _GRAPHLESS_READS or parent.attr.value in IN_PLACE_WRITES
+                    or parent.attr.value in IN_PLACE_FILLS):
+                continue  # (written again, reset, or read as a number)
+            if type(parent) is cst.Subscript and type(self.tree.parent.get(parent)) is cst.AssignTarget:
+                continue
+            return True
+        return False
 
     def _slot_update(self, assign: cst.Assign, slot: cst.Subscript) -> list[InPlaceWrite]:
         """``self.loss_ema[key] = a * self.loss_ema[key] + (1 - a) * value``: an item of an
@@ -820,7 +859,7 @@ class LoopCarried:
         return [InPlaceWrite(assign, slot, assign.value, iteration, slot=True)]
 
     def _write(self, site: cst.CSTNode, target: cst.BaseExpression, values: list,
-               tensor_method: bool = False) -> list[InPlaceWrite]:
+               tensor_method: bool = False, reads_old: bool = False) -> list[InPlaceWrite]:
         """``tensor_method``: the write is a tensor's own in-place method (``self.buf.lerp_(v, m)``),
         so an attribute of ``self`` it writes is a tensor even where the flow cannot tell (a buffer
         registered under a computed name); a parameter's (a cache a helper fills for its caller) and
@@ -841,7 +880,9 @@ class LoopCarried:
         if self._detached_next(site, target, iteration):
             return []
         carried = [v for v in values if self.holds_graph(v, site)]
-        return [InPlaceWrite(site, target, carried[0], iteration)] if carried else []
+        if not carried:
+            return []
+        return [InPlaceWrite(site, target, carried[0], iteration, kind=self._write_kind(target, carried[0], iteration, reads_old))]
 
     def _detached_next(self, site: cst.CSTNode, target: cst.BaseExpression, iteration: Iteration) -> bool:
         """A later statement of the step cuts the tensor from the graph the write joined it to:
@@ -923,6 +964,15 @@ class LoopCarried:
         return any(name in self.flow.differentiated_inputs(call) for call in self.iterations.step_calls(region))
 
 
+# In-place writes that add to the tensor or overwrite part of it: the written value alone
+# decides what it holds (``total.add_(loss)``, ``bank.index_copy_(0, idx, emb)``), unlike
+# ``lerp_`` or ``mul_(m).add_(v)``, which blend in the old value.
+_ADDING_WRITES = frozenset({
+    "add_", "sub_", "copy_", "index_add_", "index_copy_", "index_put_", "masked_scatter_", "scatter_",
+    "scatter_add_", "put_",
+})
+# Reads of a tensor that take no graph along: a number (``.item()``), a detached copy, ``.data``.
+_GRAPHLESS_READS = GRAPH_BREAKING_METHODS | DETACHED_TENSOR_ATTRIBUTES
 _PERTURBATION_CALLS = frozenset({"sign", "clamp", "clamp_", "clip"})
 
 # Methods that return the tensor itself when it already is on that device or of that type.

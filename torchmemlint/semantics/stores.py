@@ -380,7 +380,7 @@ class Stores:
         starts afresh, so nothing piles up across calls."""
         spelled = _spelled_container(container)
         return spelled is not None and any(
-            any(dotted_name(t.target) == spelled for t in assign.targets) and not self._reads(assign.value, spelled)
+            any(dotted_name(t.target) == spelled for t in assign.targets) and not self.reads(assign.value, spelled)
             for assign in self.scopes.scope_nodes(function, cst.Assign)
         )
 
@@ -531,7 +531,7 @@ class Stores:
         # values in between, as a periodic ``.clear()`` does (``_reset_in``).
         inside = [b for b in self.scopes.bindings(self.scopes.scope_of(at)).get(root, [])
                   if (b.node is iteration or self.tree.contains(iteration.body, b.node)) and not b.augmented
-                  and not self._reads(b.value, root) and not self._every_n_steps(b.node, iteration.body)]
+                  and not self.reads(b.value, root) and not self._every_n_steps(b.node, iteration.body)]
         if inside and _depth < 3 and all(
                 isinstance(b.node, cst.For) and b.node is not iteration and isinstance(b.node.target, cst.Name)
                 and isinstance(b.node.iter, (cst.Name, cst.Attribute))
@@ -562,7 +562,7 @@ class Stores:
         before ``before``."""
         bindings = self.scopes.bindings(self.scopes.scope_of(loop)).get(root, [])
         return bool(bindings) and all(
-            self.tree.contains(loop.body, b.node) and not b.augmented and not self._reads(b.value, root)
+            self.tree.contains(loop.body, b.node) and not b.augmented and not self.reads(b.value, root)
             and self.tree.before(b.node, before) for b in bindings)
 
     def _closed_over_object_made_per_step(self, hook: cst.FunctionDef) -> bool:
@@ -683,7 +683,7 @@ class Stores:
         for node in self._resets_by_spelling(region).get(spelled, ()):
             if after is not None and not self.tree.before(after, node) or every_step and self._every_n_steps(node, region):
                 continue
-            if not isinstance(node, cst.Assign) or not self._reads(node.value, spelled) or _slice_of(node.value, spelled):
+            if not isinstance(node, cst.Assign) or not self.reads(node.value, spelled) or _slice_of(node.value, spelled):
                 return True
         return False
 
@@ -754,11 +754,11 @@ class Stores:
                 return True
         return False
 
-    def _reads(self, expr: Optional[cst.BaseExpression], spelled: str) -> bool:
+    def reads(self, expr: Optional[cst.BaseExpression], spelled: str) -> bool:
         """Whether ``expr`` reads the name or attribute chain ``spelled`` (``a`` or ``self.a``)."""
-        return expr is not None and bool(self._spelled_in(expr, spelled))
+        return expr is not None and bool(self.spelled_in(expr, spelled))
 
-    def _spelled_in(self, region: cst.CSTNode, spelled: str) -> list[cst.BaseExpression]:
+    def spelled_in(self, region: cst.CSTNode, spelled: str) -> list[cst.BaseExpression]:
         """The names or attribute chains in ``region`` spelled ``spelled``."""
         node_type = cst.Name if "." not in spelled else cst.Attribute
         return [n for n in self.tree.descendants(region, node_type) if dotted_name(n) == spelled]
@@ -1075,7 +1075,7 @@ class Stores:
             feeding = self.calls.names_feeding_backward(function)
             for assign in self.scopes.scope_nodes(function, cst.Assign):
                 if any(isinstance(t.target, cst.Name) and t.target.value in feeding for t in assign.targets) and \
-                        any(not self._detached_here(read) for read in self._spelled_in(assign.value, spelled)):
+                        any(not self._detached_here(read) for read in self.spelled_in(assign.value, spelled)):
                     return True
         return False
 
@@ -1083,7 +1083,7 @@ class Stores:
         """``function`` reads the container only into ``.detach()``ed values (PPO's
         ``old_log_probs = torch.stack(self.memory.log_probs).detach()``): its backward runs
         through graphs it makes anew, not through the ones kept."""
-        reads = [n for n in self._spelled_in(function, spelled)
+        reads = [n for n in self.spelled_in(function, spelled)
                  if not isinstance(self.tree.parent.get(n), (cst.AssignTarget, cst.Attribute))]
         return bool(reads) and all(self._detached_here(read) for read in reads)
 
