@@ -14,7 +14,9 @@ method, nor does a model's own method that puts a submodule in eval mode (`self.
 `forward`: grad mode is its caller's business), unless the method switches the model itself to
 eval mode and back (`self.eval()` ... `self.train()`) and the file calls it with grad on: then it
 is an evaluation helper of the training code. A helper of the file that runs the model and that
-training code also calls (`self.infer(x)`) is a forward pass where evaluation code calls it; a
+training code also calls (`self.infer(x)`) is a forward pass where evaluation code calls it, also
+an epoch helper shared with training whose backward the call's literal arguments skip
+(`run_epoch(model, val_loader, train=False)`, or its `optimizer` left to a `None` default); a
 call whose model calls all run under `no_grad` inside it (an object whose `__call__` wraps
 `torch.no_grad()`) is not, nor is a model frozen earlier in the same scope
 (`sampler.eval().requires_grad_(False)`: no parameter requires grad, so no graph is recorded).
@@ -204,6 +206,9 @@ def _runs_forward_in_helper(model: SemanticModel, call: cst.Call, helpers: dict)
     if helpers[key]:
         return False
     calls = model.scopes.scope_nodes(function, cst.Call)
+    skipped = model.calls.blocks_skipped(call, callee)  # (``run_epoch(loader, train=False)``: no backward)
+    if skipped:
+        calls = [c for c in calls if not any(model.tree.contains(block, c) for block in skipped)]
     # (a loss function alone, ``F.mse_loss(Z, y)`` in a metric's ``update``, records a graph only
     # from inputs that hold one: the model call that made them is the forward pass)
     return not any(model.calls.backward_roots(c) for c in calls) and any(

@@ -585,6 +585,40 @@ class Calls:
                 result.setdefault(target, []).append((arg.value, call))
         return result
 
+    def blocks_skipped(self, call: cst.Call, callee: Callee) -> list[cst.BaseSuite]:
+        """The blocks of the callee that ``call`` cannot run, as its literal arguments decide:
+        the body of ``if train:`` where it passes ``train=False``, of ``if optimizer is not None:``
+        where it leaves ``optimizer`` to its ``None`` default, the ``else`` of a test it makes
+        true (an epoch helper shared by training and evaluation, run to evaluate, skips its
+        backward). Only tests of parameters the callee never rebinds, or of names bound once to
+        such a test."""
+        function = callee.function
+        if not isinstance(function, cst.FunctionDef) or callee.constructs is not None:
+            return []
+        passed = self.arguments(call, callee)
+        bindings = self.scopes.bindings(function)
+        known: dict[str, object] = {}
+        for param in (*function.params.posonly_params, *function.params.params, *function.params.kwonly_params):
+            name = param.name.value
+            given = passed.get(name)
+            value = _literal(given[0][0] if given and len(given) == 1 else None if given else param.default)
+            if value is not _UNKNOWN and len(bindings.get(name, ())) == 1:
+                known[name] = value
+        if not known:
+            return []
+        for name, bound in bindings.items():  # ``training = optimizer is not None``, bound once
+            if name not in known and len(bound) == 1 and bound[0].value is not None and bound[0].index is None \
+                    and not bound[0].augmented and (truth := _decided(bound[0].value, known)) is not None:
+                known[name] = truth
+        skipped: list[cst.BaseSuite] = []
+        for branch in self.scopes.scope_nodes(function, cst.If):
+            truth = _decided(branch.test, known)
+            if truth is False:
+                skipped.append(branch.body)
+            elif truth is True and isinstance(branch.orelse, cst.Else):
+                skipped.append(branch.orelse.body)
+        return skipped
+
     def passed_to(self, param: "cst.Param") -> list[tuple[cst.BaseExpression, cst.CSTNode]]:
         """What the callers of ``param``'s function hand to it (with the node to evaluate each
         at); for ``__init__``, what the constructions of its class hand over (``LoopState(w)``)."""
@@ -1039,3 +1073,38 @@ def _is_stub(func: cst.FunctionDef) -> bool:
             continue
         return False
     return True
+
+
+_UNKNOWN = object()
+
+
+def _literal(expr: Optional[cst.BaseExpression]) -> object:
+    """The Python value of ``True``, ``False``, ``None`` or a string literal; ``_UNKNOWN`` else."""
+    if isinstance(expr, cst.Name) and expr.value in ("True", "False", "None"):
+        return {"True": True, "False": False, "None": None}[expr.value]
+    if isinstance(expr, cst.SimpleString):
+        return expr.evaluated_value
+    return _UNKNOWN
+
+
+def _decided(test: cst.BaseExpression, known: dict[str, object]) -> Optional[bool]:
+    """The truth of ``train``, ``not train``, ``optimizer is None``, ``mode == "train"`` (and
+    their negations) given the parameters' known values; None where it is not decided."""
+    if isinstance(test, cst.Name):
+        return bool(known[test.value]) if test.value in known else None
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        inner = _decided(test.expression, known)
+        return None if inner is None else not inner
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.left, cst.Name) \
+            and test.left.value in known:
+        target = test.comparisons[0]
+        other = _literal(target.comparator)
+        if other is _UNKNOWN:
+            return None
+        value = known[test.left.value]
+        operator = type(target.operator)
+        if operator in (cst.Is, cst.Equal):
+            return value == other
+        if operator in (cst.IsNot, cst.NotEqual):
+            return value != other
+    return None
