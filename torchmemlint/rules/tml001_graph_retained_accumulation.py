@@ -67,7 +67,8 @@ number or a container lacks:
   still holds tensors, but code that backpropagates through them would change, so **unsafe**.
   A value the flow cannot type is still a tensor where it is added to a Python number or into a
   tensor, or written into a tensor (`buf[t] = v`), or appended to a list that `torch.cat` joins:
-  with its graph it can be nothing else;
+  with its graph it can be nothing else; a total whose first value a branch sets
+  (`if total is None: total = loss`) gets `.detach()` there too;
 - anything else (a model output that may be a tuple or a `ModelOutput`, a record) gets no
   automatic fix, and `fix --diff` says so, as does a total set by the first step and summed by
   the later ones (`total = loss if total is None else total + loss`) or kept per component
@@ -335,7 +336,18 @@ def _accumulation_fix(model: SemanticModel, accumulation: Accumulation) -> tuple
     # Added with its graph to a Python number or into a tensor, the value is a tensor (a number
     # holds no graph, and neither takes a container); maybe of several elements: ``.detach()``.
     into_tensor = model.flow.value(target, accumulation.node).kind == TENSOR
-    return _detach_fix(model, value, accumulation.node, tensor_operand=number_total or into_tensor)
+    fix, no_fix = _detach_fix(model, value, accumulation.node, tensor_operand=number_total or into_tensor)
+    if fix is not None and isinstance(target, cst.Name):
+        # ``if total is None: total = loss``: the first value joins the total with its graph too
+        for start in model.scopes.bindings(scope).get(target.value, []):
+            if start.value is None or start.augmented or not model.scopes.gives_first_value(start.node, target.value) \
+                    or not model.flow.value(start.value, start.node).graph:
+                continue
+            detached, why_not = without_graph(model, start.value, start.node, tensor_operand=True)
+            if detached is None:
+                return None, why_not
+            fix.replacements.append(Replacement(start.value, detached))
+    return fix, no_fix
 
 
 def _assigned_part(assignment: SelfAssignment) -> cst.BaseExpression:

@@ -60,9 +60,8 @@ import libcst as cst
 from torchmemlint.rules.base import Finding, NodeFix, Replacement, Rule
 from torchmemlint.semantics import SemanticModel
 from torchmemlint.semantics.imports import dotted_name
-from torchmemlint.semantics.loop_carried import measured_tensor
 from torchmemlint.semantics.prescreen import JOIN
-from torchmemlint.semantics.scopes import Loop, accumulator_name, carried_name
+from torchmemlint.semantics.scopes import Loop, accumulator_name, carried_name, measured_tensor
 from torchmemlint.semantics.stores import JoinAccumulation
 from torchmemlint.semantics.vocabulary import ASSOCIATIVE_JOINS
 

@@ -196,7 +196,7 @@ class LoopCarried:
         fresh or detached assignment (not the ``if h is None:`` initialisation), another kind of
         binding (a loop target, ``with ... as``), ``h.detach_()``, or a reset of the attribute."""
         for site in sites:
-            if isinstance(site, cst.AugAssign) or self._initialises(site, name) or self._starts_episode(site, region) \
+            if isinstance(site, cst.AugAssign) or self.scopes.gives_first_value(site, name) or self._starts_episode(site, region) \
                     or self._resets_on_a_data_flag(site, region, name):
                 continue
             if self.grad.is_disabled(site) or not any(
@@ -472,18 +472,6 @@ class LoopCarried:
         # (a parameter's binding is the value the call brings in: the previous one, when fed back)
         return [b.node for b in self.scopes.bindings(scope).get(name, [])
                 if self.tree.contains(body, b.node) and not isinstance(b.node, cst.Param)]
-
-    def _initialises(self, site: Assignment, name: str) -> bool:
-        """``if h is None: h = init()`` (``if not isinstance(h, torch.Tensor):``) gives the first
-        value, and ``if h.size(1) != x.size(0): h = init(x.size(0))`` one for a new batch size:
-        neither cuts the chain on the other iterations."""
-        for ancestor in self.tree.ancestors(site):
-            if type(ancestor) is cst.If:
-                # ``if h is None or h.size(1) != batch_size:`` (re)starts the chain: any of its conditions
-                return any(_tests_first_value(condition, name) for condition in _alternatives(ancestor.test))
-            if isinstance(ancestor, (cst.For, cst.While, cst.FunctionDef)):
-                return False
-        return False
 
     def _starts_episode(self, site: Assignment, region: Iteration) -> bool:
         """``if done: hx = torch.zeros(...)`` in a rollout: a first value for each episode, which
@@ -987,50 +975,8 @@ def _moves_itself(site: Assignment, name: str) -> bool:
         and value.func.attr.value in _SELF_MOVES and carried_name(value.func.value) == name
 
 
-def _alternatives(test: cst.BaseExpression) -> list[cst.BaseExpression]:
-    """The conditions of ``a or b or c`` (just ``test`` when it is no ``or``)."""
-    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
-        return [*_alternatives(test.left), *_alternatives(test.right)]
-    return [test]
-
-
 # A flag an environment returns when its episode ends (``obs, reward, done, info = env.step(a)``).
 _EPISODE_END = re.compile(r"(^|_)(done|dones|terminal|terminals|terminated|is_terminal)$")
-
-
-def _tests_first_value(test: cst.BaseExpression, name: str) -> bool:
-    """``not h``, ``not isinstance(h, torch.Tensor)``, ``h is None``, or ``h.size(1) != x.size(0)``
-    (a new batch size): a condition under which ``name`` gets a first value."""
-    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        tested = test.expression
-        if isinstance(tested, cst.Call) and dotted_name(tested.func) == "isinstance" and tested.args:
-            tested = tested.args[0].value
-        return carried_name(tested) == name
-    if not isinstance(test, cst.Comparison):
-        return False
-    operator, comparator = test.comparisons[0].operator, test.comparisons[0].comparator
-    if isinstance(operator, cst.NotEqual):
-        return any(_size_of(side) == name for side in (test.left, comparator))
-    return carried_name(test.left) == name and isinstance(operator, cst.Is) and \
-        isinstance(comparator, cst.Name) and comparator.value == "None"
-
-
-def _size_of(expr: cst.BaseExpression) -> Optional[str]:
-    """The carried name whose size ``expr`` reads: ``h.size(1)``, ``h.shape[0]``, ``h.shape``."""
-    sized = measured_tensor(expr)
-    return carried_name(sized) if sized is not None else None
-
-
-def measured_tensor(expr: cst.BaseExpression, methods: tuple[str, ...] = ("size",)) -> Optional[cst.BaseExpression]:
-    """The tensor whose size ``expr`` reads: ``x.size(1)``, ``x.shape[0]``, ``x.shape`` (and the
-    other ``methods`` given, e.g. ``x.numel()``)."""
-    if isinstance(expr, cst.Subscript):
-        expr = expr.value
-    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in methods:
-        return expr.func.value
-    if isinstance(expr, cst.Attribute) and expr.attr.value == "shape":
-        return expr.value
-    return None
 
 
 def _counts(loop: Loop) -> bool:

@@ -133,6 +133,19 @@ class Scopes:
             known[passed] = found
         return found
 
+    def gives_first_value(self, site: cst.CSTNode, name: str) -> bool:
+        """``if h is None: h = init()`` (``if not isinstance(h, torch.Tensor):``) gives the first
+        value, and ``if h.size(1) != x.size(0): h = init(x.size(0))`` one for a new batch size:
+        neither cuts the chain (nor empties a total: ``if total is None: total = loss``) on the
+        other iterations."""
+        for ancestor in self.tree.ancestors(site):
+            if type(ancestor) is cst.If:
+                # ``if h is None or h.size(1) != batch_size:`` (re)starts the chain: any of its conditions
+                return any(_tests_first_value(condition, name) for condition in _alternatives(ancestor.test))
+            if isinstance(ancestor, (cst.For, cst.While, cst.FunctionDef)):
+                return False
+        return False
+
     def scope_of(self, node: cst.CSTNode) -> Scope:
         return self.function_of(node) or self.tree.module
 
@@ -1089,6 +1102,48 @@ def carried_name(expr: cst.BaseExpression) -> Optional[str]:
         spelled = dotted_name(expr)
         if spelled is not None and spelled.startswith("self."):
             return spelled
+    return None
+
+
+def _alternatives(test: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The conditions of ``a or b or c`` (just ``test`` when it is no ``or``)."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
+        return [*_alternatives(test.left), *_alternatives(test.right)]
+    return [test]
+
+
+def _tests_first_value(test: cst.BaseExpression, name: str) -> bool:
+    """``not h``, ``not isinstance(h, torch.Tensor)``, ``h is None``, or ``h.size(1) != x.size(0)``
+    (a new batch size): a condition under which ``name`` gets a first value."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        tested = test.expression
+        if isinstance(tested, cst.Call) and dotted_name(tested.func) == "isinstance" and tested.args:
+            tested = tested.args[0].value
+        return carried_name(tested) == name
+    if not isinstance(test, cst.Comparison):
+        return False
+    operator, comparator = test.comparisons[0].operator, test.comparisons[0].comparator
+    if isinstance(operator, cst.NotEqual):
+        return any(_size_of(side) == name for side in (test.left, comparator))
+    return carried_name(test.left) == name and isinstance(operator, cst.Is) and \
+        isinstance(comparator, cst.Name) and comparator.value == "None"
+
+
+def _size_of(expr: cst.BaseExpression) -> Optional[str]:
+    """The carried name whose size ``expr`` reads: ``h.size(1)``, ``h.shape[0]``, ``h.shape``."""
+    sized = measured_tensor(expr)
+    return carried_name(sized) if sized is not None else None
+
+
+def measured_tensor(expr: cst.BaseExpression, methods: tuple[str, ...] = ("size",)) -> Optional[cst.BaseExpression]:
+    """The tensor whose size ``expr`` reads: ``x.size(1)``, ``x.shape[0]``, ``x.shape`` (and the
+    other ``methods`` given, e.g. ``x.numel()``)."""
+    if isinstance(expr, cst.Subscript):
+        expr = expr.value
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in methods:
+        return expr.func.value
+    if isinstance(expr, cst.Attribute) and expr.attr.value == "shape":
+        return expr.value
     return None
 
 

@@ -529,9 +529,11 @@ class Stores:
         # iteration (``for metric in metrics: metric.update(...)``).
         # A rebinding only every N steps (``if step % log_every == 0: running = 0``) keeps N steps'
         # values in between, as a periodic ``.clear()`` does (``_reset_in``).
+        # A first value (``if total is None: total = loss``) starts the total, it does not empty it.
         inside = [b for b in self.scopes.bindings(self.scopes.scope_of(at)).get(root, [])
                   if (b.node is iteration or self.tree.contains(iteration.body, b.node)) and not b.augmented
-                  and not self.reads(b.value, root) and not self._every_n_steps(b.node, iteration.body)]
+                  and not self.reads(b.value, root) and not self._every_n_steps(b.node, iteration.body)
+                  and not self.scopes.gives_first_value(b.node, root)]
         if inside and _depth < 3 and all(
                 isinstance(b.node, cst.For) and b.node is not iteration and isinstance(b.node.target, cst.Name)
                 and isinstance(b.node.iter, (cst.Name, cst.Attribute))
@@ -671,9 +673,10 @@ class Stores:
                   after: Optional[cst.CSTNode] = None, every_step: bool = False) -> bool:
         """Rebound (``c = []``), emptied (``c.clear()``, ``del c[:]``) or trimmed to a slice of
         itself (``c = c[batch_size:]`` after yielding a batch) inside ``region`` (and, given
-        ``after``, after that node; with ``every_step``, not only every N steps: ``if step %
-        log_freq == 0: ... c.clear()`` keeps N steps' values); any other update that reads the
-        old value (``self.total = self.total + loss``) is no reset."""
+        ``after``, after that node; with ``every_step``, one that runs on every step: not
+        ``if step % log_freq == 0: ... c.clear()``, which keeps N steps' values, nor a first value,
+        ``if total is None: total = loss``); any other update that reads the old value
+        (``self.total = self.total + loss``) is no reset."""
         spelled = dotted_name(container) if not isinstance(container, cst.Subscript) else None
         if spelled is None:
             spelled = dotted_name(container.value) if isinstance(container, cst.Subscript) else None
@@ -683,6 +686,8 @@ class Stores:
         for node in self._resets_by_spelling(region).get(spelled, ()):
             if after is not None and not self.tree.before(after, node) or every_step and self._every_n_steps(node, region):
                 continue
+            if every_step and self.scopes.gives_first_value(node, spelled):
+                continue  # ``if total is None: total = loss``: the first value, not a reset each step
             if not isinstance(node, cst.Assign) or not self.reads(node.value, spelled) or _slice_of(node.value, spelled):
                 return True
         return False
