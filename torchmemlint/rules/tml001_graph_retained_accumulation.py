@@ -141,22 +141,24 @@ class GraphRetainedAccumulation(Rule):
             # ``total.add_(loss)``, ``losses[slot] = loss`` into a preallocated tensor read only as numbers
             if not write.accumulates or _kept_for_backward(model, write.site, write.target, write.value):
                 continue
-            finding = _finding(model, write.site, write.target, write.value)
+            finding = _finding(model, write.site, write.target, write.value, holds_graph=True)
             if finding is not None:
                 finding.fix, finding.no_fix = _detach_fix(model, write.value, write.site, tensor_operand=True)
                 yield finding
 
 
 def _finding(model: SemanticModel, node: cst.CSTNode, container: cst.BaseExpression, value: cst.BaseExpression,
-             inside: Optional[cst.CSTNode] = None, made_at: Optional[cst.CSTNode] = None) -> Optional[Finding]:
+             inside: Optional[cst.CSTNode] = None, made_at: Optional[cst.CSTNode] = None,
+             holds_graph: bool = False) -> Optional[Finding]:
     """A finding when ``value``, stored into ``container`` at ``node``, holds a graph and the
     container outlives the step iteration (not a loop over layers inside one forward).
-    ``made_at``: ``value`` is an expression of the callee, read there."""
+    ``made_at``: ``value`` is an expression of the callee, read there; ``holds_graph``: known
+    already (an in-place write's value)."""
     iteration = model.iterations.step_iteration(node)
     if iteration is None or not model.stores.outlives(container, node, iteration):
         return None
     held = model.flow.value(value, made_at or node)
-    if not held.graph:
+    if not (held.graph or holds_graph):
         return None
     why = list(held.why)
     if inside is not None:

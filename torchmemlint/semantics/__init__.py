@@ -73,7 +73,8 @@ class SemanticModel:
 
     @cached_property
     def loop_carried(self) -> LoopCarried:
-        return LoopCarried(self.tree, self.imports, self.scopes, self.grad, self.flow, self.stores, self.iterations)
+        return LoopCarried(self.tree, self.imports, self.scopes, self.calls, self.grad, self.flow, self.stores,
+                            self.iterations)
 
     @cached_property
     def hooks(self) -> Hooks:

@@ -1073,6 +1073,34 @@ class Flow:
                 and not torch_gives_no_tensor(function) and function not in _FACTORIES)
         return self.calls.is_forward_pass(call) and self.calls.is_loss_function_call(call)
 
+    def kind_handed_in(self, expr: cst.BaseExpression, at: cst.CSTNode) -> Optional[str]:
+        """The kind every caller hands in for ``expr``: a parameter the function never rebinds
+        (``window`` of ``loop_body(..., window, ...)``, called with ``window = torch.zeros(n)``),
+        or an attribute of ``self`` set only from such parameters (``self.window = window`` in
+        ``__init__``, the object built with a tensor). None where the callers differ or none is
+        known."""
+        if isinstance(expr, cst.Name):
+            handed = [(expr.value, self.scopes.function_of(at))]
+        elif isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
+            cls = self.scopes.self_class(self.scopes.function_of(at))
+            assignments = self.self_assignments(cls).get(expr.attr.value, []) if cls is not None else []
+            parts = [a.value if a.position is None else a.value.elements[a.position].value
+                     if isinstance(a.value, (cst.Tuple, cst.List)) and a.position < len(a.value.elements) else None
+                     for a in assignments]  # (``self.model, self.buffer = model, buffer``)
+            handed = [(part.value, self.scopes.function_of(a.node)) for part, a in zip(parts, assignments)
+                      if isinstance(part, cst.Name)]
+            if not handed or len(handed) != len(assignments):
+                return None
+        else:
+            return None
+        kinds = set()
+        for name, function in handed:
+            if function is None or not self.scopes.only_a_parameter(name, function):
+                return None
+            param = self.scopes.bindings(function)[name][0].node
+            kinds |= {self.value(passed, where).kind for passed, where in self.calls.passed_to(param)}
+        return kinds.pop() if len(kinds) == 1 else None
+
     def object_classes(self, name: str, scope) -> set[str]:
         """The classes of the file whose objects one of ``name``'s bindings in ``scope`` gives it
         (``out, memory = model(x, memory)`` where the model returns a ``Memory(...)``): what

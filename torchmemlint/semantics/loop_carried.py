@@ -22,6 +22,7 @@ from typing import Iterator, Optional, Union
 
 import libcst as cst
 
+from torchmemlint.semantics.calls import Calls
 from torchmemlint.semantics.grad import GradContexts
 from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.iterations import Iteration, Iterations, keyword_is_true
@@ -87,11 +88,12 @@ class Carry:
 
 
 class LoopCarried:
-    def __init__(self, tree: Tree, imports: ImportTable, scopes: Scopes, grad: GradContexts, flow: Flow,
-                 stores: Stores, iterations: Iterations) -> None:
+    def __init__(self, tree: Tree, imports: ImportTable, scopes: Scopes, calls: Calls, grad: GradContexts,
+                 flow: Flow, stores: Stores, iterations: Iterations) -> None:
         self.tree = tree
         self.imports = imports
         self.scopes = scopes
+        self.calls = calls
         self.grad = grad
         self.flow = flow
         self.stores = stores
@@ -806,25 +808,42 @@ class LoopCarried:
         return STATE if self._read_back(target, spelled, iteration) else ACCUMULATION
 
     def _read_back(self, target: cst.BaseExpression, spelled: str, iteration: Iteration) -> bool:
-        """Whether the written tensor is read again as a tensor: by any method of the class for
-        an attribute of ``self`` (a memory bank, a queue, a cache the module consults, with grad
-        or without), in the iteration with grad on for a local. A running total read only through
-        ``.item()``, or a local buffer of results averaged under ``torch.no_grad()`` for a log or
-        returned once the loop ends, is not: it only keeps what was written."""
-        function = self.scopes.function_of(target)
-        own = spelled.startswith("self.") and function is not None and self.scopes.class_of(function)
-        region = own or iteration
-        for read in self.stores.spelled_in(region, spelled):
-            if self.tree.contains(target, read) or not own and self.grad.is_disabled(read):
+        """Whether the written tensor is read again as a tensor: an attribute (``self.bank``)
+        anywhere in the file, through any object (``bank.bank`` in the training loop), with grad
+        or without (a memory bank, a queue, a cache); a local in the iteration with grad on. A
+        running total read only through ``.item()``, or a local buffer of results averaged under
+        ``torch.no_grad()`` for a log or returned once the loop ends, is not: it only keeps what
+        was written."""
+        if "." in spelled:
+            attribute = spelled.rpartition(".")[2]
+            reads = [n for n in self.tree.nodes(cst.Attribute) if n.attr.value == attribute]
+        else:
+            reads = self.stores.spelled_in(iteration, spelled)
+        for read in reads:
+            if self.tree.contains(target, read) or "." not in spelled and self.grad.is_disabled(read):
                 continue
             parent = self.tree.parent.get(read)
-            if type(parent) is cst.AssignTarget or type(parent) is cst.Attribute and (
-                    parent.attr.value in _GRAPHLESS_READS or parent.attr.value in IN_PLACE_WRITES
-                    or parent.attr.value in IN_PLACE_FILLS):
+            while type(parent) in (cst.Element, cst.Tuple, cst.List):  # (``self.a, self.b = a, b``)
+                parent = self.tree.parent.get(parent)
+            if type(parent) in (cst.AssignTarget, cst.Param) or type(parent) is cst.Attribute and (
+                    parent.attr.value in IN_PLACE_WRITES or parent.attr.value in IN_PLACE_FILLS) \
+                    or self._read_as_number(read):
                 continue  # (written again, reset, or read as a number)
             if type(parent) is cst.Subscript and type(self.tree.parent.get(parent)) is cst.AssignTarget:
                 continue
             return True
+        return False
+
+    def _read_as_number(self, read: cst.BaseExpression) -> bool:
+        """``t.item()``, ``t.mean().item()``, ``t.data``: a chain of tensor methods on ``read`` that
+        ends in a value without its graph."""
+        node, parent = read, self.tree.parent.get(read)
+        while type(parent) is cst.Attribute and parent.value is node:
+            if parent.attr.value in _GRAPHLESS_READS:
+                return True
+            call = self.tree.parent.get(parent)
+            node = call if type(call) is cst.Call and call.func is parent else parent
+            parent = self.tree.parent.get(node)
         return False
 
     def _slot_update(self, assign: cst.Assign, slot: cst.Subscript) -> list[InPlaceWrite]:
@@ -860,6 +879,10 @@ class LoopCarried:
         if iteration is None or isinstance(iteration, cst.Lambda) or not self._crosses_step(iteration):
             return []
         kind = self.flow.value(target, site).kind
+        if kind is None:  # (a buffer the caller hands in)
+            if self._handed_outside_autograd(target, site):
+                return []  # ``ema_inplace(self.cluster_size.data, ...)``: the alias dies with the call
+            kind = self.flow.kind_handed_in(target, site)
         if kind != TENSOR and not (tensor_method and kind is None and (carried_name(target) or "").startswith("self.")) \
                 or not self.stores.outlives(target, site, iteration):
             return []
@@ -871,6 +894,17 @@ class LoopCarried:
         if not carried:
             return []
         return [InPlaceWrite(site, target, carried[0], iteration, kind=self._write_kind(target, carried[0], iteration, reads_old))]
+
+    def _handed_outside_autograd(self, target: cst.BaseExpression, site: cst.CSTNode) -> bool:
+        """``target`` is a parameter that some caller fills with ``buf.data``: an alias without
+        autograd history, which a write with a graph-attached value gives one only until the call
+        returns (the buffer itself stays out of the graph)."""
+        function = self.scopes.function_of(site)
+        if not isinstance(target, cst.Name) or function is None or not self.scopes.only_a_parameter(target.value, function):
+            return False
+        param = self.scopes.bindings(function)[target.value][0].node
+        return any(isinstance(passed, cst.Attribute) and passed.attr.value in NON_GRAPH_ATTRIBUTES
+                   for passed, _ in self.calls.passed_to(param))
 
     def _detached_next(self, site: cst.CSTNode, target: cst.BaseExpression, iteration: Iteration) -> bool:
         """A later statement of the step cuts the tensor from the graph the write joined it to:
