@@ -809,8 +809,12 @@ class Calls:
         if isinstance(func, cst.Name) and (cls := self.class_named_for(func, call)) is not None and \
                 self.scopes.is_torch_module_class(cls):
             return True  # ``predictor(h_i, h_j)`` with ``predictor`` a parameter and ``LinkPredictor`` a module
-        if is_model_name(self._stored_parameter_name(func, call) or ""):
+        stored = self._stored_parameter_name(func, call)
+        if is_model_name(stored or ""):
             return True  # ``self.mnetwork(x)`` where ``__init__`` did ``self.mnetwork = network``
+        if stored is not None and (cls := self._class_named(stored, callable_only=False)) is not None and \
+                self.scopes.is_torch_module_class(cls):
+            return True  # ``self.memory(f, y)``: ``__init__`` stored ``memory``, and ``HybridMemory`` is a module
         if isinstance(func, cst.Attribute) and dotted_name(func.value) == "self" and \
                 func.attr.value in self._attributes_put_in_a_mode:
             return True  # ``self.denoiser = denoiser.to(device).eval()``: only a module has a mode
