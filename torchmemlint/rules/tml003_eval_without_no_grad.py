@@ -143,6 +143,8 @@ def _stateless_module_on_detached_inputs(model: SemanticModel, call: cst.Call) -
                for name in model.scopes.classes_built_into(call.func, call)] if isinstance(call.func, cst.Name) else []
     if not classes and isinstance(call.func, cst.Name):  # ``dice(pred, mask)``, ``dice`` a parameter named for ``SoftDice``
         classes = [named] if (named := model.calls.class_named_for(call.func, call)) is not None else []
+    elif not classes and isinstance(call.func, cst.Attribute):  # ``self.dice(...)``, stored from that parameter
+        classes = [named] if (named := model.calls.stored_parameter_class(call.func, call)) is not None else []
     return bool(classes) and all(
         cls is not None and all(base in ("nn.Module", "torch.nn.Module") for base in model.scopes.class_bases(cls))
         and not any(isinstance(t.target, cst.Attribute) and dotted_name(t.target.value) == "self"

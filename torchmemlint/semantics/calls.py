@@ -317,6 +317,12 @@ class Calls:
         method = self.method_of(named, "__call__") if named is not None else None
         return Callee(method, skipped=1, guessed=True) if method is not None else None
 
+    def stored_parameter_class(self, func: cst.BaseExpression, at: cst.CSTNode) -> Optional[cst.ClassDef]:
+        """For ``self.memory``, set in ``__init__`` from its ``memory`` parameter, the one class of
+        the file whose name ends with it (``HybridMemory``): a guess at what callers hand in."""
+        parameter = self._stored_parameter_name(func, at)
+        return self._class_named(parameter, callable_only=False) if parameter is not None else None
+
     def _stored_parameter_default(self, func: cst.BaseExpression, at: cst.CSTNode) -> Optional[Callee]:
         """``self.losser(out, y)`` where ``__init__(self, ..., losser=mask_nll_loss)`` stored it:
         the file's function the default names (a guess: a caller may pass another)."""
@@ -809,10 +815,9 @@ class Calls:
         if isinstance(func, cst.Name) and (cls := self.class_named_for(func, call)) is not None and \
                 self.scopes.is_torch_module_class(cls):
             return True  # ``predictor(h_i, h_j)`` with ``predictor`` a parameter and ``LinkPredictor`` a module
-        stored = self._stored_parameter_name(func, call)
-        if is_model_name(stored or ""):
+        if is_model_name(self._stored_parameter_name(func, call) or ""):
             return True  # ``self.mnetwork(x)`` where ``__init__`` did ``self.mnetwork = network``
-        if stored is not None and (cls := self._class_named(stored, callable_only=False)) is not None and \
+        if isinstance(func, cst.Attribute) and (cls := self.stored_parameter_class(func, call)) is not None and \
                 self.scopes.is_torch_module_class(cls):
             return True  # ``self.memory(f, y)``: ``__init__`` stored ``memory``, and ``HybridMemory`` is a module
         if isinstance(func, cst.Attribute) and dotted_name(func.value) == "self" and \

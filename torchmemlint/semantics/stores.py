@@ -804,8 +804,9 @@ class Stores:
         item assignment)."""
         if store.overwrites_fixed_slot:
             return True
-        if isinstance(store.node, cst.Assign) and self.flow.value(store.container, store.node).kind == TENSOR:
-            return True  # a slice of a tensor is overwritten; whether that links graphs is TML005's
+        if isinstance(store.node, cst.Assign) and TENSOR in (self.flow.value(store.container, store.node).kind,
+                                                             self.flow.kind_handed_in(store.container, store.node)):
+            return True  # a slice of a tensor is overwritten; whether that links graphs is an in-place write's
         if isinstance(store.node, cst.Assign) and self.scopes.function_of(store.node) in self.calls.forward_hooks:
             return True  # ``outputs[names[module]] = out`` in a hook: one slot per hooked module, overwritten
         if self._only_on_first_iteration(store.node):
