@@ -801,7 +801,10 @@ class Calls:
             inner = self.imports.qualify(func.func) or ""
             return inner.startswith("torch.nn.") and inner.split(".")[-1][:1].isupper()
         if isinstance(func, cst.Name) and func.value == "self":
-            return True  # ``self(x)`` in a module calls its forward
+            # ``self(x)`` in a module calls its forward; in a plain class with its own ``__call__``
+            # (a learner dispatching ``self("after_batch")`` to its callbacks), that method
+            cls = self.scopes.self_class(self.scopes.function_of(call))
+            return cls is None or self.scopes.is_torch_module_class(cls) or self.method_of(cls, "__call__") is None
         if isinstance(func, cst.Attribute):
             if func.attr.value == "forward":
                 # (``rref.rpc_sync().forward(x)``: an RPC proxy's call runs on the remote owner)
