@@ -16,7 +16,8 @@ eval mode and back (`self.eval()` ... `self.train()`) and the file calls it with
 is an evaluation helper of the training code. A helper of the file that runs the model and that
 training code also calls (`self.infer(x)`) is a forward pass where evaluation code calls it, also
 an epoch helper shared with training whose backward the call's literal arguments skip
-(`run_epoch(model, val_loader, train=False)`, or its `optimizer` left to a `None` default); a
+(`run_epoch(model, val_loader, train=False)`, or its `optimizer` left to a `None` default), also
+where it hands that argument on to the step function it calls; a
 call whose model calls all run under `no_grad` inside it (an object whose `__call__` wraps
 `torch.no_grad()`) is not, nor is a model frozen earlier in the same scope
 (`sampler.eval().requires_grad_(False)`: no parameter requires grad, so no graph is recorded).
@@ -193,10 +194,14 @@ def _runs_without_grad(model: SemanticModel, call: cst.Call) -> bool:
     return bool(forwards) and all(model.grad.is_disabled(c) for c in forwards)
 
 
-def _runs_forward_in_helper(model: SemanticModel, call: cst.Call, helpers: dict) -> bool:
+def _runs_forward_in_helper(model: SemanticModel, call: cst.Call, helpers: dict, depth: int = 0,
+                            known: Optional[dict] = None) -> bool:
     """A call of a helper of the file that runs a model with grad on and never differentiates
     (``self.infer(x)`` returning ``self.module_(x)``), and that training code calls too: a
-    forward pass, seen from the caller. (A helper only evaluation calls is reported inside.)"""
+    forward pass, seen from the caller. (A helper only evaluation calls is reported inside.)
+    Branches the call's literal arguments rule out do not run (``run_epoch(loader, train=False)``
+    skips its backward), also one helper further (``run_epoch`` handing its ``optimizer=None``
+    on to ``compute_step``, which runs the model)."""
     callee = model.calls.callee(call)
     function = callee.function if callee is not None else None
     if not isinstance(function, cst.FunctionDef) or model.grad.is_function_disabled(function):
@@ -207,15 +212,35 @@ def _runs_forward_in_helper(model: SemanticModel, call: cst.Call, helpers: dict)
         helpers[key] = _only_called_to_evaluate(model, function, helpers, 0)
     if helpers[key]:
         return False
-    calls = model.scopes.scope_nodes(function, cst.Call)
-    skipped = model.calls.blocks_skipped(call, callee)  # (``run_epoch(loader, train=False)``: no backward)
-    if skipped:
-        calls = [c for c in calls if not any(model.tree.contains(block, c) for block in skipped)]
+    known_here = model.calls.known_parameters(call, callee, known)
+    skipped = model.calls.blocks_skipped(function, known_here)
+    calls = [c for c in model.scopes.scope_nodes(function, cst.Call)
+             if not any(model.tree.contains(block, c) for block in skipped)]
+    if any(model.calls.backward_roots(c) for c in calls):
+        return False
     # (a loss function alone, ``F.mse_loss(Z, y)`` in a metric's ``update``, records a graph only
     # from inputs that hold one: the model call that made them is the forward pass)
-    return not any(model.calls.backward_roots(c) for c in calls) and any(
-        model.calls.is_forward_pass(c) and not _is_loss_call(model, c) and not model.grad.is_disabled(c)
-        and not _runs_without_grad(model, c) for c in calls)
+    if any(model.calls.is_forward_pass(c) and not _is_loss_call(model, c) and not model.grad.is_disabled(c)
+           and not _runs_without_grad(model, c) for c in calls):
+        return True
+    if depth > 0 or not known_here:
+        return False
+    # (only where what it hands on switches a backward off: ``compute_step(optimizer)`` with no optimizer)
+    nested = [(c, _backwards_given(model, c, known_here)) for c in calls if not model.grad.is_disabled(c)]
+    return any(skipped for _, (_, skipped) in nested) and not any(run for _, (run, _) in nested) and \
+        any(_runs_forward_in_helper(model, c, helpers, depth + 1, known_here) for c, _ in nested)
+
+
+def _backwards_given(model: SemanticModel, call: cst.Call, known: dict) -> tuple[bool, bool]:
+    """Whether the helper of the file that ``call`` runs reaches a backward, and whether it has
+    one that the arguments, given what the caller knows of those it hands on, switch off."""
+    callee = model.calls.callee(call)
+    if callee is None or not isinstance(callee.function, cst.FunctionDef):
+        return False, False
+    skipped = model.calls.blocks_skipped(callee.function, model.calls.known_parameters(call, callee, known))
+    backwards = [c for c in model.scopes.scope_nodes(callee.function, cst.Call) if model.calls.backward_roots(c)]
+    off = [c for c in backwards if any(model.tree.contains(block, c) for block in skipped)]
+    return len(off) < len(backwards), bool(off)
 
 
 def _is_unit_test(model: SemanticModel, func: cst.FunctionDef) -> bool:
@@ -223,7 +248,12 @@ def _is_unit_test(model: SemanticModel, func: cst.FunctionDef) -> bool:
     behaviour, it is not evaluation code."""
     filename = model.path.replace("\\", "/").rsplit("/", 1)[-1]
     in_test_file = filename.startswith("test_") or filename.endswith("_test.py") or "/tests/" in model.path
-    return in_test_file and func.name.value.lstrip("_").startswith("test")
+    cls = model.scopes.class_of(func)
+    # (functions, and methods of test classes and their mixins: ``ModelE2ETest``, ``CommonTester``,
+    # ``_DistTestBase``; not ``Model.test(frames)``, a model wrapper's evaluation method in a file
+    # named ``*_test.py``)
+    of_tests = cls is None or any("test" in name.lower() for name in (cls.name.value, *model.scopes.class_bases(cls)))
+    return in_test_file and of_tests and func.name.value.lstrip("_").startswith("test")
 
 
 def _components(identifier: str) -> list[str]:

@@ -591,32 +591,43 @@ class Calls:
                 result.setdefault(target, []).append((arg.value, call))
         return result
 
-    def blocks_skipped(self, call: cst.Call, callee: Callee) -> list[cst.BaseSuite]:
-        """The blocks of the callee that ``call`` cannot run, as its literal arguments decide:
-        the body of ``if train:`` where it passes ``train=False``, of ``if optimizer is not None:``
-        where it leaves ``optimizer`` to its ``None`` default, the ``else`` of a test it makes
-        true (an epoch helper shared by training and evaluation, run to evaluate, skips its
-        backward). Only tests of parameters the callee never rebinds, or of names bound once to
-        such a test."""
+    def known_parameters(self, call: cst.Call, callee: Callee,
+                         outer: Optional[dict[str, object]] = None) -> dict[str, object]:
+        """The values ``call`` decides for the callee's names: parameters it passes a literal
+        (``train=False``) or leaves to a literal default (``optimizer=None``), a name of the
+        caller's ``outer`` known values handed on (``compute_step(optimizer, ...)``), and names
+        bound once to a test of those (``training = optimizer is not None``). Only names the
+        callee never rebinds."""
         function = callee.function
         if not isinstance(function, cst.FunctionDef) or callee.constructs is not None:
-            return []
+            return {}
         passed = self.arguments(call, callee)
         bindings = self.scopes.bindings(function)
         known: dict[str, object] = {}
         for param in (*function.params.posonly_params, *function.params.params, *function.params.kwonly_params):
             name = param.name.value
             given = passed.get(name)
-            value = _literal(given[0][0] if given and len(given) == 1 else None if given else param.default)
+            expr = given[0][0] if given and len(given) == 1 else None if given else param.default
+            value = _literal(expr)
+            if value is _UNKNOWN and outer and isinstance(expr, cst.Name) and expr.value in outer:
+                value = outer[expr.value]
             if value is not _UNKNOWN and len(bindings.get(name, ())) == 1:
                 known[name] = value
-        if not known:
-            return []
-        for name, bound in bindings.items():  # ``training = optimizer is not None``, bound once
-            if name not in known and len(bound) == 1 and bound[0].value is not None and bound[0].index is None \
-                    and not bound[0].augmented and (truth := _decided(bound[0].value, known)) is not None:
-                known[name] = truth
+        if known:
+            for name, bound in bindings.items():
+                if name not in known and len(bound) == 1 and bound[0].value is not None and bound[0].index is None \
+                        and not bound[0].augmented and (truth := _decided(bound[0].value, known)) is not None:
+                    known[name] = truth
+        return known
+
+    def blocks_skipped(self, function: cst.FunctionDef, known: dict[str, object]) -> list[cst.BaseSuite]:
+        """The blocks of ``function`` that cannot run given ``known`` values of its names: the
+        body of ``if train:`` where ``train`` is False, of ``if optimizer is not None:`` where it
+        is None, the ``else`` of a test that holds (an epoch helper shared by training and
+        evaluation, run to evaluate, skips its backward)."""
         skipped: list[cst.BaseSuite] = []
+        if not known:
+            return skipped
         for branch in self.scopes.scope_nodes(function, cst.If):
             truth = _decided(branch.test, known)
             if truth is False:

@@ -685,6 +685,11 @@ class _Walker:
                 for child in children(node):
                     push((child, enclosing, False, scope, True, depth))
                 continue
+            elif kind in _COMPREHENSIONS:
+                # (``[wrapper.test(x) for x in batches]`` calls once per item, as a loop does)
+                for child in children(node):
+                    push((child, enclosing, True, scope, in_lambda, depth))
+                continue
             for child in children(node):
                 push((child, enclosing, in_loop, scope, in_lambda, depth))
         if called & facts.function_names:
@@ -972,8 +977,9 @@ def _joins(call: ast.AST, name: str) -> bool:
 _HANDLED = frozenset({
     ast.Attribute, ast.Call, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.withitem, ast.Import,
     ast.ImportFrom, ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
-    ast.Lambda, ast.Global, ast.Nonlocal, ast.Return,
+    ast.Lambda, ast.Global, ast.Nonlocal, ast.Return, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp,
 })
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 # Children that nothing here looks at or below: leaves, and the context/operator markers.
 _LEAVES = frozenset({ast.Name, ast.Constant, ast.Load, ast.Store, ast.Del, ast.Pass, ast.Break, ast.Continue,
                      *ast.operator.__subclasses__(), *ast.unaryop.__subclasses__(), *ast.cmpop.__subclasses__(),
