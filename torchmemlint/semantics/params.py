@@ -184,9 +184,10 @@ class Parameters:
         return None
 
     # -- gradients ----------------------------------------------------------------------
-    def reads_gradient(self, expr: cst.CSTNode, at: cst.CSTNode, depth: int = 3) -> bool:
+    def reads_gradient(self, expr: cst.CSTNode, at: cst.CSTNode, depth: int = 4) -> bool:
         """Whether ``expr`` uses a gradient: ``p.grad``, a name bound from one (``d_p = p.grad``),
-        or from ``torch.autograd.grad(...)`` (also through ``for p, g in zip(params, grads)``)."""
+        or from ``torch.autograd.grad(...)`` (also through ``for p, g in zip(params, grads)``, and
+        a parameter the callers hand one in)."""
         for attribute in self.tree.descendants(expr, cst.Attribute):
             if attribute.attr.value == "grad":
                 return True
@@ -197,6 +198,11 @@ class Parameters:
                 return True
         for name in self.tree.descendants(expr, cst.Name):
             for binding in self.scopes.bindings_of(name.value, at):
+                if isinstance(binding.node, cst.Param):  # what the callers hand in (``compute_hessian(dw)``)
+                    if any(self.reads_gradient(passed, where, depth - 1)
+                           for passed, where in self.calls.passed_to(binding.node)):
+                        return True
+                    continue
                 source = binding.node.iter if isinstance(binding.node, cst.For) else binding.value
                 if source is not None and binding.node is not at and \
                         self.reads_gradient(source, binding.node, depth - 1):
