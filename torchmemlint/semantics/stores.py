@@ -377,10 +377,12 @@ class Stores:
     def _rebound_in(self, function: cst.FunctionDef, container: cst.BaseExpression,
                     before: Optional[cst.CSTNode] = None) -> bool:
         """``self.activations = []`` (or ``self.total = 0``) in the function itself: each call
-        starts afresh, so nothing piles up across calls."""
+        starts afresh, so nothing piles up across calls (unless only every N calls: ``if
+        self.steps % N == 0: self.totals = {}`` keeps N calls' values)."""
         spelled = _spelled_container(container)
         return spelled is not None and any(
             any(dotted_name(t.target) == spelled for t in assign.targets) and not self.reads(assign.value, spelled)
+            and not self._every_n_steps(assign, function)
             for assign in self.scopes.scope_nodes(function, cst.Assign)
         )
 
@@ -495,7 +497,8 @@ class Stores:
                                for c in self.scopes.scope_nodes(iteration, cst.Call))
             if root == "self" and (is_attribute or first_param(iteration) == "self"):
                 # (bare ``self``: the object a method of it keeps something on, ``self.store(metrics)``)
-                return not self._reset_in(container, iteration) and \
+                # (``if self.steps % N == 0: self.totals = {}`` in ``push`` keeps N steps' values)
+                return not self._reset_in(container, iteration, every_step=True) and \
                     not self.differentiated_and_emptied(container, iteration) and \
                     not self.reset_every_step_elsewhere_in_class(container, iteration)
             scope_bindings = self.scopes.bindings(iteration).get(root)
@@ -511,7 +514,7 @@ class Stores:
                 return self.outlives(holder, at, iteration, _depth + 1)
             # ``total += loss`` on a parameter handed back: ``total = loop_body(x, total)``
             return not is_attribute and self.iterations.fed_back(iteration, root)
-        if self._reset_in(container, iteration.body, every_step=True):
+        if self._reset_in(container, iteration.body, every_step=True, first_values=False):
             return False
         func = self.scopes.function_of(iteration)
         if func is not None and root != "self" and self.scopes.is_per_step_method(func) and \
@@ -670,13 +673,13 @@ class Stores:
         return cls is not None and cls.name.value in self.scopes.classes_built_into(other.value, other)
 
     def _reset_in(self, container: cst.BaseExpression, region: cst.CSTNode,
-                  after: Optional[cst.CSTNode] = None, every_step: bool = False) -> bool:
+                  after: Optional[cst.CSTNode] = None, every_step: bool = False, first_values: bool = True) -> bool:
         """Rebound (``c = []``), emptied (``c.clear()``, ``del c[:]``) or trimmed to a slice of
         itself (``c = c[batch_size:]`` after yielding a batch) inside ``region`` (and, given
         ``after``, after that node; with ``every_step``, one that runs on every step: not
-        ``if step % log_freq == 0: ... c.clear()``, which keeps N steps' values, nor a first value,
-        ``if total is None: total = loss``); any other update that reads the old value
-        (``self.total = self.total + loss``) is no reset."""
+        ``if step % log_freq == 0: ... c.clear()``, which keeps N steps' values, nor, without
+        ``first_values``, a first value, ``if total is None: total = loss``); any other update that
+        reads the old value (``self.total = self.total + loss``) is no reset."""
         spelled = dotted_name(container) if not isinstance(container, cst.Subscript) else None
         if spelled is None:
             spelled = dotted_name(container.value) if isinstance(container, cst.Subscript) else None
@@ -686,7 +689,7 @@ class Stores:
         for node in self._resets_by_spelling(region).get(spelled, ()):
             if after is not None and not self.tree.before(after, node) or every_step and self._every_n_steps(node, region):
                 continue
-            if every_step and self.scopes.gives_first_value(node, spelled):
+            if every_step and not first_values and self.scopes.gives_first_value(node, spelled):
                 continue  # ``if total is None: total = loss``: the first value, not a reset each step
             if not isinstance(node, cst.Assign) or not self.reads(node.value, spelled) or _slice_of(node.value, spelled):
                 return True
