@@ -377,12 +377,14 @@ class Stores:
     def _rebound_in(self, function: cst.FunctionDef, container: cst.BaseExpression,
                     before: Optional[cst.CSTNode] = None) -> bool:
         """``self.activations = []`` (or ``self.total = 0``) in the function itself: each call
-        starts afresh, so nothing piles up across calls (unless only every N calls: ``if
-        self.steps % N == 0: self.totals = {}`` keeps N calls' values)."""
+        starts afresh, so nothing piles up across calls (unless only every N calls of a function
+        that differentiates nothing: ``if self.steps % N == 0: self.totals = {}`` keeps N calls'
+        values)."""
         spelled = _spelled_container(container)
+        differentiates = any(self.calls.backward_roots(c) for c in self.scopes.scope_nodes(function, cst.Call))
         return spelled is not None and any(
             any(dotted_name(t.target) == spelled for t in assign.targets) and not self.reads(assign.value, spelled)
-            and not self._every_n_steps(assign, function)
+            and (differentiates or not self._every_n_steps(assign, function))
             for assign in self.scopes.scope_nodes(function, cst.Assign)
         )
 
@@ -497,8 +499,10 @@ class Stores:
                                for c in self.scopes.scope_nodes(iteration, cst.Call))
             if root == "self" and (is_attribute or first_param(iteration) == "self"):
                 # (bare ``self``: the object a method of it keeps something on, ``self.store(metrics)``)
-                # (``if self.steps % N == 0: self.totals = {}`` in ``push`` keeps N steps' values)
-                return not self._reset_in(container, iteration, every_step=True) and \
+                # (``if self.steps % N == 0: self.totals = {}`` in ``push`` keeps N steps' values;
+                # one after the backward that differentiates them is gradient accumulation)
+                differentiates = any(self.calls.backward_roots(c) for c in self.scopes.scope_nodes(iteration, cst.Call))
+                return not self._reset_in(container, iteration, every_step=not differentiates) and \
                     not self.differentiated_and_emptied(container, iteration) and \
                     not self.reset_every_step_elsewhere_in_class(container, iteration)
             scope_bindings = self.scopes.bindings(iteration).get(root)
