@@ -213,9 +213,7 @@ def _runs_forward_in_helper(model: SemanticModel, call: cst.Call, helpers: dict,
     if helpers[key]:
         return False
     known_here = model.calls.known_parameters(call, callee, known)
-    skipped = model.calls.blocks_skipped(function, known_here)
-    calls = [c for c in model.scopes.scope_nodes(function, cst.Call)
-             if not any(model.tree.contains(block, c) for block in skipped)]
+    calls = model.calls.calls_that_run(function, known_here)
     if any(model.calls.backward_roots(c) for c in calls):
         return False
     # (a loss function alone, ``F.mse_loss(Z, y)`` in a metric's ``update``, records a graph only
@@ -237,10 +235,10 @@ def _backwards_given(model: SemanticModel, call: cst.Call, known: dict) -> tuple
     callee = model.calls.callee(call)
     if callee is None or not isinstance(callee.function, cst.FunctionDef):
         return False, False
-    skipped = model.calls.blocks_skipped(callee.function, model.calls.known_parameters(call, callee, known))
+    run = model.calls.calls_that_run(callee.function, model.calls.known_parameters(call, callee, known))
     backwards = [c for c in model.scopes.scope_nodes(callee.function, cst.Call) if model.calls.backward_roots(c)]
-    off = [c for c in backwards if any(model.tree.contains(block, c) for block in skipped)]
-    return len(off) < len(backwards), bool(off)
+    running = [c for c in run if model.calls.backward_roots(c)]
+    return bool(running), len(running) < len(backwards)
 
 
 def _is_unit_test(model: SemanticModel, func: cst.FunctionDef) -> bool:

@@ -620,21 +620,22 @@ class Calls:
                     known[name] = truth
         return known
 
-    def blocks_skipped(self, function: cst.FunctionDef, known: dict[str, object]) -> list[cst.BaseSuite]:
-        """The blocks of ``function`` that cannot run given ``known`` values of its names: the
-        body of ``if train:`` where ``train`` is False, of ``if optimizer is not None:`` where it
-        is None, the ``else`` of a test that holds (an epoch helper shared by training and
-        evaluation, run to evaluate, skips its backward)."""
-        skipped: list[cst.BaseSuite] = []
+    def calls_that_run(self, function: cst.FunctionDef, known: dict[str, object]) -> list[cst.Call]:
+        """The calls of ``function`` outside the blocks that cannot run given ``known`` values of
+        its names: the body of ``if train:`` where ``train`` is False, of ``if optimizer is not
+        None:`` where it is None, the ``else`` of a test that holds (an epoch helper shared by
+        training and evaluation, run to evaluate, skips its backward)."""
+        calls = self.scopes.scope_nodes(function, cst.Call)
         if not known:
-            return skipped
+            return list(calls)
+        skipped: list[cst.BaseSuite] = []
         for branch in self.scopes.scope_nodes(function, cst.If):
             truth = _decided(branch.test, known)
             if truth is False:
                 skipped.append(branch.body)
             elif truth is True and isinstance(branch.orelse, cst.Else):
                 skipped.append(branch.orelse.body)
-        return skipped
+        return [c for c in calls if not any(self.tree.contains(block, c) for block in skipped)]
 
     def passed_to(self, param: "cst.Param") -> list[tuple[cst.BaseExpression, cst.CSTNode]]:
         """What the callers of ``param``'s function hand to it (with the node to evaluate each

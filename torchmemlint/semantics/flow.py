@@ -1095,9 +1095,9 @@ class Flow:
             return None
         kinds = set()
         for name, function in handed:
-            if function is None or not self.scopes.only_a_parameter(name, function):
+            param = self.scopes.sole_parameter(name, function)
+            if param is None:
                 return None
-            param = self.scopes.bindings(function)[name][0].node
             kinds |= {self.value(passed, where).kind for passed, where in self.calls.passed_to(param)}
         return kinds.pop() if len(kinds) == 1 else None
 

@@ -198,8 +198,8 @@ class LoopCarried:
         fresh or detached assignment (not the ``if h is None:`` initialisation), another kind of
         binding (a loop target, ``with ... as``), ``h.detach_()``, or a reset of the attribute."""
         for site in sites:
-            if isinstance(site, cst.AugAssign) or self.scopes.gives_first_value(site, name) or self._starts_episode(site, region) \
-                    or self._resets_on_a_data_flag(site, region, name):
+            if isinstance(site, cst.AugAssign) or self.scopes.gives_first_value(site, name) \
+                    or self._starts_episode(site, region) or self._resets_on_a_data_flag(site, region, name):
                 continue
             if self.grad.is_disabled(site) or not any(
                     self._graph_reads(site.value, name, region, site, 0, previous_only=False)):
@@ -893,17 +893,16 @@ class LoopCarried:
         carried = [v for v in values if self.holds_graph(v, site)]
         if not carried:
             return []
-        return [InPlaceWrite(site, target, carried[0], iteration, kind=self._write_kind(target, carried[0], iteration, reads_old))]
+        kind = self._write_kind(target, carried[0], iteration, reads_old)
+        return [InPlaceWrite(site, target, carried[0], iteration, kind=kind)]
 
     def _handed_outside_autograd(self, target: cst.BaseExpression, site: cst.CSTNode) -> bool:
         """``target`` is a parameter that some caller fills with ``buf.data``: an alias without
         autograd history, which a write with a graph-attached value gives one only until the call
         returns (the buffer itself stays out of the graph)."""
-        function = self.scopes.function_of(site)
-        if not isinstance(target, cst.Name) or function is None or not self.scopes.only_a_parameter(target.value, function):
-            return False
-        param = self.scopes.bindings(function)[target.value][0].node
-        return any(isinstance(passed, cst.Attribute) and passed.attr.value in NON_GRAPH_ATTRIBUTES
+        param = self.scopes.sole_parameter(target.value, self.scopes.function_of(site)) \
+            if isinstance(target, cst.Name) else None
+        return param is not None and any(isinstance(passed, cst.Attribute) and passed.attr.value in NON_GRAPH_ATTRIBUTES
                    for passed, _ in self.calls.passed_to(param))
 
     def _detached_next(self, site: cst.CSTNode, target: cst.BaseExpression, iteration: Iteration) -> bool:

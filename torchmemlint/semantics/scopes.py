@@ -707,6 +707,10 @@ class Scopes:
         bindings = self.bindings(scope).get(name) if scope is not None else None
         return bool(bindings) and all(isinstance(b.node, cst.Param) for b in bindings)
 
+    def sole_parameter(self, name: str, scope: Optional[Scope]) -> Optional[cst.Param]:
+        """The parameter ``name`` where ``scope`` binds it only as one (``only_a_parameter``)."""
+        return self.bindings(scope)[name][0].node if self.only_a_parameter(name, scope) else None
+
     def bindings_of(self, name: str, at: cst.CSTNode) -> list[Binding]:
         """What ``name`` may be bound to at ``at``: its reaching bindings in its own function,
         else, for a name that function never binds, those of the functions around it (a

@@ -124,6 +124,7 @@ class Stores:
         self.iterations = iterations
         self._kept: dict[Function, list[Kept]] = {}
         self._resets: dict[cst.CSTNode, dict[str, list[cst.CSTNode]]] = {}
+        self._backward_in: dict[cst.FunctionDef, bool] = {}
         self._class_resets: dict[cst.ClassDef, dict[str, list[cst.FunctionDef]]] = {}
         self._statement_positions: dict[cst.CSTNode, dict[cst.CSTNode, int]] = {}
 
@@ -381,12 +382,19 @@ class Stores:
         that differentiates nothing: ``if self.steps % N == 0: self.totals = {}`` keeps N calls'
         values)."""
         spelled = _spelled_container(container)
-        differentiates = any(self.calls.backward_roots(c) for c in self.scopes.scope_nodes(function, cst.Call))
         return spelled is not None and any(
             any(dotted_name(t.target) == spelled for t in assign.targets) and not self.reads(assign.value, spelled)
-            and (differentiates or not self._every_n_steps(assign, function))
+            and (self._differentiates(function) or not self._every_n_steps(assign, function))
             for assign in self.scopes.scope_nodes(function, cst.Assign)
         )
+
+    def _differentiates(self, function: cst.FunctionDef) -> bool:
+        """A backward in ``function``'s own body (once per function: asked for each container)."""
+        known = self._backward_in.get(function)
+        if known is None:
+            known = self._backward_in[function] = any(
+                self.calls.backward_roots(c) for c in self.scopes.scope_nodes(function, cst.Call))
+        return known
 
     # -- accumulations --------------------------------------------------------------------------
     @cached_property
@@ -501,8 +509,7 @@ class Stores:
                 # (bare ``self``: the object a method of it keeps something on, ``self.store(metrics)``)
                 # (``if self.steps % N == 0: self.totals = {}`` in ``push`` keeps N steps' values;
                 # one after the backward that differentiates them is gradient accumulation)
-                differentiates = any(self.calls.backward_roots(c) for c in self.scopes.scope_nodes(iteration, cst.Call))
-                return not self._reset_in(container, iteration, every_step=not differentiates) and \
+                return not self._reset_in(container, iteration, every_step=not self._differentiates(iteration)) and \
                     not self.differentiated_and_emptied(container, iteration) and \
                     not self.reset_every_step_elsewhere_in_class(container, iteration)
             scope_bindings = self.scopes.bindings(iteration).get(root)
