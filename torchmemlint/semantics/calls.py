@@ -722,7 +722,7 @@ class Calls:
                 continue
             hook = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "hook"),
                         call.args[0].value)
-            for function in self._functions_given(hook, call):
+            for function in self.functions_given(hook, call):
                 found.setdefault(function, call)
         return found
 
@@ -734,7 +734,7 @@ class Calls:
         for call in self.tree.nodes(cst.Call):
             func = call.func
             if isinstance(func, cst.Attribute) and func.attr.value == "step" and call.args:
-                found.update(self._functions_given(call.args[0].value, call))
+                found.update(self.functions_given(call.args[0].value, call))
         return frozenset(found)
 
     @cached_property
@@ -750,7 +750,7 @@ class Calls:
                 continue
             given = next((a.value for a in call.args if a.keyword is not None and a.keyword.value in ("fn", "func")),
                          call.args[0].value)
-            for function in self._functions_given(given, call):
+            for function in self.functions_given(given, call):
                 found.add(function)
                 if isinstance(function, cst.Lambda):  # ``lambda t: objective(t, loader)``
                     for inner in self.tree.descendants(function.body, cst.Call):
@@ -759,12 +759,12 @@ class Calls:
                             found.add(callee.function)
         return frozenset(found)
 
-    def _functions_given(self, expr: cst.BaseExpression, at: cst.CSTNode) -> list[Function]:
+    def functions_given(self, expr: cst.BaseExpression, at: cst.CSTNode) -> list[Function]:
         """The functions of the file that passing ``expr`` as a callable hands over."""
         if isinstance(expr, cst.Lambda):
             return [expr]
         if isinstance(expr, cst.Call) and self.imports.qualify(expr.func) == "functools.partial" and expr.args:
-            return self._functions_given(expr.args[0].value, at)
+            return self.functions_given(expr.args[0].value, at)
         if isinstance(expr, cst.Call):  # a factory: the nested functions it returns
             callee = self.callee(expr)
             if callee is None or not isinstance(callee.function, cst.FunctionDef):

@@ -625,6 +625,13 @@ class Flow:
                 len(bindings) == 1:
             before, result = result, self._with_items_rewritten(result, name, bindings[0].node, at)
             rewritten = result is not before
+        elif result.kind is None and len(bindings) == 1 and name in self._item_writes(self.scopes.scope_of(at)):
+            # ``for code, item in zip(codes, records): item["codes"] = code``: a mapping of unknown
+            # items that holds what was written into it
+            unknown = replace(result, kind=MAPPING, fields=(), element=result.any_element())
+            written = self._with_items_rewritten(unknown, name, bindings[0].node, at)
+            if written is not unknown:
+                result, rewritten = written, True
         if result.kind == SEQUENCE:
             appended = self._appended_to(name, self.scopes.scope_of(at))
             if appended:  # ``preds = []`` ... ``preds.append(model(x))``: a list of what was appended
@@ -1627,6 +1634,11 @@ class Flow:
         namespace, _, function = qualified[len("torch."):].rpartition(".")
         if qualified.startswith("torch.nn.functional.") and self.calls.is_forward_pass(call):
             return self._forward(call, at)
+        if qualified in ("torch.func.functional_call", "torch.nn.utils.stateless.functional_call"):
+            # ``functional_call(net, fast_weights, (x,))``: a forward pass of ``net`` with the
+            # parameters given
+            return Value(graph=True, device=not self._host_only_file,
+                         why=((call, f"graph made by `{_spelled(call)}(...)`"),))
         if qualified == "torch.autograd.grad":  # gradients hold a graph only with create_graph=True
             graph = _keyword_true(call, "create_graph")
             return Value(kind=SEQUENCE, graph=graph, detached=not graph, element=Value(
@@ -1865,7 +1877,9 @@ class Flow:
             return _combine(list(elements), kind=SEQUENCE, element=pair)
         if name == "dict":
             fields = tuple((a.keyword.value, self.value(a.value, at)) for a in call.args if a.keyword is not None)
-            base = args[0] if args else Value(kind=MAPPING, detached=True)
+            if not args:  # ``dict()``, ``dict(loss=loss)``: its keys are known, as a literal's
+                return _pack([v for _, v in fields], kind=MAPPING, fields=fields, element=None)
+            base = args[0]
             return join([base, _combine([v for _, v in fields], kind=MAPPING, fields=fields)]) if fields else \
                 replace(base, kind=MAPPING)
         if name in ("sum", "max", "min") and args:
@@ -1881,6 +1895,12 @@ class Flow:
                 if found is not None:
                     return found
             return args[0].derived() if args else UNKNOWN
+        if name == "map" and len(args) >= 2:
+            mapped = [self.summary(f).returns for f in self.calls.functions_given(call.args[0].value, call)]
+            if mapped and all(r.detached and not r.params for r in mapped):
+                # ``map(lambda t: t.detach().cpu(), tensors)``: what the function returns, none of
+                # the elements' graph
+                return _combine(mapped, kind=SEQUENCE, element=join(mapped))
         if name in ("map", "filter", "iter"):
             return _combine(args, kind=SEQUENCE, element=args[-1].any_element() if args else None)
         if name == "locals" and not call.args and isinstance(scope := self.scopes.scope_of(call), cst.FunctionDef):

@@ -11,7 +11,7 @@ from typing import Callable, Optional, Union
 import libcst as cst
 
 from torchmemlint.semantics.calls import Calls
-from torchmemlint.semantics.imports import ImportTable
+from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.scopes import Loop, Scopes, is_step_call, terminal_name
 from torchmemlint.semantics.tree import Tree
 from torchmemlint.semantics.vocabulary import LOADER_ITERABLE, MAIN_PROCESS_CHECK, is_model_name
@@ -158,24 +158,41 @@ class Iterations:
                 continue
             callee = self.calls.callee(site)
             given = self.calls.arguments(site, callee).get(name, ()) if callee is not None else ()
-            passed = given[0][0] if given else None
+            passed = dotted_name(given[0][0]) if given else None  # (``self.totals`` too)
             assign = self.tree.parent.get(site)
-            if not (isinstance(passed, cst.Name) and isinstance(assign, cst.Assign) and len(assign.targets) == 1):
+            if not (passed is not None and isinstance(assign, cst.Assign) and len(assign.targets) == 1):
                 continue
             target = assign.targets[0].target
             if index is not None and isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == width:
                 target = target.elements[index].value
             loop = self.step_iteration(site)
-            if isinstance(target, cst.Name) and target.value == passed.value and \
-                    isinstance(loop, (cst.For, cst.While)) and self._only_binding_in(loop, passed.value, assign):
+            if dotted_name(target) == passed and \
+                    isinstance(loop, (cst.For, cst.While)) and self._only_binding_in(loop, passed, assign):
                 found.append((site, target))
         return found
 
     def _only_binding_in(self, loop: cst.CSTNode, name: str, assign: cst.Assign) -> bool:
-        """``assign`` is the only binding of ``name`` in the loop's body: what the call gets is
-        the previous iteration's value, not one made (or detached) earlier in this one."""
-        return all(b.node is assign for b in self.scopes.bindings(self.scopes.scope_of(loop)).get(name, [])
-                   if self.tree.contains(loop.body, b.node))
+        """``assign`` is the only binding of ``name`` in the loop's body but for fresh values
+        after it in a branch (``if step % n == 0: totals = {}``, a periodic reset): what the
+        call gets is the previous iteration's value, not one made (or detached) earlier in this one."""
+        if "." in name:
+            others = [a for a in self.scopes.loop_body_nodes(loop, cst.Assign)
+                      if any(dotted_name(t.target) == name for t in a.targets)]
+        else:
+            others = [b.node for b in self.scopes.bindings(self.scopes.scope_of(loop)).get(name, [])
+                      if self.tree.contains(loop.body, b.node)]
+        return all(node is assign or self._resets_after(loop, node, assign, name) for node in others)
+
+    def _resets_after(self, loop: cst.CSTNode, binding: cst.CSTNode, assign: cst.Assign, name: str) -> bool:
+        if not (isinstance(binding, cst.Assign) and self.tree.before(assign, binding)) or any(
+                dotted_name(n) == name for kind in (cst.Name, cst.Attribute) for n in self.tree.descendants(binding.value, kind)):
+            return False
+        for ancestor in self.tree.ancestors(binding):
+            if ancestor is loop:
+                return False
+            if isinstance(ancestor, cst.If):
+                return True
+        return False
 
     def step_calls(self, region: Iteration) -> list[cst.Call]:
         """Backward passes and optimizer steps in a loop body (or a method), outside nested
@@ -226,8 +243,12 @@ class Iterations:
             calls = [c for call in self.scopes.loop_body_nodes(region, cst.Call)
                      if (callee := self.calls.callee(call)) is not None and isinstance(callee.function, cst.FunctionDef)
                      and callee.constructs is None for c in self.step_calls(callee.function)]
-        # (differentiated after this loop, or after the loop over tasks around it)
-        return bool(calls) and all(self.imports.qualify(c.func) == "torch.autograd.grad" for c in calls) and any(
+        if not calls or not all(self.imports.qualify(c.func) == "torch.autograd.grad" for c in calls):
+            return False
+        # Differentiated after this loop, or after the loop over tasks around it; or second order
+        # by a setting (``create_graph=self.second_order``, meta-learning's switch: a literal
+        # ``True`` in a helper is also how an iterative estimate keeps every step's graph).
+        return any(_configurable_keyword(c, "create_graph") for c in calls) or any(
             self.scopes.step_follows(loop) for loop in (region, *self.scopes.loops_around(region)))
 
     def iterates_loader(self, loop: Loop) -> bool:
@@ -294,6 +315,15 @@ class Iterations:
             return True
         checked = test.func if isinstance(test, cst.Call) and not test.args else test
         return isinstance(checked, (cst.Name, cst.Attribute)) and MAIN_PROCESS_CHECK.fullmatch(terminal_name(checked) or "") is not None
+
+def _configurable_keyword(call: cst.Call, keyword: str) -> bool:
+    """``call`` passes ``keyword`` a value that is no literal (``create_graph=not first_order``)."""
+    return any(
+        a.keyword is not None and a.keyword.value == keyword and not (
+            isinstance(a.value, cst.Name) and a.value.value in ("True", "False", "None"))
+        for a in call.args
+    )
+
 
 def keyword_is_true(call: cst.Call, keyword: str) -> bool:
     """``call`` passes ``keyword=True`` literally."""

@@ -367,6 +367,10 @@ class Scopes:
         if isinstance(loop, cst.For) and isinstance(loop.iter, (cst.List, cst.Tuple)) and \
                 not any(isinstance(element, cst.StarredElement) for element in loop.iter.elements):
             return False  # ``for p in [prompt, negative_prompt]``: as many iterations as the source names
+        if isinstance(loop, cst.For) and isinstance(loop.iter, cst.Call) and not loop.iter.args and \
+                isinstance(loop.iter.func, cst.Attribute) and loop.iter.func.attr.value == "items" and \
+                not any(_runs_a_model(call) for call in calls):
+            return False  # ``for key, value in self.data.items()``: the fields of one mapping
         header = loop.iter if isinstance(loop, cst.For) else loop.test
         if isinstance(header, cst.Call) and terminal_name(header.func) in ("linspace", "logspace"):
             return False  # a sweep over values (``for w in torch.linspace(0, 1, steps)``), not over steps
