@@ -49,7 +49,7 @@ from torchmemlint.semantics.tree import Tree, deleted
 from torchmemlint.semantics.vocabulary import (DETACHED_TENSOR_ATTRIBUTES, GRAPH_BREAKING_METHODS, HOOK_REGISTRATIONS,
                                               IN_PLACE_WRITES, JOIN_FUNCTIONS, LOADER_ITERABLE, MODULE_RETURNING_METHODS, NON_TENSOR_ANNOTATIONS,
                                               PARAMETER_FREE_MODULES,
-                                              is_class_name, is_model_name, names_integers, names_text,
+                                              is_class_name, is_model_name, names_a_count, names_integers, names_text,
                                               torch_gives_no_tensor)
 
 if TYPE_CHECKING:
@@ -1950,6 +1950,8 @@ class Flow:
             return Value(detached=True)
         if names_text(name) and base.kind != MODULE:
             return OTHER_VALUE  # ``result.text`` of a decoding result, ``sample.path``: strings
+        if names_a_count(name) and base.kind != MODULE:
+            return NUMBER_VALUE  # ``data.num_graphs`` of a batch on the device: an integer
         if base.kind == MODULE:  # a submodule or a parameter: no graph of its own
             return Value(device=base.device, detached=True, kind=None)
         return base.derived(kind=TENSOR if base.kind == TENSOR and name in ("T", "mT", "H", "real", "imag") else None,

@@ -211,6 +211,15 @@ def names_integers(name: str) -> bool:
     return _INTEGER_NAME.fullmatch(name.lower().strip("_")) is not None
 
 
+# Attributes that count (``data.num_graphs`` of a PyG batch, ``batch.num_nodes``, ``loader.batch_size``).
+_COUNT_ATTRIBUTE = re.compile(r"num_[a-z_]+|[a-z_]+_count|batch_size")
+
+
+def names_a_count(attribute: str) -> bool:
+    """An attribute that holds a Python integer, even on an object of tensors."""
+    return _COUNT_ATTRIBUTE.fullmatch(attribute.lower()) is not None
+
+
 # Attribution methods (pytorch-grad-cam, Captum) whose call differentiates the model they wrap.
 GRADIENT_EXPLAINER = re.compile(r"GuidedBackprop|Grad[Cc][Aa][Mm]|Saliency|IntegratedGradients|DeepLift|SmoothGrad|"
                                 r"InputXGradient|GradientShap")
