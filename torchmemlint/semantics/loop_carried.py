@@ -35,7 +35,7 @@ from torchmemlint.semantics.vocabulary import (
     names_a_cache, names_segment_memories,
 )
 from torchmemlint.semantics.flow import (
-    BREAKING_BUILTINS, MODULE, NON_GRAPH_ATTRIBUTES, OPTIMIZER, TENSOR, Flow, destructure,
+    BREAKING_BUILTINS, MODULE, NON_GRAPH_ATTRIBUTES, OPTIMIZER, TENSOR, Flow, Value, destructure,
 )
 
 # Helpers that cut a chain by name (``repackage_hidden`` of the PyTorch examples, ``detach_state``).
@@ -229,7 +229,7 @@ class LoopCarried:
         through the episode or the unroll, on purpose). A loop of a numerical algorithm
         (``for _ in range(iters)`` of a Sinkhorn normalisation) runs no model."""
         calls = self.scopes.loop_body_nodes(loop, cst.Call)
-        if self.scopes.steps_environment_in(loop):
+        if self.scopes.steps_environment_in(loop) or self._steps_environment_through_a_helper(calls):
             return not self.scopes.step_follows(loop)
         if not any(self.iterations.runs_forward(call) for call in calls):
             return False
@@ -243,6 +243,14 @@ class LoopCarried:
                 self.scopes.in_inference_function(loop) and not self.scopes.in_model_method(loop):
             return True  # ``def generate_text(self, ...)`` of a model; a script's ``def infer(model, scheduler)``
         return not self.scopes.in_model_method(loop) and self.scopes.is_evaluation_code(self.scopes.scope_of(loop))
+
+    def _steps_environment_through_a_helper(self, calls: tuple) -> bool:
+        """A rollout written with a helper of the file (``act_in_env(env, belief, ...)``, whose
+        body does ``env.step(action)``)."""
+        return any((callee := self.flow.calls.callee(call)) is not None and callee.constructs is None
+                   and isinstance(callee.function, cst.FunctionDef)
+                   and any(steps_an_environment(c) for c in self.scopes.scope_nodes(callee.function, cst.Call))
+                   for call in calls)
 
     def _assignments(self, region: Iteration) -> list[Assignment]:
         """The assignments of ``region`` in source order (asked again for each attribute a carry
@@ -741,16 +749,22 @@ class LoopCarried:
         if requires_grad:
             return True
         targets = site.targets if isinstance(site, cst.Assign) else ()
-        if len(targets) == 1 and isinstance(targets[0].target, (cst.Tuple, cst.List)) and \
-                destructure(self.flow.value(site.value, site), targets[0].target, name).detached:
-            return False  # ``out, M, z = model(x, M, z)`` whose forward returns ``M`` detached
+        if len(targets) == 1 and isinstance(targets[0].target, (cst.Tuple, cst.List)):
+            value = self.flow.value(site.value, site)
+            element = destructure(value, targets[0].target, name)
+            if element.detached:
+                return False  # ``out, M, z = model(x, M, z)`` whose forward returns ``M`` detached
+            if value.elements is not None:  # (a helper's ``return hidden, next_obs, reward, done``)
+                return self._value_holds_graph(element, site)
         return self.holds_graph(site.value, site)
 
     def holds_graph(self, expr: cst.BaseExpression, site: cst.CSTNode) -> bool:
         """``expr`` holds a graph: of its own, or from a parameter of the function it is in — an
         input of a module's ``forward`` (an activation, in training), or an argument that a call
         site of this file passes with a graph (``tracker.update(loss)``)."""
-        value = self.flow.value(expr, site)
+        return self._value_holds_graph(self.flow.value(expr, site), site)
+
+    def _value_holds_graph(self, value: Value, site: cst.CSTNode) -> bool:
         if value.graph:
             return True
         func = self.scopes.function_of(site)
