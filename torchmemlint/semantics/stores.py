@@ -23,6 +23,9 @@ from torchmemlint.semantics.tree import Tree, deleted
 from torchmemlint.semantics.vocabulary import JOIN_FUNCTIONS, METER_CLASS, METER_METHODS, STORING_METHODS
 
 _BOUNDED_FACTORIES = frozenset({"collections.deque", "deque"})
+# The count of an epoch's steps (``steps_per_epoch``, ``num_batches``), not of a few repeats.
+_STEPS_OF_AN_EPOCH = re.compile(r"(steps|iters|iterations|batches)_per_|(^|_)(num|n)_(batches|iters|iterations)($|_)",
+                                re.IGNORECASE)
 # Methods that keep every argument (a replay buffer's ``push(state, action, reward)``); ``append``
 # and friends keep their one argument.
 _MULTI_ARGUMENT_STORES = frozenset({"push", "add"})
@@ -608,6 +611,9 @@ class Stores:
         outer = [o for o in self.scopes.loops_around(loop) if o is not loop]
         if not outer or not (_is_range(loop.iter) or self._iterates_item_of(loop, outer[0])):
             return False
+        if _is_range(loop.iter) and any(_STEPS_OF_AN_EPOCH.search(name.value)
+                                        for name in self.tree.descendants(loop.iter, cst.Name)):
+            return False  # ``for step in range(args.steps_per_epoch)``: an epoch's steps, not a few repeats
         bindings = self.scopes.bindings(self.scopes.scope_of(loop)).get(container.value, [])
         return bool(bindings) and all(
             isinstance(b.value, (cst.List, cst.Dict)) and self.tree.contains(outer[0].body, b.node)
