@@ -1,0 +1,90 @@
+# Source: https://github.com/getkeops/keops/issues/353
+# Report: the fix for PyKeOps issue #353 (commit 7362d2cf): tensors needed by forward AD go through ctx.save_for_forward, so nothing tensor-valued is left as a ctx attribute
+# Shape: setup_context keeps only non-tensor metadata on ctx (params object, ints, a dict copy) and saves args/result with save_for_backward and save_for_forward; jvp reads ctx.saved_tensors
+# Expect: near-miss: must be silent
+import torch
+
+
+class GenredParams:
+    def __init__(self, formula, aliases, nx=None, ny=None):
+        self.formula = formula
+        self.aliases = aliases
+        self.nx = nx
+        self.ny = ny
+        self.optional_flags = {}
+        self.out = None
+
+
+def _keops_reduce(params, *args):
+    # stands in for the compiled KeOps kernel: sum_j exp(-|x_i - y_j|^2) * b_j
+    x, y, b = args
+    d2 = ((x[:, None, :] - y[None, :, :]) ** 2).sum(-1)
+    return torch.exp(-d2) @ b
+
+
+class GenredAutograd_base:
+    @staticmethod
+    def _forward(params, *args):
+        args = tuple(a.contiguous() for a in args)
+        result = _keops_reduce(params, *args)
+        dimout, tag_ij = result.shape[-1], 0
+        return result, torch.tensor([dimout, tag_ij])
+
+    @staticmethod
+    def _backward(ctx, G, _):
+        x, y, b, result = ctx.saved_tensors
+        G = G.contiguous()
+        d2 = ((x[:, None, :] - y[None, :, :]) ** 2).sum(-1)
+        K = torch.exp(-d2)
+        grad_b = K.t() @ G
+        return None, None, None, grad_b
+
+
+class GenredAutograd(torch.autograd.Function):
+    @staticmethod
+    def forward(*inputs):
+        return GenredAutograd_base._forward(*inputs)
+
+    @staticmethod
+    def setup_context(ctx, inputs, outputs):
+        params, *args = inputs
+        result, info = outputs
+        ctx.mark_non_differentiable(info)
+        dimout, tag_ij = int(info[0]), int(info[1])
+
+        ctx.optional_flags = params.optional_flags.copy()
+        ctx.params = params
+        ctx.dimout = dimout
+        ctx.tagIJ = tag_ij
+        ctx.save_for_backward(*args, result)
+        # forward-mode AD reads the same tensors through save_for_forward
+        ctx.save_for_forward(*args, result)
+
+    @staticmethod
+    def backward(ctx, G, _):
+        return GenredAutograd_base._backward(ctx, G, _)
+
+    @staticmethod
+    def jvp(ctx, *grad_inputs):
+        x, y, b = ctx.saved_tensors[:-1]
+        result = ctx.saved_tensors[-1].detach()
+        db = grad_inputs[3]
+        d2 = ((x[:, None, :] - y[None, :, :]) ** 2).sum(-1)
+        return torch.exp(-d2) @ db + 0.0 * result, None
+
+
+def GenredAutograd_fun(*inputs):
+    return GenredAutograd.apply(*inputs)[0]
+
+
+if __name__ == "__main__":
+    params = GenredParams("Exp(-SqNorm2(x-y))*b", ["x=Vi(3)", "y=Vj(3)", "b=Vj(1)"])
+    x = torch.randn(2000, 3, device="cuda")
+    y = torch.randn(2000, 3, device="cuda")
+    b = torch.randn(2000, 1, device="cuda", requires_grad=True)
+    previous = 0
+    for _ in range(20):
+        out = GenredAutograd_fun(params, x, y, b)
+        mem = torch.cuda.memory_allocated()
+        print("Allocated mem:", mem, "diff:", mem - previous)
+        previous = mem
