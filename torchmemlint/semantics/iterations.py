@@ -184,15 +184,11 @@ class Iterations:
         return all(node is assign or self._resets_after(loop, node, assign, name) for node in others)
 
     def _resets_after(self, loop: cst.CSTNode, binding: cst.CSTNode, assign: cst.Assign, name: str) -> bool:
-        if not (isinstance(binding, cst.Assign) and self.tree.before(assign, binding)) or any(
-                dotted_name(n) == name for kind in (cst.Name, cst.Attribute) for n in self.tree.descendants(binding.value, kind)):
-            return False
-        for ancestor in self.tree.ancestors(binding):
-            if ancestor is loop:
-                return False
-            if isinstance(ancestor, cst.If):
-                return True
-        return False
+        """``binding`` gives ``name`` a value that does not read it, after ``assign``, under an
+        ``if`` of the loop."""
+        return isinstance(binding, cst.Assign) and self.tree.before(assign, binding) and not any(
+            dotted_name(n) == name for kind in (cst.Name, cst.Attribute) for n in self.tree.descendants(binding.value, kind)
+        ) and self.tree.under(binding, cst.If, loop)
 
     def step_calls(self, region: Iteration) -> list[cst.Call]:
         """Backward passes and optimizer steps in a loop body (or a method), outside nested

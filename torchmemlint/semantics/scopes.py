@@ -496,12 +496,7 @@ class Scopes:
 
     def _in_index(self, name: cst.Name, within: cst.CSTNode) -> bool:
         """``name`` is (part of) an index (``x[:, i:i + 1]``): a position, not the data."""
-        for ancestor in self.tree.ancestors(name):
-            if ancestor is within:
-                return False
-            if isinstance(ancestor, cst.SubscriptElement):
-                return True
-        return False
+        return self.tree.under(name, cst.SubscriptElement, within)
 
     def _iterates_outer_results(self, loop: cst.For) -> bool:
         """``for data_i in data:`` where ``data`` is made in the body of the loop around it from

@@ -115,6 +115,16 @@ class Tree:
             yield parent
             parent = self.parent.get(parent)
 
+    def under(self, node: cst.CSTNode, kind: type, within: cst.CSTNode) -> bool:
+        """Some ancestor of ``node`` below ``within`` is a ``kind`` (``x`` of ``emb[x]`` under a
+        ``SubscriptElement``; a reset under an ``If`` of the loop)."""
+        for ancestor in self.ancestors(node):
+            if ancestor is within:
+                return False
+            if isinstance(ancestor, kind):
+                return True
+        return False
+
     def contains(self, outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
         start = self.start[outer]
         return start <= self.start[inner] <= self.last[start]
