@@ -163,6 +163,8 @@ MAX_DEPTH = 40
 # another class whose name starts with it (``"TensorDescription"``).
 _TENSOR_IN_STRING_ANNOTATION = re.compile(r"\b(?:Tensor|FloatTensor|LongTensor|BoolTensor|HalfTensor)\b")
 _NONE_OPEN = 1 << 30  # no open query leaned on
+# Classes a value tested by ``isinstance(value, (int, float))`` is then, none of them a tensor.
+_NUMBER_TYPES = frozenset({"int", "float", "bool", "complex", "str", "numbers", "Number", "Real", "Integral"})
 _MAX_WHY = 4
 
 
@@ -822,8 +824,9 @@ class Flow:
 
     def _tested_as_no_tensor(self, name: str, at: cst.CSTNode) -> bool:
         """``at`` is in the ``else`` of ``if isinstance(name, torch.Tensor):`` (or in the body of
-        ``if not isinstance(...)``) of its function: ``name`` is no tensor there (a logger's
-        ``append(value.item())`` for tensors, ``append(value)`` for the rest)."""
+        ``if not isinstance(...)``, or of ``if isinstance(name, (int, float)):``) of its function:
+        ``name`` is no tensor there (a logger's ``append(value.item())`` for tensors,
+        ``append(value)`` for the rest)."""
         for ancestor in self.tree.ancestors(at):
             if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
                 return False
@@ -837,6 +840,10 @@ class Flow:
             if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not) and \
                     self.tree.contains(ancestor.body, at) and \
                     not isinstance(test.expression, cst.BooleanOperation) and self._tests_tensor(test.expression, name):
+                return True
+            tested = self._isinstance_test(test)
+            if tested is not None and tested[0] == name and self.tree.contains(ancestor.body, at) and \
+                    self._spelled_types(tested[1]) <= _NUMBER_TYPES:
                 return True
         return False
 

@@ -387,9 +387,15 @@ class Stores:
         spelled = _spelled_container(container)
         return spelled is not None and any(
             any(dotted_name(t.target) == spelled for t in assign.targets) and not self.reads(assign.value, spelled)
-            and (self._differentiates(function) or not self._every_n_steps(assign, function))
+            and (self._accumulates_for_backward(container, function) or not self._every_n_steps(assign, function))
             for assign in self.scopes.scope_nodes(function, cst.Assign)
         )
+
+    def _accumulates_for_backward(self, container: cst.BaseExpression, function: cst.FunctionDef) -> bool:
+        """``function`` runs a backward, and what ``container`` holds is read into a loss a
+        backward differentiates (gradient accumulation: a pending list differentiated and emptied
+        every N steps), not a logger's totals emptied every N steps."""
+        return self._differentiates(function) and self.differentiated_later(container)
 
     def _differentiates(self, function: cst.FunctionDef) -> bool:
         """A backward in ``function``'s own body (once per function: asked for each container)."""
@@ -512,7 +518,8 @@ class Stores:
                 # (bare ``self``: the object a method of it keeps something on, ``self.store(metrics)``)
                 # (``if self.steps % N == 0: self.totals = {}`` in ``push`` keeps N steps' values;
                 # one after the backward that differentiates them is gradient accumulation)
-                return not self._reset_in(container, iteration, every_step=not self._differentiates(iteration)) and \
+                return not self._reset_in(container, iteration, every_step=not self._accumulates_for_backward(
+                    container, iteration)) and \
                     not self.differentiated_and_emptied(container, iteration) and \
                     not self.reset_every_step_elsewhere_in_class(container, iteration)
             scope_bindings = self.scopes.bindings(iteration).get(root)
