@@ -141,10 +141,23 @@ class Scopes:
         for ancestor in self.tree.ancestors(site):
             if type(ancestor) is cst.If:
                 # ``if h is None or h.size(1) != batch_size:`` (re)starts the chain: any of its conditions
-                return any(_tests_first_value(condition, name) for condition in _alternatives(ancestor.test))
+                return any(_tests_first_value(condition, name) or self._tests_first_call(condition, ancestor)
+                           for condition in _alternatives(ancestor.test))
             if isinstance(ancestor, (cst.For, cst.While, cst.FunctionDef)):
                 return False
         return False
+
+    def _tests_first_call(self, test: cst.BaseExpression, branch: cst.If) -> bool:
+        """``if self.val is None:`` in a method whose body then sets ``self.val`` on every call (a
+        running meter's ``update``): true on its first call only."""
+        sentinel = _tested_for_none(test)
+        function = self.function_of(branch)
+        if sentinel is None or function is None or self.tree.parent.get(self.tree.parent.get(branch)) is not function:
+            return False
+        return any(isinstance(line, cst.SimpleStatementLine) and any(
+            isinstance(statement, cst.Assign) and not (isinstance(statement.value, cst.Name) and statement.value.value == "None")
+            and any(carried_name(t.target) == sentinel for t in statement.targets) for statement in line.body)
+            for line in function.body.body)
 
     def scope_of(self, node: cst.CSTNode) -> Scope:
         return self.function_of(node) or self.tree.module
@@ -1130,6 +1143,16 @@ def _tests_first_value(test: cst.BaseExpression, name: str) -> bool:
         return any(_size_of(side) == name for side in (test.left, comparator))
     return carried_name(test.left) == name and isinstance(operator, cst.Is) and \
         isinstance(comparator, cst.Name) and comparator.value == "None"
+
+
+def _tested_for_none(test: cst.BaseExpression) -> Optional[str]:
+    """The name ``not x`` or ``x is None`` tests."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return carried_name(test.expression)
+    if isinstance(test, cst.Comparison) and isinstance(test.comparisons[0].operator, cst.Is) and \
+            isinstance(test.comparisons[0].comparator, cst.Name) and test.comparisons[0].comparator.value == "None":
+        return carried_name(test.left)
+    return None
 
 
 def _size_of(expr: cst.BaseExpression) -> Optional[str]:
