@@ -1106,10 +1106,13 @@ class Stores:
             return False  # (an attribute only: a bare name may be another function's local, ``self`` any attribute)
         for function, _ in self._differentiating_functions:
             feeding = self.calls.names_feeding_backward(function)
-            for assign in self.scopes.scope_nodes(function, cst.Assign):
-                if any(isinstance(t.target, cst.Name) and t.target.value in feeding for t in assign.targets) and \
-                        any(not self._detached_here(read) for read in self.spelled_in(assign.value, spelled)):
-                    return True
+            read_into_loss = [assign.value for assign in self.scopes.scope_nodes(function, cst.Assign)
+                              if any(isinstance(t.target, cst.Name) and t.target.value in feeding for t in assign.targets)]
+            # (or differentiated where it is read: ``torch.stack(self.pending).mean().backward()``)
+            read_into_loss += [root for call in self.scopes.scope_nodes(function, cst.Call)
+                               for root in self.calls.backward_roots(call)]
+            if any(not self._detached_here(read) for value in read_into_loss for read in self.spelled_in(value, spelled)):
+                return True
         return False
 
     def _read_only_detached(self, spelled: str, function: cst.FunctionDef) -> bool:
