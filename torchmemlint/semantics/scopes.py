@@ -1131,18 +1131,14 @@ def _alternatives(test: cst.BaseExpression) -> list[cst.BaseExpression]:
 def _tests_first_value(test: cst.BaseExpression, name: str) -> bool:
     """``not h``, ``not isinstance(h, torch.Tensor)``, ``h is None``, or ``h.size(1) != x.size(0)``
     (a new batch size): a condition under which ``name`` gets a first value."""
+    if _tested_for_none(test) == name:
+        return True
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         tested = test.expression
-        if isinstance(tested, cst.Call) and dotted_name(tested.func) == "isinstance" and tested.args:
-            tested = tested.args[0].value
-        return carried_name(tested) == name
-    if not isinstance(test, cst.Comparison):
-        return False
-    operator, comparator = test.comparisons[0].operator, test.comparisons[0].comparator
-    if isinstance(operator, cst.NotEqual):
-        return any(_size_of(side) == name for side in (test.left, comparator))
-    return carried_name(test.left) == name and isinstance(operator, cst.Is) and \
-        isinstance(comparator, cst.Name) and comparator.value == "None"
+        return isinstance(tested, cst.Call) and dotted_name(tested.func) == "isinstance" and bool(tested.args) and \
+            carried_name(tested.args[0].value) == name
+    return isinstance(test, cst.Comparison) and isinstance(test.comparisons[0].operator, cst.NotEqual) and \
+        any(_size_of(side) == name for side in (test.left, test.comparisons[0].comparator))
 
 
 def _tested_for_none(test: cst.BaseExpression) -> Optional[str]:

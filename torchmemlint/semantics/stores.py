@@ -128,6 +128,7 @@ class Stores:
         self._kept: dict[Function, list[Kept]] = {}
         self._resets: dict[cst.CSTNode, dict[str, list[cst.CSTNode]]] = {}
         self._backward_in: dict[cst.FunctionDef, bool] = {}
+        self._differentiated_spellings: dict[str, bool] = {}
         self._class_resets: dict[cst.ClassDef, dict[str, list[cst.FunctionDef]]] = {}
         self._statement_positions: dict[cst.CSTNode, dict[cst.CSTNode, int]] = {}
 
@@ -1104,16 +1105,23 @@ class Stores:
         spelled = _spelled_container(container)
         if spelled is None or "." not in spelled:
             return False  # (an attribute only: a bare name may be another function's local, ``self`` any attribute)
+        known = self._differentiated_spellings.get(spelled)
+        if known is None:
+            known = self._differentiated_spellings[spelled] = any(
+                not self._detached_here(read) for value in self._read_into_losses for read in self.spelled_in(value, spelled))
+        return known
+
+    @cached_property
+    def _read_into_losses(self) -> list[cst.BaseExpression]:
+        """What the file's backward passes differentiate: the values assigned to names that feed
+        a backward, and the roots of each backward (``torch.stack(self.pending).mean().backward()``)."""
+        found = []
         for function, _ in self._differentiating_functions:
             feeding = self.calls.names_feeding_backward(function)
-            read_into_loss = [assign.value for assign in self.scopes.scope_nodes(function, cst.Assign)
-                              if any(isinstance(t.target, cst.Name) and t.target.value in feeding for t in assign.targets)]
-            # (or differentiated where it is read: ``torch.stack(self.pending).mean().backward()``)
-            read_into_loss += [root for call in self.scopes.scope_nodes(function, cst.Call)
-                               for root in self.calls.backward_roots(call)]
-            if any(not self._detached_here(read) for value in read_into_loss for read in self.spelled_in(value, spelled)):
-                return True
-        return False
+            found += [assign.value for assign in self.scopes.scope_nodes(function, cst.Assign)
+                      if any(isinstance(t.target, cst.Name) and t.target.value in feeding for t in assign.targets)]
+            found += [root for call in self.scopes.scope_nodes(function, cst.Call) for root in self.calls.backward_roots(call)]
+        return found
 
     def _read_only_detached(self, spelled: str, function: cst.FunctionDef) -> bool:
         """``function`` reads the container only into ``.detach()``ed values (PPO's
