@@ -43,8 +43,8 @@ from torchmemlint.semantics.grad import GradContexts
 from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.modules import MODULE_NAME, Modules
 from torchmemlint.semantics.params import dotted_chain_methods, in_optimizer_step, iterates_parameters
-from torchmemlint.semantics.scopes import (Scopes, iterable_identifiers, literal_key, module_itself, parameter_names,
-                                           root_name, subscript_key, terminal_name)
+from torchmemlint.semantics.scopes import (Scopes, iterable_identifiers, keyword_value, literal_key, module_itself,
+                                           parameter_names, root_name, subscript_key, terminal_name)
 from torchmemlint.semantics.tree import Tree, deleted
 from torchmemlint.semantics.vocabulary import (DETACHED_TENSOR_ATTRIBUTES, GRAPH_BREAKING_METHODS, HOOK_REGISTRATIONS,
                                               IN_PLACE_WRITES, JOIN_FUNCTIONS, LOADER_ITERABLE, MODULE_RETURNING_METHODS, NON_TENSOR_ANNOTATIONS,
@@ -1030,7 +1030,7 @@ class Flow:
         any other call."""
         if not call.args or self.imports.qualify(call.func) != "torch.autograd.grad":
             return set()
-        inputs = _keyword(call, "inputs")
+        inputs = keyword_value(call, "inputs")
         if inputs is None and len(call.args) > 1 and call.args[1].keyword is None:
             inputs = call.args[1].value
         found: set[str] = set()
@@ -1652,17 +1652,17 @@ class Flow:
                 kind=TENSOR, graph=graph, detached=not graph, device=any(v.device for v in args)),
                 why=((call, "graph made by `torch.autograd.grad(..., create_graph=True)`"),) if graph else ())
         if function == "as_tensor" and args and args[0].kind in (TENSOR, None) and \
-                _keyword(call, "device") is None and _keyword(call, "dtype") is None and \
+                keyword_value(call, "device") is None and keyword_value(call, "dtype") is None and \
                 not (isinstance(call.args[0].value, cst.Name) and self._past_tensor_return(call.args[0].value.value, call)):
             return args[0]  # a tensor handed to ``torch.as_tensor`` comes back itself, graph and all
         if function in _FACTORIES:
-            device = _keyword(call, "device")
+            device = keyword_value(call, "device")
             on_device = (not self._is_host(device, at)) if device is not None else (
                 function.endswith("_like") and bool(args) and args[0].device)
             return Value(kind=TENSOR, detached=True, device=on_device)
         if qualified.startswith("torch.nn."):
             if function == "Parameter":  # a leaf with no graph, but what is computed from it has one
-                frozen = _keyword(call, "requires_grad")  # (``requires_grad=False``: a plain tensor)
+                frozen = keyword_value(call, "requires_grad")  # (``requires_grad=False``: a plain tensor)
                 frozen = isinstance(frozen, cst.Name) and frozen.value == "False"
                 return Value(kind=TENSOR, leaf=not frozen, detached=frozen, device=bool(args) and args[0].device)
             if function.endswith("Tensor"):
@@ -2310,12 +2310,8 @@ def _may_hold_tensor(value: Value) -> bool:
     return False
 
 
-def _keyword(call: cst.Call, name: str) -> Optional[cst.BaseExpression]:
-    return next((a.value for a in call.args if a.keyword is not None and a.keyword.value == name), None)
-
-
 def _keyword_true(call: cst.Call, name: str) -> bool:
-    value = _keyword(call, name)
+    value = keyword_value(call, name)
     return value is not None and not (isinstance(value, cst.Name) and value.value in ("False", "None"))
 
 

@@ -12,7 +12,7 @@ import libcst as cst
 
 from torchmemlint.semantics.calls import Calls
 from torchmemlint.semantics.imports import ImportTable, dotted_name
-from torchmemlint.semantics.scopes import Loop, Scopes, is_step_call, terminal_name
+from torchmemlint.semantics.scopes import Loop, Scopes, is_step_call, keyword_value, terminal_name
 from torchmemlint.semantics.tree import Tree
 from torchmemlint.semantics.vocabulary import LOADER_ITERABLE, MAIN_PROCESS_CHECK, is_model_name
 
@@ -314,16 +314,11 @@ class Iterations:
 
 def _configurable_keyword(call: cst.Call, keyword: str) -> bool:
     """``call`` passes ``keyword`` a value that is no literal (``create_graph=not first_order``)."""
-    return any(
-        a.keyword is not None and a.keyword.value == keyword and not (
-            isinstance(a.value, cst.Name) and a.value.value in ("True", "False", "None"))
-        for a in call.args
-    )
+    value = keyword_value(call, keyword)
+    return value is not None and not (isinstance(value, cst.Name) and value.value in ("True", "False", "None"))
 
 
 def keyword_is_true(call: cst.Call, keyword: str) -> bool:
     """``call`` passes ``keyword=True`` literally."""
-    return any(
-        a.keyword is not None and a.keyword.value == keyword and isinstance(a.value, cst.Name) and a.value.value == "True"
-        for a in call.args
-    )
+    value = keyword_value(call, keyword)
+    return isinstance(value, cst.Name) and value.value == "True"

@@ -974,12 +974,12 @@ def _joins(call: ast.AST, name: str) -> bool:
 
 
 # The node types the walk looks at; the others only pass their context on to their children.
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 _HANDLED = frozenset({
     ast.Attribute, ast.Call, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.withitem, ast.Import,
     ast.ImportFrom, ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
-    ast.Lambda, ast.Global, ast.Nonlocal, ast.Return, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp,
+    ast.Lambda, ast.Global, ast.Nonlocal, ast.Return, *_COMPREHENSIONS,
 })
-_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 # Children that nothing here looks at or below: leaves, and the context/operator markers.
 _LEAVES = frozenset({ast.Name, ast.Constant, ast.Load, ast.Store, ast.Del, ast.Pass, ast.Break, ast.Continue,
                      *ast.operator.__subclasses__(), *ast.unaryop.__subclasses__(), *ast.cmpop.__subclasses__(),

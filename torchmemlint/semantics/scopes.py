@@ -152,12 +152,12 @@ class Scopes:
         running meter's ``update``): true on its first call only."""
         sentinel = _tested_for_none(test)
         function = self.function_of(branch)
-        if sentinel is None or function is None or self.tree.parent.get(self.tree.parent.get(branch)) is not function:
+        if sentinel is None or function is None or self.tree.parent.get(branch) is not function.body:
             return False
-        return any(isinstance(line, cst.SimpleStatementLine) and any(
-            isinstance(statement, cst.Assign) and not (isinstance(statement.value, cst.Name) and statement.value.value == "None")
-            and any(carried_name(t.target) == sentinel for t in statement.targets) for statement in line.body)
-            for line in function.body.body)
+        return any(self.tree.parent.get(self.tree.parent.get(assign)) is function.body
+                   and not (isinstance(assign.value, cst.Name) and assign.value.value == "None")
+                   and any(carried_name(t.target) == sentinel for t in assign.targets)
+                   for assign in self.scope_nodes(function, cst.Assign))
 
     def scope_of(self, node: cst.CSTNode) -> Scope:
         return self.function_of(node) or self.tree.module
@@ -998,6 +998,11 @@ def _runs_a_model(call: cst.Call) -> bool:
         return True  # (``model.predict(u, items)``: a model's inference method)
     return is_model_name(terminal_name(call.func)) or not is_class_name(terminal_name(call.func) or "") and any(
         arg.keyword is None and is_model_name(terminal_name(arg.value)) for arg in call.args)  # (not ``DDP(model)``)
+
+
+def keyword_value(call: cst.Call, name: str) -> Optional[cst.BaseExpression]:
+    """What ``call`` passes as ``name=``, or None."""
+    return next((a.value for a in call.args if a.keyword is not None and a.keyword.value == name), None)
 
 
 def terminal_name(node: cst.BaseExpression) -> Optional[str]:
