@@ -1661,6 +1661,8 @@ class Flow:
                 function.endswith("_like") and bool(args) and args[0].device)
             return Value(kind=TENSOR, detached=True, device=on_device)
         if qualified.startswith("torch.nn."):
+            if function == "parameters_to_vector" and args:  # one flat copy of every parameter: ``cat`` of them
+                return _combine([args[0].any_element(), args[0]], kind=TENSOR)
             if function == "Parameter":  # a leaf with no graph, but what is computed from it has one
                 frozen = keyword_value(call, "requires_grad")  # (``requires_grad=False``: a plain tensor)
                 frozen = isinstance(frozen, cst.Name) and frozen.value == "False"
