@@ -261,8 +261,10 @@ def _components(identifier: str) -> list[str]:
 
 
 def _is_loss_call(model: SemanticModel, call: cst.Call) -> bool:
+    """A loss function (``F.cross_entropy(out, y)``, ``self.criterion(...)``) or anything spelled
+    as one (``self.loss_fn.compute(...)``): it records a graph only from inputs that hold one."""
     text = model.code(call.func).lower()
-    return "loss" in text or "criterion" in text
+    return "loss" in text or "criterion" in text or model.calls.is_loss_function_call(call)
 
 
 def _evaluation_context(model: SemanticModel, call: cst.Call, helpers: dict, depth: int = 0) \
