@@ -130,6 +130,7 @@ class Stores:
         self._backward_in: dict[cst.FunctionDef, bool] = {}
         self._differentiated_spellings: dict[str, bool] = {}
         self._class_resets: dict[cst.ClassDef, dict[str, list[cst.FunctionDef]]] = {}
+        self._written_attributes: dict[cst.ClassDef, dict[cst.FunctionDef, set[str]]] = {}
         self._statement_positions: dict[cst.CSTNode, dict[cst.CSTNode, int]] = {}
 
     # -- visible stores ------------------------------------------------------------------------
@@ -737,14 +738,16 @@ class Stores:
             if func.attr.value == "clear":
                 for cleared in self._spellings_iterated_as(func.value, call) or (spelled,):
                     known.setdefault(cleared, []).append(call)
-            attributes = self._own_attributes_reset_by(call)
+            method, attributes = self._own_attributes_reset_by(call)
             for attribute in attributes:
                 known.setdefault(f"{spelled}.{attribute}", []).append(call)
-            if attributes and not call.args and spelled != "self":
-                # A method called with nothing to keep that resets its object's attributes
-                # (``self.memory.reset()``) resets that object, where a callee's store kept into it
-                # (``self.memory.store(v)``); not the caller's own ``self``, whose other attributes
-                # it leaves alone.
+            if attributes and not call.args and spelled != "self" and \
+                    not set(attributes).isdisjoint(self._attributes_written_by_others(method)):
+                # A method called with nothing to keep that resets what its class's other methods
+                # write (``self.memory.reset()`` emptying what ``store(v)`` appends to) resets that
+                # object, where a callee's store kept into it; not the caller's own ``self``, whose
+                # other attributes it leaves alone, nor a method that restarts a timer of its own
+                # (``loss_info.update_timer()`` rebinding ``self.t``) beside the kept loss.
                 known.setdefault(spelled, []).append(call)
         for delete in self.tree.descendants(region, cst.Del):
             for target in deleted(delete):
@@ -764,18 +767,44 @@ class Stores:
                 return tuple(s for e in loop.iter.elements if (s := dotted_name(e.value)) is not None)
         return ()
 
-    def _own_attributes_reset_by(self, call: cst.Call) -> list[str]:
-        """The attributes of its own object that a method of this file resets, for a call of it
-        on another object: ``self.memory.clear()`` whose ``Memory.clear`` does
+    def _own_attributes_reset_by(self, call: cst.Call) -> tuple[Optional[cst.FunctionDef], list[str]]:
+        """The method of this file a call on another object runs, and the attributes of its own
+        object it resets: ``self.memory.clear()`` whose ``Memory.clear`` does
         ``self.actions, self.log_probs = [], []`` resets ``self.memory.actions``."""
         callee = self.calls.callee(call)
         method = callee.function if callee is not None and not callee.guessed else None
         if not isinstance(method, cst.FunctionDef) or self.scopes.class_of(method) is None or \
                 method.name.value == "__init__" or method is self.scopes.function_of(call):
-            return []
+            return None, []
         owner = first_param(method)
-        return [spelled[len(owner) + 1:] for spelled in self._resets_by_spelling(method)
-                if owner is not None and spelled.startswith(owner + ".")]
+        return method, [spelled[len(owner) + 1:] for spelled in self._resets_by_spelling(method)
+                        if owner is not None and spelled.startswith(owner + ".")]
+
+    def _attributes_written_by_others(self, method: cst.FunctionDef) -> set[str]:
+        """The attributes of ``self`` that the other methods of ``method``'s class (not
+        ``__init__``) assign, update or hand arguments to (``self.sum += x``,
+        ``self.tracker.update(v)``): where what the object is given can be kept."""
+        cls = self.scopes.class_of(method)
+        by_method = self._written_attributes.get(cls)
+        if by_method is None:
+            by_method = self._written_attributes[cls] = {}
+            for other in self.tree.descendants(cls, cst.FunctionDef):
+                owner = first_param(other)
+                if owner is None or other.name.value == "__init__" or self.scopes.class_of(other) is not cls:
+                    continue
+                written = by_method.setdefault(other, set())
+                targets = [t.target for a in self.scopes.scope_nodes(other, cst.Assign) for t in a.targets]
+                targets += [a.target for node_type in (cst.AugAssign, cst.AnnAssign)
+                            for a in self.scopes.scope_nodes(other, node_type)]
+                targets += [c.func.value for c in self.scopes.scope_nodes(other, cst.Call)
+                            if c.args and isinstance(c.func, cst.Attribute)]
+                for target in targets:
+                    while isinstance(target, cst.Subscript):  # ``self.bins[k] = v``
+                        target = target.value
+                    for spelled in _assigned_spellings(target):
+                        if spelled.startswith(owner + "."):
+                            written.add(spelled[len(owner) + 1:].split(".")[0])
+        return set().union(*(attributes for other, attributes in by_method.items() if other is not method))
 
     def _every_n_steps(self, node: cst.CSTNode, region: cst.CSTNode) -> bool:
         """``node`` runs under an ``if`` of ``region`` that tests a step count modulo something
