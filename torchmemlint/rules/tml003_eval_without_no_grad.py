@@ -262,9 +262,16 @@ def _components(identifier: str) -> list[str]:
 
 def _is_loss_call(model: SemanticModel, call: cst.Call) -> bool:
     """A loss function (``F.cross_entropy(out, y)``, ``self.criterion(...)``) or anything spelled
-    as one (``self.loss_fn.compute(...)``): it records a graph only from inputs that hold one."""
+    as one (``self.loss_fn.compute(...)``): it records a graph only from inputs that hold one;
+    not a helper of the file handed the model it runs, with no backward of its own
+    (``self.loss_fn(operator, x, y)``)."""
     text = model.code(call.func).lower()
-    return "loss" in text or "criterion" in text or model.calls.is_loss_function_call(call)
+    if not ("loss" in text or "criterion" in text or model.calls.is_loss_function_call(call)):
+        return False
+    callee = model.calls.callee(call)
+    return not (callee is not None and isinstance(callee.function, cst.FunctionDef) and
+                any(model.calls.names_a_model(arg.value) for arg in call.args) and
+                not model.calls.runs_backward(callee.function))
 
 
 def _evaluation_context(model: SemanticModel, call: cst.Call, helpers: dict, depth: int = 0) \

@@ -660,8 +660,11 @@ class Calls:
             func = call.func
             spelled = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) \
                 else None
-            if spelled is None or spelled not in names and not (isinstance(func, cst.Name) and self._callable_classes):
-                continue  # (a parameter named for a callable class of the file: ``unit(batch)`` runs its ``__call__``)
+            if spelled is None or spelled not in names and not (
+                    self._callable_classes and (isinstance(func, cst.Name) or dotted_name(func.value) == "self")):
+                # (a parameter named for a callable class of the file: ``unit(batch)`` runs its
+                # ``__call__``; so does ``self.loss_fn(...)`` set to an object of one)
+                continue
             callee = self.callee(call)
             if callee is not None and callee.function is not None and callee.constructs is None and \
                     (not callee.guessed or isinstance(func, cst.Name) or self._collaborator_call(call)):
@@ -854,7 +857,9 @@ class Calls:
             return False  # ``self.eval_model(...)``: a method of this class, read through its body
         if self._bound_to_gradient_explainer(func):
             return False  # ``gb_model(x)`` of ``GuidedBackpropReLUModel(model)`` runs a backward itself
-        return is_model_name(name) or self._bound_to_module(func) or dotted_name(func) in self._with_parameters_read
+        # (``op(x, u, y)`` in a loss's ``__call__(self, op, ...)``: every caller hands it a model)
+        return is_model_name(name) or self._bound_to_module(func) or dotted_name(func) in self._with_parameters_read or \
+            isinstance(func, cst.Name) and self._parameter_given_models(func, call)
 
     @cached_property
     def _attributes_put_in_a_mode(self) -> frozenset[str]:
@@ -916,6 +921,9 @@ class Calls:
         if qualified is not None and qualified.startswith("torch."):
             return qualified.startswith("torch.nn.") and (
                 bool(LOSS_SUFFIX.search(qualified)) or qualified.endswith(_FUNCTIONAL_LOSSES))
+        if any(built.startswith(("nn.", "torch.nn.")) and LOSS_SUFFIX.search(built)
+               for built in self.scopes.classes_built_into(func, call)):
+            return True  # ``self.mse(pred, v)`` where ``__init__`` did ``self.mse = torch.nn.MSELoss()``
         names = [terminal_name(func) or ""]
         if isinstance(func, cst.Name):  # ``fn`` of ``for task, fn in loss_fns.items()``: named by its mapping
             names += [_mapping_iterated_for(b.node, func.value) or ""
@@ -923,6 +931,28 @@ class Calls:
         # (a loss of another package: litgpt's ``chunked_cross_entropy``, a project's ``nll_loss``)
         return any("loss" in lowered or "criterion" in lowered or "crit" in lowered.split("_")
                    or lowered.endswith(_FUNCTIONAL_LOSSES) for lowered in map(str.lower, names))
+
+    def _parameter_given_models(self, func: cst.Name, call: cst.Call) -> bool:
+        """``func`` is a parameter of the function making ``call`` to which every call of that
+        function in the file hands a model (``self.loss_fn(operator, x, y)``, ``operator``
+        switched to a mode or bound to a module)."""
+        function = self.scopes.function_of(call)
+        bindings = self.scopes.bindings_of(func.value, call)
+        if function is None or len(bindings) != 1 or not isinstance(bindings[0].node, cst.Param):
+            return False
+        given = [expr for site in self.call_sites(function) if (callee := self.callee(site)) is not None
+                 for expr, _ in self.arguments(site, callee).get(func.value, ())]
+        return bool(given) and all(self.names_a_model(expr) for expr in given)
+
+    def names_a_model(self, expr: cst.BaseExpression) -> bool:
+        """``model``, ``self.net``, or a name (or attribute of ``self``) bound to a module or
+        switched to a mode; not a loss (``val_loss``, ``criterion``), which ``is_model_name`` counts."""
+        name = terminal_name(expr) or ""
+        if "loss" in name.lower() or "criterion" in name.lower():
+            return False
+        return is_model_name(name) or self._bound_to_module(expr) or \
+            isinstance(expr, cst.Attribute) and dotted_name(expr.value) == "self" and \
+            expr.attr.value in self._attributes_put_in_a_mode
 
     def _bound_to_module(self, func: cst.BaseExpression) -> bool:
         """A name bound in this scope to ``nn.Something(...)`` or a Module class of this file (or,

@@ -831,10 +831,23 @@ class Scopes:
         return found
 
     def _values_bound_to(self, receiver: cst.BaseExpression, at: cst.CSTNode) -> list[cst.BaseExpression]:
+        """What ``receiver`` may be bound to; each alternative of a default (``self.loss_fn =
+        loss_fn if loss_fn is not None else MSELoss()``, ``loss_fn or MSELoss()``) on its own."""
         if isinstance(receiver, cst.Name):
-            return [b.value for b in self.reaching_bindings(receiver.value, at) if b.value is not None]
-        spelled = dotted_name(receiver)
-        return self.values_assigned_to(spelled) if spelled is not None and spelled.startswith("self.") else []
+            values = [b.value for b in self.reaching_bindings(receiver.value, at) if b.value is not None]
+        else:
+            spelled = dotted_name(receiver)
+            values = self.values_assigned_to(spelled) if spelled is not None and spelled.startswith("self.") else []
+        alternatives: list[cst.BaseExpression] = []
+        while values:
+            value = values.pop()
+            if isinstance(value, cst.IfExp):
+                values += [value.body, value.orelse]
+            elif isinstance(value, cst.BooleanOperation) and isinstance(value.operator, cst.Or):
+                values += [value.left, value.right]
+            else:
+                alternatives.append(value)
+        return alternatives[::-1]
 
     def stored_parameters(self, init: cst.FunctionDef) -> dict[str, str]:
         """``self.<attribute>`` -> the ``__init__`` parameter it is set from, first assignment

@@ -305,8 +305,10 @@ class Stores:
             into = self._persistent_root(store.container, function, cls)
             if into is None or (into == "self" and self.differentiated_and_emptied(store.container, function)):
                 continue  # (a REINFORCE policy's ``put_data``: emptied by the method that differentiates it)
-            if self._is_bounded(store.container, store.node):
-                continue  # (a replay memory's ``deque(maxlen=capacity)``: it never grows past its size)
+            if self._is_bounded(store.container, store.node) or self._writes_into_an_array(store):
+                # (a replay memory's ``deque(maxlen=capacity)``: it never grows past its size; a
+                # slot of ``np.zeros(size)`` takes a copy of the number)
+                continue
             # An item assignment (``buf[i] = v``) grows a dict, never a list or a tensor: as seen
             # from a caller that passes some container, it is no append.
             appended = store.appended and store.key is None
@@ -876,6 +878,8 @@ class Stores:
                 isinstance(t.target, cst.Subscript) and len(t.target.slice) > 1 and
                 any(isinstance(e.slice, cst.Slice) for e in t.target.slice) for t in assign.targets):
             return True  # ``self.queue[ptr:ptr + n, :] = keys``: rows of a preallocated tensor overwritten
+        if self._writes_into_an_array(store):
+            return True
         if store.key is None:
             return False
         if self._closure_constant(store.key, store.node) or self._bounded_key(store.key, store.node) or \
@@ -934,6 +938,15 @@ class Stores:
                     and dotted_name(c.func.value) == spelled for c in self.tree.descendants(earlier.body, cst.Call)):
                 return True
         return False
+
+    def _writes_into_an_array(self, store: Store) -> bool:
+        """``logps[t] = log_prob`` into a NumPy array the file made (``np.zeros(size)``): the slot
+        takes a copy of the number, neither the tensor nor its graph."""
+        if store.key is None or dotted_name(store.container) is None:
+            return False
+        values = self._container_values(store)
+        return bool(values) and all(isinstance(v, cst.Call) and (self.imports.qualify(v.func) or "").startswith("numpy.")
+                                    for v in values)
 
     def _container_values(self, store: Store) -> list[Optional[cst.BaseExpression]]:
         """What the file binds the store's container to (a name's reaching bindings; an attribute's
