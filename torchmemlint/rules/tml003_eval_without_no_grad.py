@@ -76,6 +76,7 @@ from torchmemlint.semantics.imports import dotted_name
 from torchmemlint.semantics.params import marks_requiring_grad
 from torchmemlint.semantics.prescreen import FileFacts
 from torchmemlint.semantics.scopes import (Loop, Scope, first_param, is_false, is_step_call, iterable_identifiers, module_itself,
+                                          parameter_names,
                                           to_eval_mode)
 from torchmemlint.semantics.vocabulary import EVAL_FUNCTION, LOADER_ITERABLE, PER_STEP_METHODS
 
@@ -160,21 +161,33 @@ _FREEZING = frozenset({"torch.jit.freeze", "torch.jit.optimize_for_inference"})
 
 def _frozen_before(model: SemanticModel, call: cst.Call) -> bool:
     """The model ``call`` runs was frozen earlier in the same scope (``sampler.eval()
-    .requires_grad_(False)``, ``f = torch.jit.freeze(f.eval())``): with no parameter requiring
-    grad, its forward records no graph
-    (inputs marked for gradients aside, which evaluation code does not make)."""
-    spelled = dotted_name(call.func)
+    .requires_grad_(False)``, ``f = torch.jit.freeze(f.eval())``), or, for a parameter, before
+    every call of the function that hands it in: with no parameter requiring grad, its forward
+    records no graph (inputs marked for gradients aside, which evaluation code does not make)."""
+    if _frozen_at(model, call.func, call):
+        return True
+    function = model.scopes.function_of(call)
+    if not isinstance(call.func, cst.Name) or function is None or \
+            call.func.value not in parameter_names(function):
+        return False
+    given = [(expr, site) for site in model.calls.call_sites(function) if (callee := model.calls.callee(site))
+             for expr, _ in model.calls.arguments(site, callee).get(call.func.value, ())]
+    return bool(given) and all(_frozen_at(model, expr, site) for expr, site in given)
+
+
+def _frozen_at(model: SemanticModel, module: cst.BaseExpression, at: cst.CSTNode) -> bool:
+    spelled = dotted_name(module)
     if spelled is None:
         return False
-    if isinstance(call.func, cst.Name) and any(
+    if isinstance(module, cst.Name) and any(
             isinstance(b.value, cst.Call) and model.imports.qualify(b.value.func) in _FREEZING
-            for b in model.scopes.reaching_bindings(call.func.value, call)):
+            for b in model.scopes.reaching_bindings(module.value, at)):
         return True  # ``f = torch.jit.freeze(f.eval())``: its parameters are constants now
-    scope = model.scopes.scope_of(call)
+    scope = model.scopes.scope_of(at)
     for other in model.scopes.scope_nodes(scope, cst.Call):
         func = other.func
         if not (isinstance(func, cst.Attribute) and func.attr.value == "requires_grad_" and other.args
-                and is_false(other.args[0].value) and model.tree.before(other, call)):
+                and is_false(other.args[0].value) and model.tree.before(other, at)):
             continue
         if dotted_name(module_itself(func.value)) == spelled:  # (``sampler.eval().requires_grad_(False)``)
             return True

@@ -942,7 +942,9 @@ class Calls:
             return False
         given = [expr for site in self.call_sites(function) if (callee := self.callee(site)) is not None
                  for expr, _ in self.arguments(site, callee).get(func.value, ())]
-        return bool(given) and all(self.names_a_model(expr) for expr in given)
+        # (not a layer a loop over a model's blocks hands on: ``state.step(block)`` in ``forward``)
+        return bool(given) and all(self.names_a_model(expr) and not (isinstance(expr, cst.Name) and any(
+            isinstance(b.node, cst.For) for b in self.scopes.reaching_bindings(expr.value, expr))) for expr in given)
 
     def names_a_model(self, expr: cst.BaseExpression) -> bool:
         """``model``, ``self.net``, or a name (or attribute of ``self``) bound to a module or
