@@ -33,7 +33,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 from functools import cached_property
-from typing import TYPE_CHECKING, Iterable, Optional
+from typing import TYPE_CHECKING, Iterable, Optional, Union
 
 import libcst as cst
 
@@ -356,7 +356,7 @@ class Flow:
         self._memo: dict[tuple[cst.CSTNode, cst.CSTNode], Value] = {}
         self._growth: dict[object, dict[str, list[cst.Call]]] = {}
         self._gathered: dict[object, set[str]] = {}
-        self._loss_operands: dict[object, list[tuple[cst.Assign, set[str]]]] = {}
+        self._loss_operands: dict[object, list[tuple[Union[cst.Assign, cst.AugAssign], set[str]]]] = {}
         self._backward_loops: dict[object, set] = {}
         self._writes: dict[object, dict[str, list[cst.Assign]]] = {}
         self._summaries: dict[object, Summary] = {}
@@ -1203,6 +1203,14 @@ class Flow:
                 for assign in self.scopes.scope_nodes(scope, cst.Assign)
                 if len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name)
                 and assign.targets[0].target.value in backwarded and self._tensor_arithmetic(assign.value)]
+            # ``total_loss = 0`` then ``total_loss += loss`` per view: what is added is its graph
+            operands += [
+                (update, {n for n in self.calls.names_keeping_graph(update.value) if n in bindings} - {total})
+                for update in self.scopes.scope_nodes(scope, cst.AugAssign)
+                if isinstance(update.target, cst.Name) and (total := update.target.value) in backwarded
+                and isinstance(update.operator, cst.AddAssign) and self._tensor_arithmetic(update.value)
+                and all(isinstance(b.node, cst.AugAssign) or isinstance(b.value, (cst.Integer, cst.Float))
+                        for b in bindings.get(total, ()))]
         return any(name in names and all(self._surely_without_graph(other, assign) for other in names - {name})
                    for assign, names in operands)
 
@@ -1741,7 +1749,9 @@ class Flow:
             given = [self.value(a.value, at) for a in call.args]
             return _combine(given, kind=RECORD)
         if method in ("items", "values"):
-            entry = receiver.any_element() if receiver.kind in (MAPPING, RECORD, None) else UNKNOWN
+            # (a "tensor" with ``.items()`` was a guess: the dict of losses a loss function returns)
+            entry = receiver.any_element() if receiver.kind in (MAPPING, RECORD, None) else \
+                receiver.derived(kind=None) if receiver.kind == TENSOR else UNKNOWN
             if method == "items":
                 entry = Value(kind=SEQUENCE, elements=(OTHER_VALUE, entry), graph=entry.graph, device=entry.device,
                               params=entry.params, why=entry.why)

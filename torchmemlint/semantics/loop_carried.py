@@ -565,7 +565,7 @@ class LoopCarried:
             if self.tree.contains(body, assign) or owner is not None and (
                     owner.name.value == "__init__" or PER_EPOCH_METHOD.match(owner.name.value) or (
                     # (a reset method, or any method the file calls: ``trainer.epoch_init()``)
-                    (_RESET_METHOD.search(owner.name.value) or self.flow.calls.calls_spelled(owner.name.value, method=True))
+                    (_RESET_METHOD.search(owner.name.value) or self._calls_of(owner))
                     and not self._runs_per_step_if_called(owner))):
                 continue  # (a reset the file runs once per epoch leaves the chain growing within it)
             return True
@@ -644,11 +644,16 @@ class LoopCarried:
                 if isinstance(t.target, cst.Attribute) and dotted_name(t.target.value) == "self")
         return known
 
+    def _calls_of(self, function: cst.FunctionDef) -> list[cst.Call]:
+        """The calls spelled as calls of ``function``: ``x.name(...)`` for a method, ``name(...)``
+        for a plain function (which ``net.train()`` does not call)."""
+        return self.flow.calls.calls_spelled(function.name.value, method=self.scopes.class_of(function) is not None)
+
     def _runs_per_step_if_called(self, method: cst.FunctionDef) -> bool:
         """A reset method that this file never calls (a framework may, every step), or calls in
         a step loop; not one called only once per epoch (``learner.reset()`` after the loop over
         batches), while the chain grows batch after batch."""
-        sites = self.flow.calls.calls_spelled(method.name.value, method=True)
+        sites = self._calls_of(method)
         if not sites:
             return not self._trains_without_resets
         return any(
