@@ -288,7 +288,7 @@ def _is_loss_call(model: SemanticModel, call: cst.Call) -> bool:
 
 
 def _evaluation_context(model: SemanticModel, call: cst.Call, helpers: dict, depth: int = 0) \
-        -> Optional[Union[Loop, cst.FunctionDef, cst.Module]]:
+        -> Optional[Union[Loop, cst.FunctionDef, cst.Module, cst.If]]:
     """The loop, function or module whose code evaluates a model at ``call``, or None (``depth``:
     how many helper calls away from the forward pass ``call`` is; ``helpers``: the answers of
     ``_only_called_to_evaluate`` so far, asked once per function)."""
@@ -327,7 +327,12 @@ def _evaluation_context(model: SemanticModel, call: cst.Call, helpers: dict, dep
         # ``self.train_on_data(data)`` stepping its own optimizer, sets it). The evaluation is the
         # outermost loop after the switch: an epoch loop around both phases also trains.
         after = [loop for loop in loops if not model.tree.contains(loop, switch)]
-        return after[-1] if after else loops[0] if loops else scope
+        if after:
+            return after[-1]
+        # (a periodic validation inside the training loop, ``if it % every == 0: net.eval();
+        # net(val_x)``: the branch is the evaluation, when it differentiates nothing)
+        branch = _validation_branch(model, switch, call, loops[-1]) if loops else None
+        return branch if branch is not None else loops[0] if loops else scope
     if func is not None:
         key = (func, depth)
         if key not in helpers:
@@ -404,6 +409,17 @@ def _only_called_to_evaluate(model: SemanticModel, func: cst.FunctionDef, helper
         model.scopes.function_of(site) is not func and not model.grad.is_disabled(site)
         and (context := _evaluation_context(model, site, helpers, depth + 1)) is not None and not _has_backward(model, context)
         for site in sites)
+
+
+def _validation_branch(model: SemanticModel, switch: cst.Call, call: cst.Call, loop: Loop) -> Optional[cst.If]:
+    """The innermost ``if`` of the training loop ``loop`` that holds both the eval switch and the
+    forward pass after it, with no backward or optimizer step of its own."""
+    for ancestor in model.tree.ancestors(switch):
+        if ancestor is loop:
+            return None
+        if isinstance(ancestor, cst.If) and model.tree.contains(ancestor.body, call):
+            return ancestor if isinstance(ancestor.body, cst.IndentedBlock) and not _has_backward(model, ancestor) else None
+    return None
 
 
 def _eval_switch_before(model: SemanticModel, scope: Scope, call: cst.Call) -> Optional[cst.Call]:
@@ -543,6 +559,9 @@ def _no_grad_fix(model: SemanticModel, context: cst.CSTNode) -> tuple[Optional[N
     if isinstance(context, cst.FunctionDef):
         decorator = cst.Decorator(cst.parse_expression(f"{no_grad}()"))
         wrapped: cst.CSTNode = context.with_changes(decorators=[*context.decorators, decorator])
+    elif isinstance(context, cst.If):  # the branch's body, under ``no_grad``
+        wrapped = context.with_changes(body=context.body.with_changes(body=[cst.With(
+            items=[cst.WithItem(cst.parse_expression(f"{no_grad}()"))], body=context.body)]))
     elif isinstance(context, (cst.For, cst.While)):
         wrapped = cst.With(
             items=[cst.WithItem(cst.parse_expression(f"{no_grad}()"))],
