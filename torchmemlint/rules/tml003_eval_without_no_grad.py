@@ -170,8 +170,7 @@ def _frozen_before(model: SemanticModel, call: cst.Call) -> bool:
     if not isinstance(call.func, cst.Name) or function is None or \
             call.func.value not in parameter_names(function):
         return False
-    given = [(expr, site) for site in model.calls.call_sites(function) if (callee := model.calls.callee(site))
-             for expr, _ in model.calls.arguments(site, callee).get(call.func.value, ())]
+    given = model.calls.given_by_every_caller(function, call.func.value)
     return bool(given) and all(_frozen_at(model, expr, site) for expr, site in given)
 
 

@@ -940,11 +940,15 @@ class Calls:
         bindings = self.scopes.bindings_of(func.value, call)
         if function is None or len(bindings) != 1 or not isinstance(bindings[0].node, cst.Param):
             return False
-        given = [expr for site in self.call_sites(function) if (callee := self.callee(site)) is not None
-                 for expr, _ in self.arguments(site, callee).get(func.value, ())]
+        given = self.given_by_every_caller(function, func.value)
         # (not a layer a loop over a model's blocks hands on: ``state.step(block)`` in ``forward``)
         return bool(given) and all(self.names_a_model(expr) and not (isinstance(expr, cst.Name) and any(
-            isinstance(b.node, cst.For) for b in self.scopes.reaching_bindings(expr.value, expr))) for expr in given)
+            isinstance(b.node, cst.For) for b in self.scopes.reaching_bindings(expr.value, expr))) for expr, _ in given)
+
+    def given_by_every_caller(self, function: Function, param: str) -> list[tuple[cst.BaseExpression, cst.Call]]:
+        """What each call of ``function`` in the file hands to its parameter ``param``, with the call."""
+        return [(expr, site) for site in self.call_sites(function) if (callee := self.callee(site)) is not None
+                for expr, _ in self.arguments(site, callee).get(param, ())]
 
     def names_a_model(self, expr: cst.BaseExpression) -> bool:
         """``model``, ``self.net``, or a name (or attribute of ``self``) bound to a module or
