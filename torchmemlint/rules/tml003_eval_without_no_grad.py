@@ -555,15 +555,17 @@ def _no_grad_fix(model: SemanticModel, context: cst.CSTNode) -> tuple[Optional[N
     if torch_name_taken(model):
         return None, TORCH_NAME_TAKEN
     no_grad, needs_import = torch_spelling(model, "torch.no_grad", context)
+    no_grad_call = cst.parse_expression(f"{no_grad}()")
+    under_no_grad = [cst.WithItem(no_grad_call)]
     if isinstance(context, cst.FunctionDef):
-        decorator = cst.Decorator(cst.parse_expression(f"{no_grad}()"))
+        decorator = cst.Decorator(no_grad_call)
         wrapped: cst.CSTNode = context.with_changes(decorators=[*context.decorators, decorator])
     elif isinstance(context, cst.If):  # the branch's body, under ``no_grad``
-        wrapped = context.with_changes(body=context.body.with_changes(body=[cst.With(
-            items=[cst.WithItem(cst.parse_expression(f"{no_grad}()"))], body=context.body)]))
+        wrapped = context.with_changes(body=context.body.with_changes(body=[cst.With(items=under_no_grad,
+                                                                                    body=context.body)]))
     elif isinstance(context, (cst.For, cst.While)):
         wrapped = cst.With(
-            items=[cst.WithItem(cst.parse_expression(f"{no_grad}()"))],
+            items=under_no_grad,
             body=cst.IndentedBlock(body=[context.with_changes(leading_lines=[])]),
             leading_lines=context.leading_lines,
         )

@@ -345,8 +345,7 @@ class Calls:
         named = self._class_named(receiver.value, callable_only)
         if named is None:
             return None
-        bindings = self.scopes.bindings_of(receiver.value, at)
-        return named if len(bindings) == 1 and isinstance(bindings[0].node, cst.Param) else None
+        return named if self.scopes.is_parameter(receiver.value, at) else None
 
     def _class_named(self, name: str, callable_only: bool) -> Optional[cst.ClassDef]:
         spelled = name.replace("_", "").lower()
@@ -937,8 +936,7 @@ class Calls:
         function in the file hands a model (``self.loss_fn(operator, x, y)``, ``operator``
         switched to a mode or bound to a module)."""
         function = self.scopes.function_of(call)
-        bindings = self.scopes.bindings_of(func.value, call)
-        if function is None or len(bindings) != 1 or not isinstance(bindings[0].node, cst.Param):
+        if function is None or not self.scopes.is_parameter(func.value, call):
             return False
         given = self.given_by_every_caller(function, func.value)
         # (not a layer a loop over a model's blocks hands on: ``state.step(block)`` in ``forward``)

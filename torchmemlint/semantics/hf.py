@@ -94,15 +94,11 @@ class HFTrainers:
         made = self._made_by_helper(value)
         if made is not None:
             return made, True
-        if isinstance(value, cst.Name) and self._is_parameter(value, call):
+        if isinstance(value, cst.Name) and self.scopes.is_parameter(value.value, call):
             made = self._only_arguments_construction()
             if made is not None:  # ``def finetune(model, training_args)``, beside ``def get_training_args()``
                 return made, True
         return None, False
-
-    def _is_parameter(self, name: cst.Name, at: cst.CSTNode) -> bool:
-        bindings = self.scopes.bindings_of(name.value, at)
-        return bool(bindings) and all(isinstance(b.node, cst.Param) for b in bindings)
 
     def _only_arguments_construction(self) -> Optional[cst.Call]:
         """The file's one ``TrainingArguments(...)`` call, where it is what a helper function of

@@ -723,6 +723,11 @@ class Scopes:
         """The parameter ``name`` where ``scope`` binds it only as one (``only_a_parameter``)."""
         return self.bindings(scope)[name][0].node if self.only_a_parameter(name, scope) else None
 
+    def is_parameter(self, name: str, at: cst.CSTNode) -> bool:
+        """At ``at``, ``name`` can only be the parameter of that name (never rebound before)."""
+        bindings = self.bindings_of(name, at)
+        return len(bindings) == 1 and isinstance(bindings[0].node, cst.Param)
+
     def bindings_of(self, name: str, at: cst.CSTNode) -> list[Binding]:
         """What ``name`` may be bound to at ``at``: its reaching bindings in its own function,
         else, for a name that function never binds, those of the functions around it (a
