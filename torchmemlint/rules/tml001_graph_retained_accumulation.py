@@ -204,9 +204,7 @@ def _kept_for_backward(model: SemanticModel, node: cst.CSTNode, container: cst.B
     if name is None:
         return False
     scope = model.scopes.scope_of(node)
-    if value is not None and any(
-        n.value in model.calls.backwarded_names(scope) for n in model.tree.descendants(value, cst.Name)
-    ):
+    if value is not None and any(model.calls.is_differentiated(n) for n in model.tree.descendants(value, cst.Name)):
         return False  # the added loss is differentiated itself: the sum can only be a metric
     if name in model.calls.names_feeding_backward(scope) and name != "self":  # (``self`` feeds every method call)
         return True

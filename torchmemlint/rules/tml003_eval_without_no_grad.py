@@ -162,16 +162,21 @@ _FREEZING = frozenset({"torch.jit.freeze", "torch.jit.optimize_for_inference"})
 def _frozen_before(model: SemanticModel, call: cst.Call) -> bool:
     """The model ``call`` runs was frozen earlier in the same scope (``sampler.eval()
     .requires_grad_(False)``, ``f = torch.jit.freeze(f.eval())``), or, for a parameter, before
-    every call of the function that hands it in: with no parameter requiring grad, its forward
+    every call of the function that hands it in (through helpers handing it on: ``text_encoder``
+    frozen in ``main`` and run three helpers down): with no parameter requiring grad, its forward
     records no graph (inputs marked for gradients aside, which evaluation code does not make)."""
-    if _frozen_at(model, call.func, call):
+    return _frozen_module(model, call.func, call, 0)
+
+
+def _frozen_module(model: SemanticModel, module: cst.BaseExpression, at: cst.CSTNode, depth: int) -> bool:
+    if _frozen_at(model, module, at):
         return True
-    function = model.scopes.function_of(call)
-    if not isinstance(call.func, cst.Name) or function is None or \
-            call.func.value not in parameter_names(function):
+    function = model.scopes.function_of(at)
+    if depth > 3 or not isinstance(module, cst.Name) or function is None or \
+            not model.scopes.is_parameter(module.value, at):
         return False
-    given = model.calls.given_by_every_caller(function, call.func.value)
-    return bool(given) and all(_frozen_at(model, expr, site) for expr, site in given)
+    given = model.calls.given_by_every_caller(function, module.value)
+    return bool(given) and all(_frozen_module(model, expr, site, depth + 1) for expr, site in given)
 
 
 def _frozen_at(model: SemanticModel, module: cst.BaseExpression, at: cst.CSTNode) -> bool:
@@ -212,8 +217,8 @@ def _runs_forward_in_helper(model: SemanticModel, call: cst.Call, helpers: dict,
     (``self.infer(x)`` returning ``self.module_(x)``), and that training code calls too: a
     forward pass, seen from the caller. (A helper only evaluation calls is reported inside.)
     Branches the call's literal arguments rule out do not run (``run_epoch(loader, train=False)``
-    skips its backward), also one helper further (``run_epoch`` handing its ``optimizer=None``
-    on to ``compute_step``, which runs the model)."""
+    skips its backward). The model may run one helper further, when no helper reached runs a
+    backward."""
     callee = model.calls.callee(call)
     function = callee.function if callee is not None else None
     if not isinstance(function, cst.FunctionDef) or model.grad.is_function_disabled(function):
@@ -231,13 +236,18 @@ def _runs_forward_in_helper(model: SemanticModel, call: cst.Call, helpers: dict,
     # (a loss function alone, ``F.mse_loss(Z, y)`` in a metric's ``update``, records a graph only
     # from inputs that hold one: the model call that made them is the forward pass)
     if any(model.calls.is_forward_pass(c) and not _is_loss_call(model, c) and not model.grad.is_disabled(c)
-           and not _runs_without_grad(model, c) for c in calls):
+           and not _runs_without_grad(model, c) and not _frozen_before(model, c) for c in calls):
         return True
-    if depth > 0 or not known_here:
+    if depth > 1 or depth == 0 and not known_here and isinstance(call.func, cst.Attribute) and \
+            dotted_name(call.func.value) == "self":
+        # (an object's own chain of helpers, ``self.encode_decode(crop)`` of a segmentor's sliding
+        # inference, is its forward machinery: where its callers evaluate, they are reported)
         return False
-    # (only where what it hands on switches a backward off: ``compute_step(optimizer)`` with no optimizer)
+    # A helper of the file one call further, when no helper it calls reaches a backward
+    # (``embedder.get_z_mean(batch)`` pooling what ``self.get_z`` gets from ``self.cpc(tokens)``;
+    # ``run_epoch`` handing ``optimizer=None`` on to ``compute_step``, which then skips its step)
     nested = [(c, _backwards_given(model, c, known_here)) for c in calls if not model.grad.is_disabled(c)]
-    return any(skipped for _, (_, skipped) in nested) and not any(run for _, (run, _) in nested) and \
+    return not any(run for _, (run, _) in nested) and \
         any(_runs_forward_in_helper(model, c, helpers, depth + 1, known_here) for c, _ in nested)
 
 

@@ -145,6 +145,9 @@ def _reset_covers(model: SemanticModel, node: cst.CSTNode, depth: int = 0) -> bo
     step loop, else in its function (or every in-file caller of it), else a framework that
     resets gradients itself calls the method."""
     step_loops = [loop for loop in model.scopes.loops_around(node) if model.scopes.is_step_loop(loop)]
+    stepping = [loop for loop in step_loops if model.iterations.steps_optimizer(loop)]
+    if stepping:  # (in the loop of optimizer steps: one ``zero_grad()`` per epoch leaves every step's cycle)
+        return model.params.resets_in(stepping[0].body)
     if step_loops:
         return any(model.params.resets_in(loop.body) for loop in step_loops)
     func = model.scopes.function_of(node)

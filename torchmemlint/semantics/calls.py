@@ -1029,6 +1029,20 @@ class Calls:
         self._backwarded[scope] = names
         return names
 
+    def is_differentiated(self, name: cst.Name) -> bool:
+        """A backward pass of ``name``'s scope differentiates the value ``name`` reads: one of the
+        same binding (not ``loss.backward()`` of an earlier ``loss`` the name was rebound from, as a
+        meta-learner does before ``loss = F.mse_loss(updated(x), y); loss_sum += loss``)."""
+        scope = self.scopes.scope_of(name)
+        if name.value not in self.backwarded_names(scope):
+            return False
+        reaching = {b.node for b in self.scopes.reaching_bindings(name.value, name)}
+        return any(
+            n.value == name.value and not self._divides(n) and (
+                not reaching or not reaching.isdisjoint(b.node for b in self.scopes.reaching_bindings(n.value, n)))
+            for call in self.scopes.scope_nodes(scope, cst.Call) for root in self.backward_roots(call)
+            for n in self.tree.descendants(root, cst.Name))
+
     def _divides(self, name: cst.Name) -> bool:
         """``n`` of ``(loss / n).backward()``: a count that scales the loss (gradient accumulation,
         truncated BPTT), not something differentiated."""

@@ -187,6 +187,8 @@ class Hooks:
                 iterable = iterable.func.value
             if isinstance(iterable, (cst.Attribute, cst.Name)):
                 return self._as_seen_by_caller(iterable, func, site, callee)
+            if isinstance(iterable, cst.Call) and (member := self._member_returned(iterable)) is not None:
+                return self._as_seen_by_caller(member, func, site, callee)  # ``for name, module in self._layers()``
         elif isinstance(value, (cst.Attribute, cst.Subscript, cst.Name)) or _member_owner(value) is not None:
             # ``layer = self.model.features[0]``, ``modules = dict(self.encoder.named_modules())``
             return self._as_seen_by_caller(value, func, site, callee)
@@ -221,7 +223,12 @@ class Hooks:
         if len(parameters) != 1:
             return None
         arguments = self.iterations.calls.arguments(call, helper)
-        given = arguments.pop(parameters.pop(), ())
+        walked = parameters.pop()
+        if self.scopes.class_of(function) is not None and walked == first_param(function) and \
+                isinstance(call.func, cst.Attribute):
+            given = ((call.func.value, None),)  # ``self._layers()`` listing members of ``self._model``: the object
+        else:
+            given = arguments.pop(walked, ())
         caller = self.scopes.function_of(call)
         if any(not isinstance(expr, (cst.SimpleString, cst.Integer)) and not self._caller_parameter(expr, caller)
                for other in arguments.values() for expr, _ in other):

@@ -69,6 +69,7 @@ class Modules:
         self.imports = imports
         self.scopes = scopes
         self._attribute_kinds: dict[cst.ClassDef, dict[str, str]] = {}
+        self._factories: dict[cst.FunctionDef, bool] = {}
 
     # -- constructors -----------------------------------------------------------------
     def is_constructor(self, expr: Optional[cst.BaseExpression]) -> bool:
@@ -109,8 +110,22 @@ class Modules:
         if local is not None:
             return self.scopes.is_torch_module_class(local)
         if name[:1].isupper():
+            factories = [f for f in self.scopes.functions_by_name.get(name, ()) if self.scopes.function_of(f) is None]
+            if factories and isinstance(func, cst.Name):
+                # A function of the file, capitalized: ``ResNet18()`` returning ``ResNet(...)`` builds
+                # a module, ``Mix_max_process(x)`` returning a scaled tensor does not
+                return bool(MODULE_NAME.search(name.lower())) or any(
+                    self._returns_constructor(f) for f in factories)
             return name not in _TENSOR_CONSTRUCTOR_NAMES and not _NOT_A_MODEL.search(name)
         return bool(_MODEL_FACTORY.search(name))
+
+    def _returns_constructor(self, function: cst.FunctionDef) -> bool:
+        known = self._factories.get(function)
+        if known is None:
+            self._factories[function] = False  # (recursion guard: ``def Net(): return Net()``)
+            known = self._factories[function] = any(
+                self.is_constructor(r.value) for r in self.scopes.scope_nodes(function, cst.Return))
+        return known
 
     # -- attributes of a class -----------------------------------------------------------
     def attribute_kinds(self, cls: cst.ClassDef) -> dict[str, str]:
