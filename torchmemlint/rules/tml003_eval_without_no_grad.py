@@ -330,7 +330,7 @@ def _evaluation_context(model: SemanticModel, call: cst.Call, helpers: dict, dep
             return func
     scope: Scope = func if func is not None else model.module
     switch = _eval_switch_before(model, scope, call)
-    if switch is not None and not (func is not None and model.scopes.is_model_method(func) and not _trains_itself(model, func)):
+    if switch is not None and not (func is not None and model.scopes.is_model_method(func) and not _chooses_grad_mode(model, func)):
         # (a model's own method that puts a submodule in eval mode, ``self.target.eval()`` in
         # ``forward``, leaves grad mode to whoever calls it; one that trains the model itself,
         # ``self.train_on_data(data)`` stepping its own optimizer, sets it). The evaluation is the
@@ -469,12 +469,20 @@ def _is_own_inference_api(model: SemanticModel, scope: Scope, func: cst.Attribut
     unless the model's method trains the model itself first (steps its own optimizer: ``fit``
     then computes class centroids), so that it, not a caller, chooses the grad mode. The same for
     a model's method switching one of its own submodules that no code of the file calls
-    (DomainBed's ``predict``: ``self.network_sma.eval(); return self.network_sma(x)``)."""
-    if not isinstance(scope, cst.FunctionDef) or _trains_itself(model, scope):
+    (DomainBed's ``predict``: ``self.network_sma.eval(); return self.network_sma(x)``). A model
+    that trains itself and calls the method only between its own steps (``train_model`` calling
+    ``self.sample(16)`` every few epochs) chooses the grad mode too."""
+    if not isinstance(scope, cst.FunctionDef) or _chooses_grad_mode(model, scope):
         return False
     receiver = dotted_name(func.value) or ""
     return receiver == "self" or receiver.startswith("self.") and model.scopes.is_model_method(scope) and \
         not model.calls.call_sites(scope)
+
+
+def _chooses_grad_mode(model: SemanticModel, func: cst.FunctionDef) -> bool:
+    """A model's own method run by the model's own training, not by callers in other files: it
+    trains the model, or the model calls it only between its own steps."""
+    return _trains_itself(model, func) or model.scopes.is_model_method(func) and _evaluates_between_own_steps(model, func)
 
 
 def _trains_itself(model: SemanticModel, func: cst.FunctionDef) -> bool:

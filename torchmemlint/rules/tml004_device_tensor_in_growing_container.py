@@ -263,8 +263,26 @@ def _runs_once_per_epoch(model: SemanticModel, method: cst.FunctionDef) -> bool:
     whole epoch's outputs, the validation set's predictions on the device."""
     if PER_EPOCH_METHOD.match(method.name.value):
         return True
-    callers = [model.scopes.function_of(site) for site in model.calls.call_sites(method)]
-    return bool(callers) and all(caller is not None and PER_EPOCH_METHOD.match(caller.name.value) for caller in callers)
+    sites = model.calls.call_sites(method)
+    callers = [model.scopes.function_of(site) for site in sites]
+    return bool(callers) and all(caller is not None and PER_EPOCH_METHOD.match(caller.name.value) for caller in callers) \
+        or bool(sites) and all(_after_a_framework_pass(model, site) for site in sites)
+
+
+# A framework's pass over a whole dataset (``trainer.predict(dataset)``), each batch one call of a step method.
+_FRAMEWORK_PASSES = frozenset({"fit", "predict", "evaluate", "validate", "test"})
+
+
+def _after_a_framework_pass(model: SemanticModel, site: cst.Call) -> bool:
+    """``trainer.predict(dataset)`` then ``trainer.reset_stored_features()``: the reset follows the
+    framework's pass over a dataset, whose every batch the step method kept."""
+    if not isinstance(site.func, cst.Attribute):
+        return False
+    receiver = dotted_name(site.func.value)
+    return receiver is not None and any(
+        isinstance(call.func, cst.Attribute) and call.func.attr.value in _FRAMEWORK_PASSES and call.args
+        and dotted_name(call.func.value) == receiver and model.tree.before(call, site)
+        for call in model.scopes.scope_nodes(model.scopes.scope_of(site), cst.Call))
 
 
 # Methods and attributes whose result holds one number per example (or fewer).

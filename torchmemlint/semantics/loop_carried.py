@@ -874,7 +874,7 @@ class LoopCarried:
                 read.deep_equals(slot) for read in self.tree.descendants(accumulation.value, cst.Subscript)):
             return []
         if self.grad.is_disabled(assign) or not any(
-                self._read_attached(read, assign.value) for read in self.stores.own_slot_reads(assign, slot)):
+                self._read_attached(read, within) for read, within in self.stores.own_slot_reads(assign, slot)):
             return []  # (``0.1 * loss + 0.9 * ema[k].detach()``: the old value's graph is cut)
         iteration = self.iterations.step_iteration(assign)
         if iteration is None or isinstance(iteration, cst.Lambda) or not self._crosses_step(iteration):

@@ -1052,11 +1052,19 @@ class Stores:
             names.add(node.value)
         return names
 
-    def own_slot_reads(self, assign: cst.Assign, slot: cst.Subscript) -> list[cst.Subscript]:
-        """``ema[k] = d * ema[k] + ...``: where the value reads the item it replaces, spelled the same."""
+    def own_slot_reads(self, assign: cst.Assign, slot: cst.Subscript) -> list[tuple[cst.Subscript, cst.BaseExpression]]:
+        """``ema[k] = d * ema[k] + ...``: where the value reads the item it replaces, spelled the same,
+        with the expression holding the read: the assigned value, or the value of a name it reads
+        bound just for it (``new = d * ema[k] + ...``; ``ema[k] = new.clone()``)."""
         speller = cst.Module([])  # (made here: naming LibCST at import time would load it with this module)
         spelled = speller.code_for_node(slot)
-        return [n for n in self.tree.descendants(assign.value, cst.Subscript) if speller.code_for_node(n) == spelled]
+        values = [assign.value]
+        for name in self.tree.descendants(assign.value, cst.Name):
+            bindings = self.scopes.reaching_bindings(name.value, assign) if name.value != "self" else []
+            if len(bindings) == 1 and isinstance(bindings[0].node, cst.Assign) and bindings[0].value is not None:
+                values.append(bindings[0].value)
+        return [(n, value) for value in values for n in self.tree.descendants(value, cst.Subscript)
+                if speller.code_for_node(n) == spelled]
 
     def reads_own_slot(self, assign: cst.Assign, slot: cst.Subscript) -> bool:
         return bool(self.own_slot_reads(assign, slot))
