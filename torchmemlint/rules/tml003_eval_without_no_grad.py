@@ -76,7 +76,6 @@ from torchmemlint.semantics.imports import dotted_name
 from torchmemlint.semantics.params import marks_requiring_grad
 from torchmemlint.semantics.prescreen import FileFacts
 from torchmemlint.semantics.scopes import (Loop, Scope, first_param, is_false, is_step_call, iterable_identifiers, module_itself,
-                                          parameter_names,
                                           to_eval_mode)
 from torchmemlint.semantics.vocabulary import EVAL_FUNCTION, LOADER_ITERABLE, PER_STEP_METHODS
 

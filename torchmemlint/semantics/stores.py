@@ -1054,13 +1054,16 @@ class Stores:
 
     def own_slot_reads(self, assign: cst.Assign, slot: cst.Subscript) -> list[tuple[cst.Subscript, cst.BaseExpression]]:
         """``ema[k] = d * ema[k] + ...``: where the value reads the item it replaces, spelled the same,
-        with the expression holding the read: the assigned value, or the value of a name it reads
-        bound just for it (``new = d * ema[k] + ...``; ``ema[k] = new.clone()``)."""
+        with the expression holding the read: the assigned value, or the value of the one assignment
+        that binds a name it reads (``new = d * ema[k] + ...``; ``ema[k] = new.clone()``)."""
         speller = cst.Module([])  # (made here: naming LibCST at import time would load it with this module)
         spelled = speller.code_for_node(slot)
         values = [assign.value]
         for name in self.tree.descendants(assign.value, cst.Name):
-            bindings = self.scopes.reaching_bindings(name.value, assign) if name.value != "self" else []
+            parent = self.tree.parent.get(name)
+            if name.value == "self" or type(parent) is cst.Attribute and parent.attr is name:
+                continue  # (``self``, and ``clone`` of ``new.clone()``: no variable)
+            bindings = self.scopes.reaching_bindings(name.value, assign)
             if len(bindings) == 1 and isinstance(bindings[0].node, cst.Assign) and bindings[0].value is not None:
                 values.append(bindings[0].value)
         return [(n, value) for value in values for n in self.tree.descendants(value, cst.Subscript)
