@@ -1,7 +1,7 @@
 # Source: https://github.com/alexhernandezgarcia/gflownet/pull/133
 # Report: running averages of the terminal and flow losses were kept as tensors without detach, so every step's graph stayed reachable and memory grew fast.
 # Shape: the EMA lives in a dict on self, updated in a step method from the dict of losses a helper method returns.
-# Expect: TML001 line 30
+# Expect: TML005 line 30
 import torch
 from torch import nn
 
@@ -27,7 +27,7 @@ class FlowAgent:
         self.opt.step()
         for key, value in losses.items():
             previous = self.loss_ema[key]
-            self.loss_ema[key] = value if previous is None else self.alpha * previous + (1 - self.alpha) * value  # expect: TML001
+            self.loss_ema[key] = value if previous is None else self.alpha * previous + (1 - self.alpha) * value  # expect: TML005
 
 
 agent = FlowAgent(nn.Sequential(nn.Linear(12, 64), nn.ReLU(), nn.Linear(64, 4)).to(device))
