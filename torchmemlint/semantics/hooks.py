@@ -385,7 +385,7 @@ class Hooks:
         if isinstance(expr, cst.Attribute):
             return self.persists_across(expr.value, iteration, depth)
         if isinstance(expr, cst.Subscript):
-            varying = any(n.value != "self" and self._bound_in(n.value, iteration) and not _is_attribute_name(self.tree, n)
+            varying = any(n.value != "self" and self._bound_in(n.value, iteration) and not self.tree.is_attribute_name(n)
                           for n in self.tree.descendants(expr.slice[0], cst.Name)) if expr.slice else False
             listed = expr.value
             if isinstance(listed, cst.List) and len(listed.elements) == 1 and isinstance(listed.elements[0], cst.StarredElement):
@@ -555,12 +555,6 @@ class Hooks:
 
 # Methods Python runs without a call in the file: a context manager's exit, a finaliser.
 _IMPLICITLY_CALLED = frozenset({"__exit__", "__aexit__", "__del__"})
-
-
-def _is_attribute_name(tree: Tree, name: cst.Name) -> bool:
-    """``layer`` in ``self.layer``: an attribute's name, not a variable."""
-    parent = tree.parent.get(name)
-    return isinstance(parent, cst.Attribute) and parent.attr is name
 
 
 def _position(target: cst.BaseExpression, name: str) -> Optional[int]:

@@ -1060,8 +1060,7 @@ class Stores:
         spelled = speller.code_for_node(slot)
         values = [assign.value]
         for name in self.tree.descendants(assign.value, cst.Name):
-            parent = self.tree.parent.get(name)
-            if name.value == "self" or type(parent) is cst.Attribute and parent.attr is name:
+            if name.value == "self" or self.tree.is_attribute_name(name):
                 continue  # (``self``, and ``clone`` of ``new.clone()``: no variable)
             bindings = self.scopes.reaching_bindings(name.value, assign)
             if len(bindings) == 1 and isinstance(bindings[0].node, cst.Assign) and bindings[0].value is not None:

@@ -129,6 +129,11 @@ class Tree:
         start = self.start[outer]
         return start <= self.start[inner] <= self.last[start]
 
+    def is_attribute_name(self, name: cst.Name) -> bool:
+        """``layer`` in ``self.layer``: an attribute's name, not a variable."""
+        parent = self.parent.get(name)
+        return isinstance(parent, cst.Attribute) and parent.attr is name
+
     def before(self, a: cst.CSTNode, b: cst.CSTNode) -> bool:
         """``a`` starts before ``b`` in source order."""
         return self.start[a] < self.start[b]
