@@ -489,8 +489,9 @@ def _text_fix(module: cst.Module, tree: Tree, statement_lines: list[int], code: 
         edits = []
         for replacement in fix.replacements:
             where = positions[replacement.old]
+            old, new = _inside_parentheses(replacement.old, replacement.new)
             edits.append(Edit(where.start.line, where.start.column, where.end.line, where.end.column,
-                              module.code_for_node(replacement.new), module.code_for_node(replacement.old)))
+                              module.code_for_node(new), module.code_for_node(old)))
         return Fix(fix.description, fix.safe, tuple(edits))
     region = _regenerated_region(module, tree, statement_lines, fix)
     if region is None:  # the whole module, then
@@ -522,6 +523,20 @@ def _text_fix(module: cst.Module, tree: Tree, statement_lines: list[int], code: 
     edit = Edit(first_line + start_line - 1, start_col, first_line + end_line - 1, end_col,
                 after[prefix:len(after) - suffix], before[prefix:len(before) - suffix])
     return Fix(fix.description, fix.safe, (edit,))
+
+
+def _inside_parentheses(old: cst.CSTNode, new: cst.CSTNode) -> tuple[cst.CSTNode, cst.CSTNode]:
+    """``old`` and ``new`` less the parentheses around ``old`` (``(a, b)`` kept by
+    ``buf.append((a, b))``): a node's position leaves its parentheses out, its code does not. A
+    replacement without as many parentheses is spelled whole, inside the ones that stay."""
+    count = len(getattr(old, "lpar", ()))
+    if not count:
+        return old, new
+    old = old.with_changes(lpar=(), rpar=())
+    kept = len(getattr(new, "lpar", ())) - count
+    if kept >= 0 and len(new.rpar) == len(new.lpar):
+        new = new.with_changes(lpar=new.lpar[count:], rpar=new.rpar[:kept])
+    return old, new
 
 
 def _regenerated_region(module: cst.Module, tree: Tree, statement_lines: list[int],

@@ -154,8 +154,12 @@ class DeviceTensorInGrowingContainer(Rule):
                 if emptied_per_epoch or not _lightning_step_outputs(model, store.container, iteration):
                     continue  # one 512-byte block per step, kept on the device on purpose (no sync)
                 message = SCALARS_ON_SELF_MESSAGE  # ... but never emptied: one block per step of the whole run
-            reported.add(store.node)
             holder = _model_holder(value)
+            if holder is not None and model.flow.value(store.container, store.node).kind == MODULE:
+                # ``self.estimators_.append(copy.deepcopy(net))`` into an ``nn.ModuleList``: an
+                # ensemble, grown on purpose
+                continue
+            reported.add(store.node)
             if holder is not None:
                 yield Finding(store.value, message=MODULE_MESSAGE.format(what=holder), no_fix=MODULE_NO_FIX)
                 continue

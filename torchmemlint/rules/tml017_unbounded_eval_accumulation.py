@@ -19,7 +19,9 @@ tensors to what evaluation keeps.
 Also flags the return of a LightningModule's `training_step` / `validation_step` / `test_step` /
 `predict_step` when the module overrides the 1.x hook `<stage>_epoch_end(self, outputs)` and the
 step returns per-example tensors (logits, predictions, masks, targets on the device; the loss and
-scalar metrics are fine): Lightning collects every step's return value for that hook. The same
+scalar metrics are fine), or returns entries other than `loss` that still hold the step's
+autograd graph (`{"loss": loss, "kl": kl}`: Lightning detaches only `loss`, so every step's graph
+stays until the epoch ends): Lightning collects every step's return value for that hook. The same
 for `predict_step` when the file calls `trainer.predict(...)` with `return_predictions` left on
 (even where it drops the result): Lightning keeps every step's return value for that list.
 
@@ -75,6 +77,8 @@ EVAL_ACCUMULATION_STEPS = 8
 _LIGHTNING_STAGES = ("training", "validation", "test", "predict")
 LIGHTNING_MESSAGE = ("Lightning keeps every {step} output for {end}: {kept} of the whole epoch pile up on "
                      "the device; return only the loss and scalars, or update a metric (torchmetrics) in the step")
+GRAPH_MESSAGE = ("Lightning keeps every {step} output for {end}, detaching only `loss`: the autograd graph "
+                 "behind {kept} stays alive for every step of the epoch; return them `.detach()`ed")
 PREDICT_MESSAGE = ("Trainer.predict() keeps every step's predictions on the device without eval_accumulation_steps; "
                    "set it in TrainingArguments")
 
@@ -128,7 +132,15 @@ def _lightning_epoch_outputs(model: SemanticModel) -> Iterator[Finding]:
             for ret in model.scopes.scope_nodes(step, cst.Return):
                 if ret.value is None:
                     continue
-                kept = _per_example_parts(model.flow.value(ret.value, ret))
+                returned = model.flow.value(ret.value, ret)
+                graphs = _graph_parts(returned)
+                if graphs:
+                    yield Finding(ret, message=GRAPH_MESSAGE.format(step=f"{stage}_step", end=collector,
+                                                                    kept=", ".join(f"`{k}`" for k in graphs)),
+                                  no_fix="no automatic fix: detach what the epoch end only reads (`.detach()`), "
+                                         "or keep the graph if it differentiates it there")
+                    continue
+                kept = _per_example_parts(returned)
                 if kept:
                     yield Finding(ret, message=LIGHTNING_MESSAGE.format(step=f"{stage}_step", end=collector,
                                                                         kept=", ".join(f"`{k}`" for k in kept)),
@@ -156,6 +168,12 @@ def _is_trainer(model: SemanticModel, receiver: cst.BaseExpression) -> bool:
         return True
     return isinstance(receiver, cst.Name) and any(
         built.endswith("Trainer") for built in model.scopes.classes_built_into(receiver, receiver))
+
+
+def _graph_parts(value: Value) -> list[str]:
+    """The keys of a returned dict, other than ``loss`` (which Lightning detaches before it keeps
+    the output), whose values hold the step's autograd graph."""
+    return [key for key, part in value.fields or () if key != "loss" and part.graph]
 
 
 def _per_example_parts(value: Value) -> list[str]:

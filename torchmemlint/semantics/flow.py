@@ -92,7 +92,7 @@ _FACTORIES = frozenset({
     "tensor", "as_tensor", "zeros", "ones", "empty", "full", "rand", "randn", "randint", "arange",
     "linspace", "zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like",
     "randint_like", "eye", "from_numpy", "randperm", "logspace", "tensor_split", "Tensor", "FloatTensor",
-    "LongTensor", "DoubleTensor", "HalfTensor", "BoolTensor", "IntTensor", "ByteTensor",
+    "LongTensor", "DoubleTensor", "HalfTensor", "BoolTensor", "IntTensor", "ByteTensor", "scalar_tensor",
 })
 # Types an ``isinstance`` test names whose values hold no tensor (not containers: a list may).
 _NON_TENSOR_TYPES = frozenset({"int", "float", "bool", "str", "bytes", "numbers.Number", "numpy.ndarray",
@@ -298,7 +298,9 @@ def _join2(a: Value, b: Value) -> Value:
         element = join([element or NOTHING, *(a.elements or ()), *(b.elements or ())])
     return Value(
         graph=a.graph or b.graph, detached=a.detached and b.detached, device=a.device or b.device,
-        leaf=a.leaf or b.leaf, kind=a.kind if a.kind == b.kind else None, loss=a.loss and b.loss,
+        leaf=a.leaf or b.leaf, kind=a.kind if a.kind == b.kind else None,
+        # (``vector_loss = criterion(...)`` in one branch, ``torch.tensor(0.0)`` in the other: still a loss)
+        loss=(a.loss or _constant_scalar(a)) and (b.loss or _constant_scalar(b)) and (a.loss or b.loss),
         # (a running total: ``0.0``, then the sum of one-number tensors)
         scalar=(a.scalar or a.kind == NUMBER) and (b.scalar or b.kind == NUMBER) and (a.scalar or b.scalar),
         params=a.params | b.params, device_params=a.device_params | b.device_params,
@@ -639,6 +641,11 @@ class Flow:
             if appended:  # ``preds = []`` ... ``preds.append(model(x))``: a list of what was appended
                 part = join([result.element or NOTHING, *appended])
                 result = replace(_combine([result, part], kind=SEQUENCE), element=part, elements=None)
+        if result.kind is None and result.cls is None and name != "self" and \
+                self.scopes.switched_to_a_mode(expr, training_too=True):
+            # ``estimator = factory().to(device)``, then ``estimator.train()``: only a module has a
+            # mode, and it holds no graph (what a call of an unknown factory seemed to make)
+            result = replace(result, kind=MODULE, graph=False, detached=True, why=())
         if not result.graph and not rewritten and result.kind not in (MODULE, OPTIMIZER) and \
                 self._differentiated(name, at, bindings):
             container = self._indexed_in_backward(name, self.scopes.scope_of(at))  # ``metrics["loss"].backward()``
@@ -1078,6 +1085,16 @@ class Flow:
         self._mapping_uses[scope] = names
         return names
 
+    def _returns_indices(self, expr: cst.BaseExpression) -> bool:
+        """``expr`` gives ``(values, indices)``: ``x.max(1)``, ``x.topk(k)``, ``torch.max(x, 1)``,
+        ``torch.sort(x)`` (``torch.max(x)`` without a dimension gives one tensor)."""
+        if not isinstance(expr, cst.Call) or not isinstance(expr.func, cst.Attribute) or \
+                expr.func.attr.value not in _VALUES_AND_INDICES or not expr.args:
+            return False
+        if self.imports.qualify(expr.func) != f"torch.{expr.func.attr.value}":
+            return True  # a tensor's method, given a dimension (or ``k``)
+        return expr.func.attr.value not in ("max", "min", "median") or len(expr.args) > 1
+
     def _takes_tensors(self, call: cst.Call) -> bool:
         qualified = self.imports.qualify(call.func)
         if qualified is not None:
@@ -1146,6 +1163,8 @@ class Flow:
                 # ``loss, loss_items = compute_loss(pred, y)`` of another module: by convention the
                 # loss comes first and what follows is for logging; what that holds is not known here.
                 return value if binding.index == 0 else UNKNOWN
+            if binding.index == 1 and self._returns_indices(binding.value):  # ``_, preds = torch.max(logits, 1)``
+                return _indices(value)
             return value.item(binding.index)
         if binding.augmented:  # ``t += v``: the new value is computed from the old one and ``v``
             return self._computed(value.derived(kind=TENSOR if value.kind == TENSOR else
@@ -1667,7 +1686,8 @@ class Flow:
             device = keyword_value(call, "device")
             on_device = (not self._is_host(device, at)) if device is not None else (
                 function.endswith("_like") and bool(args) and args[0].device)
-            return Value(kind=TENSOR, detached=True, device=on_device)
+            return Value(kind=TENSOR, detached=True, device=on_device, scalar=function in _SCALAR_FACTORIES and
+                         bool(call.args) and _number_literal(call.args[0].value))
         if qualified.startswith("torch.nn."):
             if function == "parameters_to_vector" and args:  # one flat copy of every parameter: ``cat`` of them
                 return _combine([args[0].any_element(), args[0]], kind=TENSOR)
@@ -1683,6 +1703,8 @@ class Flow:
             return Value(kind=OPTIMIZER, detached=True)
         if qualified.startswith("torch.distributions.") and function[:1].isupper():
             return _combine(args, kind=DISTRIBUTION)
+        if not namespace and function in _INTEGER_TENSOR_METHODS and args:  # ``torch.argmin(d, dim=1)``: indices
+            return Value(kind=TENSOR, detached=True, device=args[0].device)
         if function in _JOINS and args:
             pieces = args[0].any_element() if args[0].kind == SEQUENCE else args[0]
             return _combine([pieces, args[0]], kind=TENSOR, host=pieces.host)
@@ -1943,6 +1965,8 @@ class Flow:
             if own is not None:
                 return own
         base = self.value(expr.value, at)
+        if name == "indices" and self._returns_indices(expr.value):  # ``logits.max(dim=1).indices``
+            return _indices(base)
         if name in NON_GRAPH_ATTRIBUTES:
             if name in DETACHED_TENSOR_ATTRIBUTES:
                 return Value(kind=TENSOR if base.kind == TENSOR else None, detached=True, device=base.device)
@@ -1979,8 +2003,8 @@ class Flow:
     def _subscript(self, expr: cst.Subscript, at: cst.CSTNode) -> Value:
         base = self.value(expr.value, at)
         key = self.scopes.key_of(expr)
-        if key == 1 and _returns_indices(expr.value):  # ``logits.max(-1)[1]``: integer indices, no graph
-            return Value(kind=TENSOR, detached=True, device=base.device)
+        if key == 1 and self._returns_indices(expr.value):  # ``logits.max(-1)[1]``: integer indices, no graph
+            return _indices(base)
         if base.kind in (OPTIMIZER, NUMBER, OTHER):
             return Value(detached=True)
         if isinstance(key, str):
@@ -2249,9 +2273,25 @@ def _held_by_self(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self"
 
 
-def _returns_indices(expr: cst.BaseExpression) -> bool:
-    return isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and \
-        expr.func.attr.value in _VALUES_AND_INDICES and bool(expr.args)
+# Factories that make a one-number tensor from a number: ``torch.tensor(0.0)``.
+_SCALAR_FACTORIES = frozenset({"tensor", "as_tensor", "scalar_tensor"})
+
+
+def _number_literal(expr: cst.BaseExpression) -> bool:
+    """``0``, ``0.0``, ``-1.0``."""
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.Minus, cst.Plus)):
+        expr = expr.expression
+    return isinstance(expr, (cst.Integer, cst.Float))
+
+
+def _constant_scalar(value: Value) -> bool:
+    """A number, or a one-number tensor holding no graph (``torch.tensor(0.0)``)."""
+    return value.kind == NUMBER or value.scalar and not value.graph and not value.leaf
+
+
+def _indices(values: Value) -> Value:
+    """The integer indices of a ``(values, indices)`` result: on the device of ``values``, no graph."""
+    return Value(kind=TENSOR, detached=True, device=values.device)
 
 
 # Tensor methods whose result is computed from their tensor arguments' values as well.

@@ -474,12 +474,15 @@ class Hooks:
             return True
         if isinstance(parent, cst.Expr):
             return False  # the handle is thrown away: nothing can remove the hook
-        if isinstance(parent, cst.Return) and isinstance(iteration, cst.FunctionDef):
-            # The caller gets the handle: removed where every caller keeps it and removes one.
+        if isinstance(iteration, cst.FunctionDef) and (
+                isinstance(parent, cst.Return) or self._kept_in_returned(call, iteration)):
+            # The caller gets the handle (``return h``, or ``handles[name] = [h, ...]`` then ``return
+            # handles``): removed where every caller keeps it and removes one (itself or in a function
+            # it calls: ``self.update_criterion(..., handles)``).
             sites = self.iterations.calls.call_sites(iteration)
             return bool(sites) and all(
                 not isinstance(self.tree.parent.get(site), cst.Expr)
-                and self._has_remove(self.scopes.function_of(site) or self.tree.module) for site in sites)
+                and self._removes_in(self.scopes.function_of(site) or self.tree.module) for site in sites)
         region: cst.CSTNode = iteration if isinstance(iteration, cst.FunctionDef) else iteration.body
         cls = self.scopes.class_of(iteration) if isinstance(iteration, cst.FunctionDef) else None
         if cls is None:
@@ -489,6 +492,24 @@ class Hooks:
         return any(self._removes_in(method) for method in self.tree.descendants(cls, cst.FunctionDef)
                    if method is iteration or method.name.value in _IMPLICITLY_CALLED
                    or self.iterations.calls.call_sites(method) or self._called_by_name(method))
+
+    def _kept_in_returned(self, call: cst.Call, function: cst.FunctionDef) -> bool:
+        """The handle ``call`` gives is put into a container the function returns: ``handles[name]
+        = [h1, h2]``, ``handles.append(h)``, then ``return handles``."""
+        node, parent = call, self.tree.parent.get(call)
+        while isinstance(parent, (cst.Element, cst.List, cst.Tuple, cst.DictElement, cst.Dict)):
+            node, parent = parent, self.tree.parent.get(parent)
+        if isinstance(parent, cst.Arg):
+            parent = self.tree.parent.get(parent)
+            kept_in = parent.func.value if isinstance(parent, cst.Call) and isinstance(parent.func, cst.Attribute) \
+                and parent.func.attr.value in ("append", "extend") else None
+        elif isinstance(parent, cst.Assign) and parent.value is node and len(parent.targets) == 1:
+            kept_in = parent.targets[0].target
+            kept_in = kept_in.value if isinstance(kept_in, cst.Subscript) else kept_in
+        else:
+            return False
+        return isinstance(kept_in, cst.Name) and any(isinstance(r.value, cst.Name) and r.value.value == kept_in.value
+                                                     for r in self.scopes.scope_nodes(function, cst.Return))
 
     def _called_by_name(self, method: cst.FunctionDef) -> bool:
         """Some call of the file spells the method's name (``extractor.remove_hooks()`` on an

@@ -670,7 +670,16 @@ class Stores:
                 return True
         # (a rebinding once per epoch, after the inner loop of forward passes, as ``module.acts =
         # torch.cat(module.acts)`` after each layer's calibration pass, lets a whole pass pile up)
-        return len([a for a in self.scopes.assignments_to(spelled) if not self._emptied_once_per_epoch(a)]) > 1
+        # A method that makes it anew (``init_features``) empties it wherever else it is called: run
+        # from ``__init__`` and again at the start of each ``forward``, it is made, then emptied.
+        places = 0
+        for assignment in self.scopes.assignments_to(spelled):
+            if self._emptied_once_per_epoch(assignment):
+                continue
+            method = self.scopes.function_of(assignment)
+            runs = self.calls.call_sites(method) if method is not None and method.name.value != "__init__" else ()
+            places += max(1, len(runs))
+        return places > 1
 
     def _emptied_once_per_epoch(self, emptying: cst.CSTNode, depth: int = 0) -> bool:
         """The emptying runs (itself, or through every call of the function holding it) in an

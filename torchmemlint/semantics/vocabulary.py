@@ -302,8 +302,10 @@ _OPTIMIZER_OF_A_ROLE = re.compile(r"opt[A-Z][A-Za-z0-9]{0,3}")
 
 def steps_environment(method: str, receiver_name: Optional[str]) -> bool:
     """``env.step(action)``: one reinforcement-learning environment step (``receiver_name``: the
-    receiver's last identifier)."""
-    return method == "step" and "env" in (receiver_name or "").lower()
+    receiver's last identifier; DeepRL and its descendants call their environment wrapper a
+    ``task``)."""
+    receiver = (receiver_name or "").lower()
+    return method == "step" and ("env" in receiver or receiver.endswith(("task", "tasks")))
 # Methods of a module that return the module itself (``model = model.to(device)``).
 MODULE_RETURNING_METHODS = frozenset({"to", "cuda", "cpu", "eval", "train", "half", "float", "double", "bfloat16",
                                       "requires_grad_", "to_empty", "share_memory"})
