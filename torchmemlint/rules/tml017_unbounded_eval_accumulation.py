@@ -79,6 +79,10 @@ LIGHTNING_MESSAGE = ("Lightning keeps every {step} output for {end}: {kept} of t
                      "the device; return only the loss and scalars, or update a metric (torchmetrics) in the step")
 GRAPH_MESSAGE = ("Lightning keeps every {step} output for {end}, detaching only `loss`: the autograd graph "
                  "behind {kept} stays alive for every step of the epoch; return them `.detach()`ed")
+LIGHTNING_NO_FIX = ("no automatic fix: what the epoch end needs of each step's outputs is the author's call "
+                    "(move them to the CPU, or keep only metrics)")
+GRAPH_NO_FIX = ("no automatic fix: detach what the epoch end only reads (`.detach()`), or keep the graph if it "
+                "differentiates it there")
 PREDICT_MESSAGE = ("Trainer.predict() keeps every step's predictions on the device without eval_accumulation_steps; "
                    "set it in TrainingArguments")
 
@@ -133,19 +137,13 @@ def _lightning_epoch_outputs(model: SemanticModel) -> Iterator[Finding]:
                 if ret.value is None:
                     continue
                 returned = model.flow.value(ret.value, ret)
+                # Graphs first: they hold the step's activations, whatever the entries' size.
                 graphs = _graph_parts(returned)
-                if graphs:
-                    yield Finding(ret, message=GRAPH_MESSAGE.format(step=f"{stage}_step", end=collector,
-                                                                    kept=", ".join(f"`{k}`" for k in graphs)),
-                                  no_fix="no automatic fix: detach what the epoch end only reads (`.detach()`), "
-                                         "or keep the graph if it differentiates it there")
-                    continue
-                kept = _per_example_parts(returned)
+                message, kept, no_fix = (GRAPH_MESSAGE, graphs, GRAPH_NO_FIX) if graphs else \
+                    (LIGHTNING_MESSAGE, _per_example_parts(returned), LIGHTNING_NO_FIX)
                 if kept:
-                    yield Finding(ret, message=LIGHTNING_MESSAGE.format(step=f"{stage}_step", end=collector,
-                                                                        kept=", ".join(f"`{k}`" for k in kept)),
-                                  no_fix="no automatic fix: what the epoch end needs of each step's outputs is the "
-                                         "author's call (move them to the CPU, or keep only metrics)")
+                    yield Finding(ret, message=message.format(step=f"{stage}_step", end=collector,
+                                                              kept=", ".join(f"`{k}`" for k in kept)), no_fix=no_fix)
 
 
 def _predictions_kept(model: SemanticModel) -> bool:

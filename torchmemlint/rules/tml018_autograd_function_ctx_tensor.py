@@ -103,7 +103,7 @@ class AutogradFunctionCtxTensor(Rule):
     def check(self, model: SemanticModel) -> Iterator[Finding]:
         autograd = model.autograd
         for cls in autograd.classes():
-            stores = [s for s in autograd.ctx_stores(cls) if autograd.is_tensor(s.value, s.method)
+            stores = [s for s in autograd.ctx_stores(cls) if autograd.stores_tensor(s)
                       and not _holds_no_activation(s.value, autograd.output_names(s.method))]
             if not stores:
                 continue

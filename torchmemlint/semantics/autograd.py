@@ -65,6 +65,7 @@ class CtxStore:
     value: cst.BaseExpression
     method: cst.FunctionDef
     ctx: str
+    position: Optional[int] = None  # in an unpacking: ``costs, ctx.grads = rnnt_loss(...)``
 
 
 class AutogradFunctions:
@@ -104,6 +105,26 @@ class AutogradFunctions:
                 attribute = target.target
                 if isinstance(attribute, cst.Attribute) and dotted_name(attribute.value) == ctx:
                     yield CtxStore(assign, attribute.attr.value, assign.value, method, ctx)
+                elif isinstance(attribute, (cst.Tuple, cst.List)):
+                    value = assign.value
+                    for position, element in enumerate(attribute.elements):
+                        part = element.value
+                        if isinstance(part, cst.Attribute) and dotted_name(part.value) == ctx:
+                            given = value.elements[position].value if isinstance(value, (cst.Tuple, cst.List)) and \
+                                len(value.elements) == len(attribute.elements) else value
+                            yield CtxStore(assign, part.attr.value, given, method, ctx, position)
+
+    def stores_tensor(self, store: CtxStore) -> bool:
+        """What ``store`` keeps on ``ctx`` is a tensor: by its value, or, unpacked from one call
+        beside a name the Function returns (``costs, ctx.grads = core.rnnt_loss(...)`` then
+        ``return costs``), as another result of a call that makes the outputs."""
+        if self.is_tensor(store.value, store.method):
+            return True
+        if store.position is None or store.value is not store.assign.value:
+            return False
+        outputs = self.output_names(store.method)
+        return any(isinstance(e.value, cst.Name) and e.value.value in outputs
+                   for t in store.assign.targets if isinstance(t.target, (cst.Tuple, cst.List)) for e in t.target.elements)
 
     def output_names(self, method: cst.FunctionDef) -> set[str]:
         """Names holding the Function's outputs (tensors by contract): what ``forward`` returns,

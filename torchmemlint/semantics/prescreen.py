@@ -757,6 +757,10 @@ class _Walker:
                         facts.assigns_foreign_requires_grad = True
                     if scope.ctx is not None and type(owner) is ast.Name and owner.id == scope.ctx:
                         scope.cls.stores_on_ctx = True
+                elif type(target) in (ast.Tuple, ast.List) and scope.ctx is not None and any(
+                        type(e) is ast.Attribute and type(e.value) is ast.Name and e.value.id == scope.ctx
+                        for e in target.elts):
+                    scope.cls.stores_on_ctx = True  # ``costs, ctx.grads = rnnt_loss(...)``
                 elif type(target) is ast.Subscript:
                     keeps.add(SUBSCRIPT_STORE)
                     sites.setdefault(SUBSCRIPT_STORE, []).append((*context, _root(target.value)))
