@@ -1016,6 +1016,7 @@ class Flow:
         if known is not None:
             return known
         names: set[str] = set()
+        takes: dict[cst.Call, bool] = {}  # (a call with several named arguments is judged once)
         for node in self.scopes.scope_nodes(scope, cst.Name):
             parent = self.tree.parent.get(node)
             parent_type = type(parent)  # (``isinstance`` on LibCST's ABC classes is slow to miss)
@@ -1026,8 +1027,12 @@ class Flow:
                 names.add(node.value)
             elif parent_type is cst.Arg and parent.keyword is None and parent.value is node:
                 call = self.tree.parent.get(parent)
-                if isinstance(call, cst.Call) and self._takes_tensors(call):
-                    names.add(node.value)
+                if isinstance(call, cst.Call):
+                    known = takes.get(call)
+                    if known is None:
+                        known = takes[call] = self._takes_tensors(call)
+                    if known:
+                        names.add(node.value)
         self._tensor_uses[scope] = names
         return names
 
