@@ -350,7 +350,7 @@ def _rollout_returned(model: SemanticModel, store, iteration) -> bool:
     local = model.scopes.bindings(func).get(root)
     if not local:
         return False
-    if any(isinstance(r.value, cst.Name) and r.value.value == root for r in model.scopes.scope_nodes(func, cst.Return)):
+    if model.scopes.returns_name(func, root):
         return True
     # A list of the call's own, filled by a loop that does not train, for the update that follows
     # it in the same call, and made again around every loop around it: consumed once the rollout

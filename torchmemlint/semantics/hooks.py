@@ -508,8 +508,7 @@ class Hooks:
             kept_in = kept_in.value if isinstance(kept_in, cst.Subscript) else kept_in
         else:
             return False
-        return isinstance(kept_in, cst.Name) and any(isinstance(r.value, cst.Name) and r.value.value == kept_in.value
-                                                     for r in self.scopes.scope_nodes(function, cst.Return))
+        return isinstance(kept_in, cst.Name) and self.scopes.returns_name(function, kept_in.value)
 
     def _called_by_name(self, method: cst.FunctionDef) -> bool:
         """Some call of the file spells the method's name (``extractor.remove_hooks()`` on an

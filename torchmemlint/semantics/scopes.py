@@ -714,6 +714,10 @@ class Scopes:
                 return later
         return []
 
+    def returns_name(self, scope: Scope, name: str) -> bool:
+        """Some ``return`` of ``scope`` hands back the name itself (``return handles``)."""
+        return any(isinstance(r.value, cst.Name) and r.value.value == name for r in self.scope_nodes(scope, cst.Return))
+
     def only_a_parameter(self, name: str, scope: Optional[Scope]) -> bool:
         """``scope`` binds ``name`` as a parameter and nowhere else: what the caller handed in."""
         bindings = self.bindings(scope).get(name) if scope is not None else None

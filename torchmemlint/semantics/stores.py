@@ -581,8 +581,7 @@ class Stores:
         enclosing = self.scopes.function_of(function)
         if enclosing is None or not self.iterations.runs_per_step(enclosing):
             return False
-        if any(isinstance(ret.value, cst.Name) and ret.value.value == function.name.value
-               for ret in self.scopes.scope_nodes(enclosing, cst.Return)):
+        if isinstance(function, cst.FunctionDef) and self.scopes.returns_name(enclosing, function.name.value):
             return False  # a factory's closure (``averager = EMA()``): its caller runs it step after step
         bindings = self.scopes.bindings(enclosing).get(root, [])
         return bool(bindings) and not any(isinstance(b.node, cst.Param) for b in bindings)
