@@ -91,6 +91,7 @@ from torchmemlint.semantics.imports import dotted_name
 from torchmemlint.semantics.loop_carried import UPDATE
 from torchmemlint.semantics.prescreen import ACCUMULATION, CALL_STORE, IN_PLACE_WRITE, LIST_STORE, SUBSCRIPT_STORE
 from torchmemlint.semantics.stores import Accumulation, Store
+from torchmemlint.semantics.vocabulary import CALLBACK_METHOD
 
 # ``total = loss if total is None else total + loss``, ``tuple(map(sum, zip(total, losses)))``:
 # the first step's value is kept as it is too, and a tuple of totals has no ``.detach()``.
@@ -122,11 +123,14 @@ class GraphRetainedAccumulation(Rule):
             if finding is None:
                 continue
             finding.fix, finding.no_fix = _store_fix(model, store)
-            if finding.fix is None and (summed := _callee_sums_a_member(model, store)) is not None:
+            summed = _callee_sum(model, store)
+            if summed is not None and (finding.fix is None or _is_callback(model, summed)):
                 # ``self._track_losses(outputs)`` whose body does ``self.total += outputs.loss``: the
-                # call cannot be fixed (``outputs`` is a record), the callee's sum can.
+                # call cannot be fixed (``outputs`` is a record), the callee's sum can. A callback
+                # (``hook.on_batch_end(self, batch, results, loss)``) is handed the live loss by
+                # design, for every hook alike: the one that sums it is where to convert it.
                 fix, no_fix = _accumulation_fix(model, summed)
-                if fix is not None:
+                if fix is not None or _is_callback(model, summed):
                     finding = _moved_into_callee(model, finding, summed, store)
                     finding.fix, finding.no_fix = fix, no_fix
             yield finding
@@ -169,15 +173,23 @@ def _finding(model: SemanticModel, node: cst.CSTNode, container: cst.BaseExpress
     return Finding(node if opens_a_line else value, message=message, related=related, iteration=iteration)
 
 
-def _callee_sums_a_member(model: SemanticModel, store: Store) -> Optional[Accumulation]:
-    """The callee's own accumulation through which ``store`` keeps a member of the argument
-    (``self.total += outputs.loss``, ``self.sums[k] += losses["lm"]``)."""
+def _callee_sum(model: SemanticModel, store: Store) -> Optional[Accumulation]:
+    """The callee's own accumulation through which ``store`` keeps the argument or a member of it
+    (``self.total += outputs.loss``, ``self.sums[k] += losses["lm"]``, ``self._train_loss += loss * n``)."""
     if store.inside is None or store.made_inside:
         return None
     summed = model.stores.accumulation_at(store.inside)
-    if summed is None or not isinstance(summed.value, (cst.Attribute, cst.Subscript)):
+    if summed is None or not isinstance(summed.value, (cst.Attribute, cst.Subscript)) and \
+            not _is_callback(model, summed):
         return None
     return summed
+
+
+def _is_callback(model: SemanticModel, summed: Accumulation) -> bool:
+    """The accumulation is in a callback method (``on_batch_end``), which a framework calls."""
+    method = model.scopes.function_of(summed.node)
+    return method is not None and model.scopes.class_of(method) is not None and \
+        CALLBACK_METHOD.match(method.name.value) is not None
 
 
 def _moved_into_callee(model: SemanticModel, finding: Finding, summed: Accumulation, store: Store) -> Finding:

@@ -14,6 +14,8 @@ PER_STEP_METHODS = frozenset({
     "on_before_backward", "on_after_backward",
 })
 
+# A callback's method, called by a trainer's hook loop (``on_batch_end``, ``on_step_end``).
+CALLBACK_METHOD = re.compile(r"^on_[a-z]\w*$")
 # A Hugging Face ``TrainerCallback``'s hooks run once per optimizer step (``on_step_end``).
 TRAINER_CALLBACK_STEP_METHODS = frozenset({"on_step_begin", "on_step_end", "on_substep_end"})
 # The main process's check (``is_root_worker()``, ``accelerator.is_main_process``,
