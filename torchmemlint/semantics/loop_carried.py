@@ -562,6 +562,10 @@ class LoopCarried:
             return True
         for assign in self._attribute_assignments.get(attribute, ()):
             owner = self.scopes.function_of(assign)
+            if _copies_attribute(assign, attribute) or _moves_itself(assign, name):
+                # (``algorithm.time_p = self.time_p`` hands the state on, ``self.time_p =
+                # self.time_p.to(device)`` moves it: neither resets it)
+                continue
             if self.tree.contains(body, assign) or owner is not None and (
                     owner.name.value == "__init__" or PER_EPOCH_METHOD.match(owner.name.value) or (
                     # (a reset method, or any method the file calls: ``trainer.epoch_init()``)
@@ -777,11 +781,20 @@ class LoopCarried:
             return False
         if self._forward_inputs(func) & value.params:
             return True
+        return self._graph_at_callers(value, func)
+
+    def _graph_at_callers(self, value: Value, func: cst.FunctionDef, depth: int = 0) -> bool:
+        """``value``, made of ``func``'s parameters, holds a graph as the file's calls of ``func``
+        fill them in; through callers that hand on their own parameters, two calls up (a hook's
+        ``update(probs)`` called by ``masking(logits)``, called with the step's logits)."""
         at_callers = self.flow.at_callers(value, func)
+        if at_callers.graph:
+            return True
+        callers = {caller for site in self.flow.calls.call_sites(func) if (caller := self.scopes.function_of(site))}
         # A helper of ``forward`` (``self._enqueue(embeddings)``) gets the activations it passes.
-        return at_callers.graph or any(
-            self._forward_inputs(caller) & at_callers.params
-            for site in self.flow.calls.call_sites(func) if (caller := self.scopes.function_of(site)) is not None)
+        return any(self._forward_inputs(caller) & at_callers.params or
+                   depth < 2 and at_callers.params and self._graph_at_callers(at_callers, caller, depth + 1)
+                   for caller in callers)
 
     def _forward_inputs(self, func: cst.FunctionDef) -> set[str]:
         """The inputs of a module's ``forward``: activations, in training (not its labels,
@@ -1073,3 +1086,8 @@ def _names_and_attributes(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
             found.append(node)
         stack.extend(node.children)
     return found
+
+
+def _copies_attribute(assign: cst.Assign, attribute: str) -> bool:
+    """``holder.x = other.x``: the value of an attribute of that name, as it is."""
+    return isinstance(assign.value, cst.Attribute) and assign.value.attr.value == attribute
