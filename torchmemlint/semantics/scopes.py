@@ -484,8 +484,9 @@ class Scopes:
         # data, each picking its sample's row (not ``range(seq_len)``'s time steps of one input)
         by_id = _iterates_ids(loop)
         for assign in self.loop_body_nodes(loop, cst.Assign):  # ``img = preprocess(load(path))``
+            # (not ``h = layer(h)``: the element called, on what the loop carries)
             if any(name.value in elements and (not self._in_index(name, assign.value) or
-                                               by_id and self._picks_a_row(name))
+                                               by_id and self._picks_a_row(name)) and not self._called(name)
                    for name in self.tree.descendants(assign.value, cst.Name)):
                 elements.update(name.value for t in assign.targets for name in self.tree.descendants(t.target, cst.Name))
         # (over the rows of a tensor, ``model(X_test[i:i + 1])``: the element is the row the index
@@ -499,6 +500,10 @@ class Scopes:
                         name.value in elements for name in self.tree.descendants(arg.value.slice[0], cst.Name))
                     for arg in call.args)
             for call in self.loop_body_nodes(loop, cst.Call))
+
+    def _called(self, name: cst.Name) -> bool:
+        parent = self.tree.parent.get(name)
+        return isinstance(parent, cst.Call) and parent.func is name
 
     def _picks_a_row(self, name: cst.Name) -> bool:
         """``name`` is the whole first index of a subscript (``emb[user_id]``)."""
