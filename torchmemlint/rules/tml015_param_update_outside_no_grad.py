@@ -8,7 +8,12 @@ a grad-disabled context:
 
 - in place: `p -= lr * p.grad`, `p.add_(p.grad, alpha=-lr)`, `p.sub_(lr * g)` for `g` from
   `torch.autograd.grad(...)`, any in-place update inside a custom `Optimizer.step`;
-- rebinding: `W = W - lr * W.grad` on a parameter.
+- rebinding: `W = W - lr * W.grad` on a parameter;
+- a moving average or soft update of one model's parameters from another's, in place
+  (`ema_p.mul_(decay).add_(p, alpha=1 - decay)`, `target_p.copy_(tau * p + (1 - tau) * target_p)`
+  over `zip(model.parameters(), target.parameters())`): it raises as a gradient step does where
+  the target requires grad, and where the target is frozen it records each step's update onto
+  the previous one's graph (the target's parameters become graph nodes chained over every step).
 
 Updates through `.data` (`p.data -= ...`) and updates under `torch.no_grad()` (also in an
 `Optimizer.step` decorated with `@torch.no_grad()`, or a helper only called under it) are fine.
@@ -48,7 +53,9 @@ require grad and training would silently stop; whether it should be
 
 ## Runtime signature
 In place: a `RuntimeError` at the first update. Rebinding: a graph chain through every step
-(growth) or a `TypeError` on the second step.
+(growth) or a `TypeError` on the second step. A soft update into frozen parameters: the target
+grows its graph by two nodes per step (`mul_`, `add_`; measured on the CPU with
+`nn.Linear(256, 256)`).
 """
 from __future__ import annotations
 
@@ -67,6 +74,9 @@ from torchmemlint.semantics.prescreen import FileFacts
 
 IN_PLACE_MESSAGE = ("in-place update of a leaf that requires grad outside `torch.no_grad()` raises RuntimeError; "
                     "wrap the update in `with torch.no_grad():`")
+SOFT_UPDATE_MESSAGE = ("in-place update of a parameter from another model's parameters outside `torch.no_grad()`: "
+                       "it raises RuntimeError where the parameter requires grad, and where it is frozen each "
+                       "step's update is recorded onto the last one's graph; wrap the update in `with torch.no_grad():`")
 REBIND_MESSAGE = ("`{target} = ...{target}.grad...` outside `torch.no_grad()` turns the parameter into a graph node: "
                   "its .grad is None next step and each step's graph links to the previous one")
 
@@ -80,9 +90,11 @@ class ParamUpdateOutsideNoGrad(Rule):
 
     def could_match(self, facts: FileFacts) -> bool:
         # Both findings need a gradient read (``.grad``, ``torch.autograd.grad``), unless the
-        # update is in the ``step`` method of an optimizer class (``Parameters.in_optimizer_step``).
+        # update is in the ``step`` method of an optimizer class (``Parameters.in_optimizer_step``)
+        # or reads another model's parameters.
         return super().could_match(facts) and (
             "grad" in facts.attributes or "torch.autograd.grad" in facts.aliases.values()
+            or "parameters" in facts.attributes  # (a soft update: ``zip(net.parameters(), target.parameters())``)
             or any("step" in cls.methods and facts.could_derive(cls, could_be_optimizer_base) for cls in facts.classes)
         )
 
@@ -95,6 +107,8 @@ class ParamUpdateOutsideNoGrad(Rule):
                 continue
             if model.params.reads_gradient(statement, update) or model.params.in_optimizer_step(update):
                 yield Finding(update, message=IN_PLACE_MESSAGE, fix=_wrap_in_no_grad(model, statement))
+            elif _reads_another_parameter(model, statement, target):
+                yield Finding(update, message=SOFT_UPDATE_MESSAGE, fix=_wrap_in_no_grad(model, statement))
         for assign in model.tree.nodes(cst.Assign):
             target = _rebound_parameter(model, assign)
             if target is not None:
@@ -115,6 +129,20 @@ def _in_place_updates(model: SemanticModel) -> Iterator[tuple[cst.CSTNode, cst.B
             if not (isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute) and
                     receiver.func.attr.value in IN_PLACE_UPDATES):
                 yield call, receiver
+
+
+def _reads_another_parameter(model: SemanticModel, statement: Optional[cst.BaseStatement],
+                             target: cst.BaseExpression) -> bool:
+    """A moving average or soft update of one model's parameters from another's
+    (``ema_p.mul_(decay).add_(p, alpha=1 - decay)``, ``target_p.copy_(tau * p + (1 - tau) * target_p)``):
+    with grad on it raises as a gradient step does, or, with the target frozen, chains every
+    step's update into its graph."""
+    if statement is None:
+        return False
+    updated = dotted_name(target)
+    read = set(model.calls.names_keeping_graph(statement))  # (not ``p.detach()``, ``p.data``)
+    return any(node.value != updated and node.value in read and model.params.leaf_kind(node, node) is not None
+               for node in model.tree.descendants(statement, cst.Name))
 
 
 def _rebound_parameter(model: SemanticModel, assign: cst.Assign) -> Optional[cst.BaseExpression]:
