@@ -41,7 +41,7 @@ IN_PLACE_UPDATES = frozenset({
     "uniform_", "normal_", "exp_", "sqrt_", "pow_", "abs_",
 })
 # Loop iterables of parameters: ``model.parameters()``, ``group["params"]``, ``param_groups``.
-_PARAMETER_ITERABLE = re.compile(r"parameters\(|\[\s*['\"]params['\"]\s*\]|\bparams\b|\bparameters\b|weights\b")
+_PARAMETER_ITERABLE = re.compile(r"parameters\(|\[\s*['\"]params['\"]\s*\]|(?:\b|_)params\b|\bparameters\b|weights\b")
 _OPTIMIZER_BASE = re.compile(r"(?:^|\.)Optimizer$|^torch\.optim\.")
 
 
