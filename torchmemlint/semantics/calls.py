@@ -110,6 +110,7 @@ class Calls:
         self._callee: dict[cst.Call, Optional[Callee]] = {}
         self._backwarded: dict[object, set[str]] = {}
         self._feeding_backward: dict[object, set[str]] = {}
+        self._own_attributes: dict[cst.ClassDef, frozenset[str]] = {}
         self._backward_roots: dict[cst.Call, list[cst.BaseExpression]] = {}
         self._forward_passes: dict[cst.Call, bool] = {}
 
@@ -681,9 +682,30 @@ class Calls:
         if func.attr.value in _COMMON_METHOD_NAMES:
             callee = self.callee(call)
             if callee is None or not isinstance(callee.function, cst.FunctionDef) or \
-                    not (self.runs_backward(callee.function) or self._result_differentiated(call)):
+                    not (self.runs_backward(callee.function) or self._result_differentiated(call)
+                         or self._receiver_reads_own_attribute(call, callee.function)):
                 return False
         return self.scopes.only_a_parameter(func.value.value, self.scopes.function_of(call))
+
+    def _receiver_reads_own_attribute(self, call: cst.Call, method: cst.FunctionDef) -> bool:
+        """The caller also reads an attribute of the receiver that the method's class sets on
+        ``self`` (``if name in ema.shadow: ema.update(name, param)``): an object of that class."""
+        cls = self.scopes.class_of(method)
+        receiver = call.func.value.value
+        if cls is None:
+            return False
+        own = self.attributes_set_on_self(cls)
+        return any(type(read.value) is cst.Name and read.value.value == receiver and read.attr.value in own
+                   for read in self.scopes.scope_nodes(self.scopes.function_of(call) or self.tree.module, cst.Attribute))
+
+    def attributes_set_on_self(self, cls: cst.ClassDef) -> frozenset[str]:
+        """The attributes the class's code assigns on ``self`` (once per class)."""
+        known = self._own_attributes.get(cls)
+        if known is None:
+            known = self._own_attributes[cls] = frozenset(
+                t.target.attr.value for assign in self.tree.descendants(cls, cst.Assign) for t in assign.targets
+                if isinstance(t.target, cst.Attribute) and dotted_name(t.target.value) == "self")
+        return known
 
     def _result_differentiated(self, call: cst.Call) -> bool:
         """The caller differentiates what ``call`` returns (``loss = model.step(crops);

@@ -2246,7 +2246,10 @@ def _substitute(value: Value, arguments: dict[str, Value]) -> Value:
     passed = [arguments[p] for p in sorted(value.params) if p in arguments]  # (sorted: the same why on every run)
     substituted = replace(
         value,
-        graph=value.graph or not value.detached and any(v.graph for v in passed),
+        # (what a function computes from a parameter of a model it is handed, ``shadow - x`` for
+        # ``x`` a leaf that requires grad, holds a graph: ``value`` is not ``x`` itself, its alias)
+        graph=value.graph or not value.detached and (
+            any(v.graph for v in passed) or value.kind not in (NUMBER, OTHER) and any(v.leaf for v in passed)),
         device=value.device or not value.host and any(v.device for v in passed),
         detached=value.detached,  # (graph-free whatever it is given, or graph-free only if that is)
         params=frozenset().union(*(v.params for v in passed)) if passed else frozenset(),

@@ -102,7 +102,6 @@ class LoopCarried:
         self._region_assignments_by_name: dict[cst.CSTNode, dict[str, list[Assignment]]] = {}
         self._in_place_detached: dict[cst.CSTNode, set[str]] = {}
         self._requiring_grad: dict[object, set[str]] = {}
-        self._own_attributes: dict[cst.ClassDef, frozenset[str]] = {}
         self._parameter_cuts: dict[tuple[cst.FunctionDef, str], bool] = {}
 
     # -- graph chains ------------------------------------------------------------------
@@ -636,17 +635,7 @@ class LoopCarried:
         delegates: ``for m in self.modules(): m.reset()``). One that resets others only
         (``detach_hidden`` of the membrane, not of the spike) leaves it carried."""
         named = {a.attr.value for a in self.tree.descendants(method, cst.Attribute)}
-        return attribute in named or not named & self._attributes_set_on_self(cls)
-
-    def _attributes_set_on_self(self, cls: cst.ClassDef) -> frozenset[str]:
-        """The attributes the class's code assigns on ``self`` (once per class: asked for each
-        carried name and reset method)."""
-        known = self._own_attributes.get(cls)
-        if known is None:
-            known = self._own_attributes[cls] = frozenset(
-                t.target.attr.value for assign in self.tree.descendants(cls, cst.Assign) for t in assign.targets
-                if isinstance(t.target, cst.Attribute) and dotted_name(t.target.value) == "self")
-        return known
+        return attribute in named or not named & self.flow.calls.attributes_set_on_self(cls)
 
     def _calls_of(self, function: cst.FunctionDef) -> list[cst.Call]:
         """The calls spelled as calls of ``function``: ``x.name(...)`` for a method, ``name(...)``
@@ -830,6 +819,11 @@ class LoopCarried:
                 if isinstance(target.target, cst.Subscript):
                     found += self._write(assign, target.target.value, [assign.value]) or \
                         self._slot_update(assign, target.target)
+        for aug in self.tree.nodes(cst.AugAssign):
+            # ``self.shadow[name] -= (1 - decay) * delta`` with ``delta = self.shadow[name] - x``: a
+            # moving average kept in a dict, updated in place (a total, ``totals[k] += loss``, is TML001's)
+            if isinstance(aug.target, cst.Subscript) and self.stores.reads_own_slot(aug, aug.target):
+                found += self._slot_update(aug, aug.target)
         return found
 
     def _write_kind(self, target: cst.BaseExpression, value: cst.BaseExpression, iteration: Iteration,
@@ -878,11 +872,11 @@ class LoopCarried:
             parent = self.tree.parent.get(node)
         return False
 
-    def _slot_update(self, assign: cst.Assign, slot: cst.Subscript) -> list[InPlaceWrite]:
+    def _slot_update(self, assign: Union[cst.Assign, cst.AugAssign], slot: cst.Subscript) -> list[InPlaceWrite]:
         """``self.loss_ema[key] = a * self.loss_ema[key] + (1 - a) * value``: an item of an
         outliving container carried from step to step, like a rebound name. A total
         (``totals[k] = totals[k] + loss``, the old value not read again) is TML001's."""
-        accumulation = self.stores.accumulation_at(assign)
+        accumulation = self.stores.accumulation_at(assign) if isinstance(assign, cst.Assign) else None
         if accumulation is not None and not any(
                 read.deep_equals(slot) for read in self.tree.descendants(accumulation.value, cst.Subscript)):
             return []
