@@ -42,7 +42,7 @@ from torchmemlint.semantics.calls import Callee, Calls
 from torchmemlint.semantics.grad import GradContexts
 from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.modules import MODULE_NAME, Modules
-from torchmemlint.semantics.params import dotted_chain_methods, in_optimizer_step, iterates_parameters
+from torchmemlint.semantics.params import PARAMETER_CLASSES, dotted_chain_methods, in_optimizer_step, iterates_parameters
 from torchmemlint.semantics.scopes import (Scopes, iterable_identifiers, keyword_value, literal_key, module_itself,
                                            parameter_names, root_name, subscript_key, terminal_name)
 from torchmemlint.semantics.tree import Tree, deleted
@@ -1994,6 +1994,10 @@ class Flow:
                 # sets ``self.avg``: most likely an object of that class (a guess, as for a method
                 # found by its name alone)
                 return self.class_attribute(owner, name).travelled(expr, f"read as `.{name}`")
+        if base.kind in (MODULE, None) and not base.graph and name in self._parameter_attribute_names:
+            # (``m.sqrt_end_time`` of ``for m in model.modules()``, which a module class of the
+            # file makes an ``nn.Parameter``: a leaf, what is computed from it holds a graph)
+            return Value(device=base.device, leaf=True, kind=TENSOR)
         if base.kind in (OPTIMIZER, NUMBER, OTHER):
             return Value(detached=True)
         if names_text(name) and base.kind != MODULE:
@@ -2045,6 +2049,17 @@ class Flow:
         if earlier:
             return self.assigned_value(earlier[-1])
         return self.class_attribute(cls, name)
+
+    @cached_property
+    def _parameter_attribute_names(self) -> frozenset[str]:
+        """Attributes that a module class of the file sets to an ``nn.Parameter``
+        (``self.sqrt_end_time = nn.Parameter(...)``)."""
+        return frozenset(
+            target.target.attr.value for cls in self.scopes.classes_by_name.values()
+            if self.scopes.is_torch_module_class(cls) for assign in self.tree.descendants(cls, cst.Assign)
+            if isinstance(assign.value, cst.Call) and self.imports.qualify(assign.value.func) in PARAMETER_CLASSES
+            for target in assign.targets
+            if isinstance(target.target, cst.Attribute) and dotted_name(target.target.value) == "self")
 
     def _only_class_assigning(self, name: str) -> Optional[cst.ClassDef]:
         """The one class of the file whose methods other than ``__init__`` assign ``self.<name>``."""
