@@ -759,8 +759,22 @@ class LoopCarried:
     def holds_graph(self, expr: cst.BaseExpression, site: cst.CSTNode) -> bool:
         """``expr`` holds a graph: of its own, or from a parameter of the function it is in — an
         input of a module's ``forward`` (an activation, in training), or an argument that a call
-        site of this file passes with a graph (``tracker.update(loss)``)."""
-        return self._value_holds_graph(self.flow.value(expr, site), site)
+        site of this file passes with a graph (``tracker.update(loss)``); or a device tensor that
+        the step also differentiates, named a loss (``flow_loss`` from a library's renderer, added
+        to the loss before ``backward()``): with no graph it would train nothing."""
+        value = self.flow.value(expr, site)
+        return self._value_holds_graph(value, site) or self._differentiated_tensor(expr, value, site)
+
+    def _differentiated_tensor(self, expr: cst.BaseExpression, value: Value, site: cst.CSTNode) -> bool:
+        if not value.device or value.detached or value.kind not in (None, TENSOR):
+            return False
+        feeding = self.flow.calls.names_feeding_backward(self.scopes.function_of(site) or self.tree.module)
+        keeping = set(self.flow.calls.names_keeping_graph(expr))
+        # (named a loss: not a target or a mask the loss is computed against, which feeds the
+        # backward too but needs no graph)
+        return any(name.value in keeping and name.value in feeding and _NAMES_A_LOSS.search(name.value)
+                   and (read := self.flow.value(name, site)).device and not read.detached
+                   for name in self.tree.descendants(expr, cst.Name))
 
     def _value_holds_graph(self, value: Value, site: cst.CSTNode) -> bool:
         if value.graph:
@@ -1034,6 +1048,8 @@ def _moves_itself(site: Assignment, name: str) -> bool:
         and value.func.attr.value in _SELF_MOVES and carried_name(value.func.value) == name
 
 
+# A name for a loss term: ``loss``, ``flow_loss``, ``loss_kl``.
+_NAMES_A_LOSS = re.compile(r"(?:^|_)loss(?:_|$)", re.IGNORECASE)
 # A flag an environment returns when its episode ends (``obs, reward, done, info = env.step(a)``).
 _EPISODE_END = re.compile(r"(^|_)(done|dones|terminal|terminals|terminated|is_terminal)$")
 
