@@ -1006,8 +1006,9 @@ class Calls:
                 if qualified.startswith("torch.nn.") and qualified.split(".")[-1][:1].isupper():
                     return qualified.rsplit(".", 1)[-1] not in PARAMETER_FREE_MODULES
                 cls = self.scopes.classes_by_name.get(dotted_name(value.func) or "")
-                if self.scopes.is_torch_module_class(cls):
-                    return True
+                if self.scopes.is_torch_module_class(cls) or \
+                        value is not binding.value and self.modules.is_constructor(binding.value):
+                    return True  # (also another package's class moved to a device: ``lpips.LPIPS(net="vgg").to(device)``)
         return self.scopes.switched_to_a_mode(func, training_too=True)
 
     # -- backward passes -------------------------------------------------------------------
