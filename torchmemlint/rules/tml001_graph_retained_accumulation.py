@@ -220,6 +220,10 @@ def _kept_for_backward(model: SemanticModel, node: cst.CSTNode, container: cst.B
         return False  # the added loss is differentiated itself: the sum can only be a metric
     if name in model.calls.names_feeding_backward(scope) and name != "self":  # (``self`` feeds every method call)
         return True
+    if isinstance(scope, cst.FunctionDef) and model.calls.results_differentiated(scope) and any(
+            name in model.calls.names_keeping_graph(ret.value) for ret in model.scopes.scope_nodes(scope, cst.Return)
+            if ret.value is not None):
+        return True  # (``return torch.stack(rewards)`` to callers that each build a loss of it and differentiate it)
     iteration = model.iterations.step_iteration(node)
     if isinstance(iteration, cst.FunctionDef) and (feedbacks := model.iterations.feedbacks(iteration, name)):
         # ``score = loop_body(x, score)``: the total is handed back only to be handed in again,

@@ -295,18 +295,6 @@ def _is_loss_call(model: SemanticModel, call: cst.Call) -> bool:
                 not model.calls.runs_backward(callee.function))
 
 
-def _results_trained_on(model: SemanticModel, func: cst.FunctionDef) -> bool:
-    """Every caller of the file differentiates what ``func`` returns (``rewards = score_batch(model,
-    batch)``, then a loss of ``rewards`` and its ``backward()``): a step of training named like
-    evaluation."""
-    sites = model.calls.call_sites(func)
-    return bool(sites) and all(
-        isinstance(assign := model.tree.parent.get(site), cst.Assign) and assign.value is site and all(
-            isinstance(t.target, cst.Name) and t.target.value in model.calls.names_feeding_backward(
-                model.scopes.function_of(site) or model.module) for t in assign.targets)
-        for site in sites)
-
-
 def _evaluation_context(model: SemanticModel, call: cst.Call, helpers: dict, depth: int = 0) \
         -> Optional[Union[Loop, cst.FunctionDef, cst.Module, cst.If]]:
     """The loop, function or module whose code evaluates a model at ``call``, or None (``depth``:
@@ -323,7 +311,7 @@ def _evaluation_context(model: SemanticModel, call: cst.Call, helpers: dict, dep
     if func is not None and _is_unit_test(model, func):
         return None
     if func is not None and EVAL_FUNCTION.search(func.name.value) and not _has_backward(model, func) \
-            and not _results_trained_on(model, func):
+            and not model.calls.results_differentiated(func):
         # (``train_and_validate`` trains too: its evaluation is found below, after ``model.eval()``)
         # pytest tests loop over cases (a ``test_`` function no other function of the file calls;
         # ``test_env()`` called by the training loop plays evaluation episodes); a model's own

@@ -707,6 +707,17 @@ class Calls:
                 if isinstance(t.target, cst.Attribute) and dotted_name(t.target.value) == "self")
         return known
 
+    def results_differentiated(self, function: cst.FunctionDef) -> bool:
+        """Every caller of the file differentiates what ``function`` returns (``rewards =
+        score_batch(model, batch)``, then a loss of ``rewards`` and its ``backward()``): a step of
+        training, whatever its name says."""
+        sites = self.call_sites(function)
+        return bool(sites) and all(
+            isinstance(assign := self.tree.parent.get(site), cst.Assign) and assign.value is site and all(
+                isinstance(t.target, cst.Name) and t.target.value in self.names_feeding_backward(
+                    self.scopes.function_of(site) or self.tree.module) for t in assign.targets)
+            for site in sites)
+
     def _result_differentiated(self, call: cst.Call) -> bool:
         """The caller differentiates what ``call`` returns (``loss = model.step(crops);
         loss.backward()``): the file's loss-computing method, not a library's ``step``."""
