@@ -483,13 +483,10 @@ class Scopes:
         # ``for user_id in pairs[0].unique().tolist(): u = users_emb[user_id]``: ids drawn from the
         # data, each picking its sample's row (not ``range(seq_len)``'s time steps of one input)
         by_id = _iterates_ids(loop)
-        # ``for idx in range(len(renders)): render = renders[idx]``: the items of ``renders``
-        indexed = _indexed_sequence(loop)
         for assign in self.loop_body_nodes(loop, cst.Assign):  # ``img = preprocess(load(path))``
             # (not ``h = layer(h)``: the element called, on what the loop carries)
             if any(name.value in elements and (not self._in_index(name, assign.value) or
-                                               (by_id or self._picks_a_row(name, of=indexed)) and
-                                               self._picks_a_row(name)) and not self._called(name)
+                                               by_id and self._picks_a_row(name)) and not self._called(name)
                    for name in self.tree.descendants(assign.value, cst.Name)):
                 elements.update(name.value for t in assign.targets for name in self.tree.descendants(t.target, cst.Name))
         # (over the rows of a tensor, ``model(X_test[i:i + 1])``: the element is the row the index
@@ -508,13 +505,12 @@ class Scopes:
         parent = self.tree.parent.get(name)
         return isinstance(parent, cst.Call) and parent.func is name
 
-    def _picks_a_row(self, name: cst.Name, of: Optional[str] = "") -> bool:
-        """``name`` is the whole first index of a subscript (``emb[user_id]``), of the sequence
-        spelled ``of`` where that is given."""
+    def _picks_a_row(self, name: cst.Name) -> bool:
+        """``name`` is the whole first index of a subscript (``emb[user_id]``)."""
         element = self.tree.parent.get(self.tree.parent.get(name))
         subscript = self.tree.parent.get(element)
         return isinstance(element, cst.SubscriptElement) and isinstance(subscript, cst.Subscript) and \
-            subscript.slice[0] is element and (of == "" or of is not None and dotted_name(subscript.value) == of)
+            subscript.slice[0] is element
 
     def _in_index(self, name: cst.Name, within: cst.CSTNode) -> bool:
         """``name`` is (part of) an index (``x[:, i:i + 1]``): a position, not the data."""
@@ -1091,17 +1087,6 @@ def returned_part(returned: Optional[cst.BaseExpression], index: Optional[int],
 
 # Methods that return one item of the container they are called on.
 ITEM_GETTERS = frozenset({"setdefault", "get"})
-
-
-def _indexed_sequence(loop: cst.For) -> Optional[str]:
-    """``X`` of ``for i in range(len(X))`` (also through ``tqdm``/``trange``-style wrappers)."""
-    iterable = loop.iter
-    if isinstance(iterable, cst.Call) and dotted_name(iterable.func) in ("tqdm", "tqdm.tqdm") and iterable.args:
-        iterable = iterable.args[0].value
-    if isinstance(iterable, cst.Call) and dotted_name(iterable.func) == "range" and len(iterable.args) == 1 \
-            and _is_len_call(iterable.args[0].value) and iterable.args[0].value.args:
-        return dotted_name(iterable.args[0].value.args[0].value)
-    return None
 
 
 def _iterates_ids(loop: cst.For) -> bool:
