@@ -114,14 +114,13 @@ class GraphRetainedAccumulation(Rule):
             if store.inside is not None and updated is None:
                 # (a callee's running statistic that reads its own old value is TML005's, where it is updated)
                 updated = {carry.site for carry in model.loop_carried.chains if carry.kind == UPDATE}
-            if store.device_only or model.stores.never_grows(store) or updated and store.inside in updated or \
-                    _kept_for_backward(model, store.node, store.container,
-                                       stored=None if store.made_inside else store.value):
+            if store.device_only or model.stores.never_grows(store) or updated and store.inside in updated:
                 continue
             finding = _finding(model, store.node, store.container, store.value, store.inside,
                                made_at=store.inside if store.made_inside else None)
-            if finding is None:
-                continue
+            if finding is None or _kept_for_backward(model, store.node, store.container,
+                                                     stored=None if store.made_inside else store.value):
+                continue  # (asked second: most stored values hold no graph, and this is the costlier question)
             finding.fix, finding.no_fix = _store_fix(model, store)
             summed = _callee_sum(model, store)
             if summed is not None and (finding.fix is None or _is_callback(model, summed)):
@@ -135,10 +134,9 @@ class GraphRetainedAccumulation(Rule):
                     finding.fix, finding.no_fix = fix, no_fix
             yield finding
         for accumulation in model.stores.accumulations():
-            if _kept_for_backward(model, accumulation.node, accumulation.target, accumulation.value):
-                continue
             finding = _finding(model, accumulation.node, accumulation.target, accumulation.value)
-            if finding is not None:
+            if finding is not None and not _kept_for_backward(model, accumulation.node, accumulation.target,
+                                                              accumulation.value):
                 finding.fix, finding.no_fix = _accumulation_fix(model, accumulation)
                 yield finding
         for write in model.loop_carried.in_place_writes:

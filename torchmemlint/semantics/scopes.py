@@ -96,6 +96,7 @@ class Scopes:
         self.tree = tree
         self.imports = imports
         self._bindings: dict[cst.CSTNode, dict[str, list[Binding]]] = {}
+        self._reaching: dict[tuple[str, cst.CSTNode], list[Binding]] = {}
         self._function_of: dict[cst.CSTNode, Optional[cst.FunctionDef]] = {}
         self._scope_nodes: dict[tuple[Scope, type], tuple] = {}
         self._loop_body_nodes: dict[tuple[Loop, type], tuple] = {}
@@ -686,7 +687,15 @@ class Scopes:
     def reaching_bindings(self, name: str, at: cst.CSTNode) -> list[Binding]:
         """The bindings of ``name`` that may give its value at ``at``: the last plain one before
         it (with the augmented ones after that), or, failing that, those later in an enclosing
-        loop (they reach ``at`` on the next iteration)."""
+        loop (they reach ``at`` on the next iteration). Memoised: half the asks repeat one (the
+        rules and the flow ask of the same names at the same statements)."""
+        key = (name, at)
+        known = self._reaching.get(key)
+        if known is None:
+            known = self._reaching[key] = self._reaching_bindings(name, at)
+        return known
+
+    def _reaching_bindings(self, name: str, at: cst.CSTNode) -> list[Binding]:
         scope = self.scope_of(at)
         candidates = self.bindings(scope).get(name, [])
         if not candidates:
