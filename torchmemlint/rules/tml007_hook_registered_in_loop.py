@@ -22,8 +22,10 @@ activations or gradients it was written to collect. Host and device memory grow 
 slower every iteration.
 
 Silent when the handle is removed in the same iteration (`handle.remove()`, also through a
-helper, a list of handles, or `with module.register_forward_hook(f):`), when registration is
-guarded to happen once (`if handle is None:`), on a tensor created in the iteration
+helper, a list of handles, or `with module.register_forward_hook(f):`; a manager's `clear()` that
+the trainer calls only after the last epoch removes nothing while the hooks pile up), when registration is
+guarded to happen once (`if handle is None:`; a test of the configuration, `if self.layers ==
+"all":`, picks layers and guards nothing), on a tensor created in the iteration
 (`out.register_hook(f)` dies with `out`), and for one-time setup loops over
 `model.named_modules()`.
 

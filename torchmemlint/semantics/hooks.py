@@ -88,7 +88,10 @@ class Hooks:
             return Pile(iteration, registration.call)
         func = self.scopes.function_of(registration.call)
         if func is None or self.scopes.is_per_step_method(func) or self._guarded(registration.call, func) \
-                or self._removed(registration.call, func) or isinstance(self.tree.parent.get(registration.call), cst.Return):
+                or self._removed(registration.call, func, by_other_methods=False) \
+                or isinstance(self.tree.parent.get(registration.call), cst.Return):
+            # (another method of the class that removes the handles, ``clear()``, counts only where
+            # the loop that repeats the registration runs it: ``_through_callers`` asks that loop)
             return None
         return self._through_callers(func, registration.receiver, None, 0,
                                      self._picking_parameters(registration.call, func)
@@ -127,7 +130,9 @@ class Hooks:
                 if self._removes_in(loop.body):
                     break
                 return Pile(loop, site, built)
-            if caller is not None and caller is not func:
+            if caller is not None and caller is not func and not self._removes_in(caller):
+                # (a caller that removes the hooks, ``layer.detach_hook()`` after the example
+                # forward, leaves none behind on each of its own calls)
                 found = self._through_callers(caller, mapped, built, depth + 1)
                 if found is not None:
                     return found
@@ -195,6 +200,9 @@ class Hooks:
         elif isinstance(value, cst.Call) and (member := self._member_returned(value)) is not None:
             # ``layer = find_layer(self.model, "layer4")``, a helper that walks down its argument
             return self._as_seen_by_caller(member, func, site, callee)
+        elif isinstance(value, cst.IfExp) and (unwrapped := _unwrapped(value)) is not None:
+            # ``module.module if isinstance(module, DistributedDataParallel) else module``
+            return self._as_seen_by_caller(unwrapped, func, site, callee)
         return None
 
     def _member_returned(self, call: cst.Call) -> Optional[cst.BaseExpression]:
@@ -468,7 +476,7 @@ class Hooks:
         return self.scopes.is_bound_in(name, iteration.body, plain_only=False)
 
     # -- removal and guards --------------------------------------------------------------
-    def _removed(self, call: cst.Call, iteration: Iteration) -> bool:
+    def _removed(self, call: cst.Call, iteration: Iteration, by_other_methods: bool = True) -> bool:
         parent = self.tree.parent.get(call)
         if isinstance(parent, cst.WithItem):
             return True
@@ -491,7 +499,7 @@ class Hooks:
         # in the file, ``with`` or the garbage collector), not where it is only defined.
         return any(self._removes_in(method) for method in self.tree.descendants(cls, cst.FunctionDef)
                    if method is iteration or method.name.value in _IMPLICITLY_CALLED
-                   or self.iterations.calls.call_sites(method) or self._called_by_name(method))
+                   or by_other_methods and (self.iterations.calls.call_sites(method) or self._called_by_name(method)))
 
     def _kept_in_returned(self, call: cst.Call, function: cst.FunctionDef) -> bool:
         """The handle ``call`` gives is put into a container the function returns: ``handles[name]
@@ -515,16 +523,19 @@ class Hooks:
         object whose class the call graph does not know)."""
         return bool(self.iterations.calls.calls_spelled(method.name.value, method=True))
 
-    def _removes_in(self, region: cst.CSTNode) -> bool:
-        """A ``.remove()`` in ``region`` or in a function of the file it calls by name
-        (``self.remove_hooks()``, ``detach_all(hooks)``, ``harness.measure(loader)`` that removes
-        its recorders' handles)."""
+    def _removes_in(self, region: cst.CSTNode, depth: int = 0) -> bool:
+        """A ``.remove()`` in ``region`` or in a function of the file it calls by name, and so
+        on down to ``_MAX_CALL_DEPTH`` calls (``self.remove_hooks()``, ``detach_all(hooks)``,
+        ``harness.measure(loader)`` that removes its recorders' handles, ``self.step(batch)``
+        whose end calls ``self.remove_hooks()``)."""
         if self._has_remove(region):
             return True
+        if depth >= _MAX_CALL_DEPTH:
+            return False
         for other in self.tree.descendants(region, cst.Call):
             name = other.func.attr.value if isinstance(other.func, cst.Attribute) else (
                 other.func.value if isinstance(other.func, cst.Name) else None)
-            if any(self._has_remove(f) for f in self.scopes.functions_by_name.get(name or "", [])):
+            if any(f is not region and self._removes_in(f, depth + 1) for f in self.scopes.functions_by_name.get(name or "", [])):
                 return True
         return False
 
@@ -551,8 +562,9 @@ class Hooks:
             for comparison in self.tree.descendants(test, cst.Comparison):
                 if isinstance(comparison.left, cst.Name) and comparison.left.value in selecting:
                     continue  # ``for name, m in model.named_modules(): if name == layer:`` picks a member
-                if isinstance(comparison.left, cst.SimpleString):
-                    continue  # ``if "register_hook" in modes:`` reads the configuration, every time
+                if isinstance(comparison.left, cst.SimpleString) or any(
+                        isinstance(c.comparator, cst.SimpleString) for c in comparison.comparisons):
+                    continue  # ``if "register_hook" in modes:``, ``if self.layers == "all":`` read the configuration, every time
                 if any(isinstance(c.operator, (cst.Is, cst.IsNot, cst.Equal, cst.In, cst.NotIn)) for c in comparison.comparisons):
                     return True
         return False
@@ -597,6 +609,13 @@ def _navigated_from(expr: cst.BaseExpression) -> cst.BaseExpression:
             expr = owner
         else:
             return expr
+
+
+def _unwrapped(choice: cst.IfExp) -> Optional[cst.Name]:
+    """The object both arms of ``choice`` read (``model`` of ``model.module if hasattr(model,
+    "module") else model``, a wrapper's unwrapping): the same object's members either way."""
+    body, orelse = _navigated_from(choice.body), _navigated_from(choice.orelse)
+    return orelse if isinstance(body, cst.Name) and isinstance(orelse, cst.Name) and body.value == orelse.value else None
 
 
 def _walks_down(value: Optional[cst.BaseExpression], name: str) -> bool:
