@@ -17,7 +17,8 @@ forward_step(model, img, ...)`, whose `autograd.grad` is the step), or iterates 
 evaluation loop with grad on (a function
 in eval mode handing each element to a model, or to a helper together with the model), in a
 rollout (a loop stepping an environment) or another step loop that runs a model with no
-backward after it (an endless inference stream), or across calls of a per-step method. A model
+backward after it (an endless inference stream; a sampler of generation code outside any model,
+whose `x = x + slope * dt` computes `slope` from `x`), or across calls of a per-step method. A model
 passed in whose result is unpacked into as many parts as every model class of the file returns
 is read as those classes' `forward` (a memory they return detached is not flagged). An
 unroll whose only gradients are `torch.autograd.grad` inner steps, with the backward or

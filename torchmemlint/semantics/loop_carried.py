@@ -999,13 +999,22 @@ class LoopCarried:
             return UPDATE  # ``x = x + step`` of the variable ``torch.autograd.grad(loss, x)`` optimizes
         added = self._accumulations.get(site)
         if added is not None and self.holds_graph(added, site) and (
-                "." not in name or next(self._graph_reads(added, name, region, site, 0), None) is None):
+                "." not in name and not self._samples(region)
+                or next(self._graph_reads(added, name, region, site, 0), None) is None):
             # (a running statistic on ``self`` whose step reads the old value, ``self.mean = self.mean +
-            # (x - self.mean) * k``, updates it; a local's ``z = z + f(z)`` stays a total, as an
-            # Euler sampler's steps inside one forward are)
+            # (x - self.mean) * k``, updates it, as a sampler's ``x = x + d * dt`` with ``d`` computed
+            # from ``x`` does; a local's ``z = z + f(z)`` inside one forward stays a total)
             return ACCUMULATION
         value = site.value
         return UPDATE if isinstance(value, (cst.BinaryOperation, cst.UnaryOperation)) else STATE
+
+    def _samples(self, region: Iteration) -> bool:
+        """A loop of generation or evaluation code that runs a model each iteration and trains
+        nothing (an Euler sampler outside any model): what it carries is never differentiated. A
+        model's own sampler (``FlowHead.sample_latent``) may be, by whoever calls it."""
+        return isinstance(region, (cst.For, cst.While)) and not self.scopes.in_model_method(region) and \
+            not self.iterations.runs_step(region) and \
+            not self.iterations.trains_through_calls(region) and self._runs_model_per_step(region)
 
     def _perturbation_step(self, site: Assignment) -> bool:
         """An attack's step: a gradient's sign (FGSM, PGD) or a projection back into the data's
