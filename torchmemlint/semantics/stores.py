@@ -357,7 +357,7 @@ class Stores:
         return found
 
     def _persistent_root(self, container: cst.BaseExpression, function: cst.FunctionDef,
-                         cls: Optional[cst.ClassDef]) -> Optional[str]:
+                         cls: Optional[cst.ClassDef], depth: int = 0) -> Optional[str]:
         """Where a container a function stores into lives: on ``self`` (not rebuilt in the
         function itself), in a parameter the caller passes, or in a global; None for a local."""
         root = root_name(container)
@@ -368,17 +368,17 @@ class Stores:
         bindings = self.scopes.bindings(function).get(root, [])
         if any(isinstance(b.node, cst.Param) for b in bindings):
             return f"param:{root}" if all(isinstance(b.node, cst.Param) for b in bindings) else None
-        if len(bindings) == 1 and root not in self.scopes.global_names(function):
-            # ``meter = self.meters.setdefault(name, AverageMeter())``, ``for meter in self.meters.values()``
-            # (``for key, meter in self.meters.items()``): an object another container holds lives
-            # where that container lives
-            held_by = bindings[0].node.iter if isinstance(bindings[0].node, cst.For) else bindings[0].value
-            if isinstance(bindings[0].node, cst.For) and isinstance(held_by, cst.Call) and \
-                    isinstance(held_by.func, cst.Attribute) and held_by.func.attr.value in ("values", "items"):
-                held_by = held_by.func.value
-            if held_by is not None and root_name(held_by) not in (None, root):
-                return self._persistent_root(held_by, function, cls)
         if bindings and root not in self.scopes.global_names(function):
+            if depth > 4:
+                return None  # (``a = b[0]`` and ``b = a.parts``: a cycle of holders)
+            # ``meter = self.meters.setdefault(name, AverageMeter())``, ``for meter in self.meters.values()``
+            # (``for key, meter in self.meters.items()``, in each loop that binds it): an object
+            # another container holds lives where that container lives
+            roots = {self._persistent_root(held_by, function, cls, depth + 1) if held_by is not None and
+                     root_name(held_by) not in (None, root) else None
+                     for held_by in map(_holder, bindings)}
+            if len(roots) == 1 and None not in roots:
+                return roots.pop()
             return None
         return "global"
 
@@ -392,6 +392,7 @@ class Stores:
         return spelled is not None and any(
             any(dotted_name(t.target) == spelled for t in assign.targets) and not self.reads(assign.value, spelled)
             and (self._accumulates_for_backward(container, function) or not self._every_n_steps(assign, function))
+            and not self.scopes.gives_first_value(assign, spelled)  # (``if self.meters is None: self.meters = {...}``)
             for assign in self.scopes.scope_nodes(function, cst.Assign)
         )
 
@@ -1293,6 +1294,16 @@ def _packs(expr: cst.BaseExpression, param: str) -> bool:
     else:
         return False
     return any(isinstance(part, cst.Name) and part.value == param for part in parts)
+
+
+def _holder(binding) -> Optional[cst.BaseExpression]:
+    """The container the binding takes its object from: the iterable of ``for meter in
+    self.meters.values()`` (the dict itself), else the value bound."""
+    held_by = binding.node.iter if isinstance(binding.node, cst.For) else binding.value
+    if isinstance(binding.node, cst.For) and isinstance(held_by, cst.Call) and \
+            isinstance(held_by.func, cst.Attribute) and held_by.func.attr.value in ("values", "items"):
+        held_by = held_by.func.value
+    return held_by
 
 
 def _entry_of(bindings) -> Optional[cst.BaseExpression]:
