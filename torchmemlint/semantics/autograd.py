@@ -30,6 +30,9 @@ CTX_METHODS = ("forward", "setup_context")
 TENSOR_VALUED_ATTRIBUTES = frozenset({"data", "grad", "T", "mT", "H", "real", "imag"})
 METADATA_ATTRIBUTES = frozenset({"shape", "dtype", "device", "is_cuda", "requires_grad", "ndim", "layout",
                                  "is_sparse", "is_leaf", "grad_fn", "names"})
+# Metadata that modules, environments and trainers carry as well: a tensor's only if nothing else
+# read of the same name is foreign to tensors.
+_SHARED_METADATA = frozenset({"device", "dtype"})
 # Tensor methods whose result is not a tensor.
 NON_TENSOR_METHODS = frozenset({"size", "dim", "numel", "item", "tolist", "stride", "data_ptr", "element_size",
                                 "nelement", "is_contiguous", "get_device", "storage_offset", "__len__",
@@ -281,15 +284,23 @@ class AutogradFunctions:
             annotation = param.annotation
             if annotation is not None and (dotted_name(annotation.annotation) or "").split(".")[-1] == "Tensor":
                 names.add(param.name.value)
+        by_device: set[str] = set()  # read as ``x.device`` / ``x.dtype``: a module or an env has those too
+        foreign: set[str] = set()  # with another attribute no tensor has (``env.batch_size``, ``env._step``)
         for attribute in self.scopes.scope_nodes(method, cst.Attribute):
             receiver = attribute.value
             if not isinstance(receiver, cst.Name):
                 continue
             parent = self.tree.parent.get(attribute)
             called = isinstance(parent, cst.Call) and parent.func is attribute
-            if attribute.attr.value in METADATA_ATTRIBUTES or attribute.attr.value in TENSOR_VALUED_ATTRIBUTES or \
-                    (called and attribute.attr.value in _USED_AS_TENSOR_METHODS):
+            member = attribute.attr.value
+            if member in _SHARED_METADATA:
+                by_device.add(receiver.value)
+            elif member in METADATA_ATTRIBUTES or member in TENSOR_VALUED_ATTRIBUTES or \
+                    (called and member in _USED_AS_TENSOR_METHODS):
                 names.add(receiver.value)
+            elif member not in _USED_AS_TENSOR_METHODS:
+                foreign.add(receiver.value)
+        names |= by_device - foreign
         ctx = self.ctx_name(method)
         for call in self.scopes.scope_nodes(method, cst.Call):
             func = call.func
