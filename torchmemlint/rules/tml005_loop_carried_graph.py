@@ -25,7 +25,8 @@ unroll whose only gradients are `torch.autograd.grad` inner steps, with the back
 optimizer step right after the loop (a truncated meta-learning unroll), carries its graph on
 purpose and is not flagged; the carry must then be cut in the loop around it. A reset only for a
 new batch size (`if self.hidden.size(1) != x.size(0): self.hidden = self.init_hidden(...)`), or
-only when a rollout's episode ends (`if done: hx = torch.zeros(1, 256)`), does not cut the carry
+only when a rollout's episode ends (`if done: hx = torch.zeros(1, 256)`, `hx = torch.zeros(1, 256) if
+done else hx`), does not cut the carry
 on the other steps; a write followed in its block by `t = t.detach()`, and an
 object of the file whose `detach()` method rebinds its own attributes detached (`state.detach()`),
 do.
@@ -81,7 +82,10 @@ the update reads it instead — `self.memory = 0.5 * self.memory.detach() + self
 value is surely a tensor, and gives no fix otherwise. For recurrent state fed to a module, it detaches the previous
 value where the iteration reads it — `model(x, h.detach())`, or
 `tuple(part.detach() for part in hidden)` for a tuple of states — when the state's type is known from
-its initialisation (a tensor factory, a tuple of them, a helper of the file returning one). A
+its initialisation (a tensor factory, a tuple of them, a helper of the file returning one); where
+the iteration resets the state only on some steps (`hidden = torch.zeros(1, 128) if done else
+hidden`), it detaches the arm that hands it on, once per iteration, so that a backward within the
+iteration still runs through its inner steps. A
 state whose type is not known (`model.init_hidden()`, `None` at first) is read through
 `detach_state(hidden)`, a helper the fix adds after the module's imports: it detaches a tensor,
 a tuple or list of them element by element, and returns anything else unchanged, so it cannot
@@ -180,7 +184,7 @@ def _detach_fix(model: SemanticModel, site: cst.CSTNode, carries: list[Carry],
     replacements = []
     for carry in carries:
         kind = _state_kind(model, carry)
-        for read in carry.reads:
+        for read in _cut_points(model, carry):
             if kind == TENSOR:
                 new = call_method(read, "detach")
             elif kind == SEQUENCE:
@@ -219,6 +223,15 @@ def {name}(state):
 '''
 
 
+def _cut_points(model: SemanticModel, carry: Carry) -> tuple[cst.BaseExpression, ...]:
+    """Where to detach the carried state: where the iteration reads the previous value, or, where
+    it resets the state only on some steps (``hidden = zeros(...) if done else hidden``), the arm
+    that hands it on: once per iteration, so the backward inside the iteration still reaches
+    through the inner steps."""
+    kept = model.loop_carried.kept_arm(carry)
+    return (kept,) if kept is not None else carry.reads
+
+
 def _state_helper_fix(model: SemanticModel, carries: list[Carry]) -> tuple[Optional[NodeFix], str]:
     """For state whose type is not known (``model.init_hidden()``, ``None`` at first):
     ``detach_state(hidden)`` where the iteration reads it, with a module-level helper that
@@ -231,7 +244,7 @@ def _state_helper_fix(model: SemanticModel, carries: list[Carry]) -> tuple[Optio
             if not isinstance(model.tree.parent.get(name), cst.FunctionDef)):
         return None, unknown
     replacements = [Replacement(read, cst.parse_expression(f"{STATE_HELPER}({model.code(read)})"))
-                    for carry in carries for read in carry.reads]
+                    for carry in carries for read in _cut_points(model, carry)]
     if not any(f.name.value == STATE_HELPER for f in model.module.body if isinstance(f, cst.FunctionDef)):
         tensor, needs_import = torch_spelling(model, "torch.Tensor", model.module)
         anchor = _last_leading_import(model.module)

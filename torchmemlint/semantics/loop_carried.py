@@ -198,7 +198,8 @@ class LoopCarried:
         binding (a loop target, ``with ... as``), ``h.detach_()``, or a reset of the attribute."""
         for site in sites:
             if isinstance(site, cst.AugAssign) or self.scopes.gives_first_value(site, name) \
-                    or self._starts_episode(site, region) or self._resets_on_a_data_flag(site, region, name):
+                    or self._starts_episode(site, region) or self._resets_on_a_data_flag(site, region, name) \
+                    or _resets_or_keeps(site, name):
                 continue
             if self.grad.is_disabled(site) or not any(
                     self._graph_reads(site.value, name, region, site, 0, previous_only=False)):
@@ -458,8 +459,8 @@ class LoopCarried:
         for other in self.bindings_in(name, region):
             if other is site or self.tree.contains(other, site) or not self.tree.before(other, site):
                 continue
-            if self._surely_runs_before(other, site):
-                return False
+            if self._surely_runs_before(other, site) and not _resets_or_keeps(other, name):
+                return False  # (``hx = zeros(...) if done else hx`` hands the previous value on)
         return True
 
     def _surely_runs_before(self, earlier: cst.CSTNode, later: cst.CSTNode) -> bool:
@@ -472,6 +473,16 @@ class LoopCarried:
             if self.tree.contains(ancestor, later):
                 return True
         return True
+
+    def kept_arm(self, carry: Carry) -> Optional[cst.BaseExpression]:
+        """The arm that hands the previous value on where the iteration resets it only on some
+        steps (``hidden`` of ``hidden = torch.zeros(1, 128) if done else hidden``): where a cut
+        once per iteration belongs."""
+        for binding in self.bindings_in(carry.name, carry.iteration):
+            if _resets_or_keeps(binding, carry.name):
+                value = binding.value
+                return value.body if carried_name(value.body) == carry.name else value.orelse
+        return None
 
     def bindings_in(self, name: str, region: Iteration) -> list[cst.CSTNode]:
         body = region if isinstance(region, cst.FunctionDef) else region.body
@@ -1047,6 +1058,28 @@ _PERTURBATION_CALLS = frozenset({"sign", "clamp", "clamp_", "clip"})
 
 # Methods that return the tensor itself when it already is on that device or of that type.
 _SELF_MOVES = frozenset({"to", "cuda", "cpu", "float", "half", "double", "bfloat16", "contiguous", "type_as"})
+
+
+def _resets_or_keeps(site: Assignment, name: str) -> bool:
+    """``hx = torch.zeros(1, 256) if done else hx``: a fresh value on one path (an episode's end),
+    the old one with its graph on the other; not ``h = h.detach() if t % k == 0 else h``, which
+    cuts the chain every ``k`` steps."""
+    value = getattr(site, "value", None)
+    if not isinstance(value, cst.IfExp):
+        return False
+    arms = (value.body, value.orelse)
+    kept = [arm for arm in arms if carried_name(arm) == name]
+    return len(kept) == 1 and not any(
+        carried_name(node) == name for arm in arms if arm is not kept[0] for node in _names_and_attributes(arm))
+
+
+def _names_and_attributes(expr: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.Name, cst.Attribute)):
+            yield node
+        stack.extend(node.children)
 
 
 def _moves_itself(site: Assignment, name: str) -> bool:
