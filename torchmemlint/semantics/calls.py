@@ -31,8 +31,10 @@ _COMMON_METHOD_NAMES = frozenset({
 FORWARD_METHODS = frozenset({"encode", "decode", "compute_loss", "get_loss", "forward_train", "predict_step"})
 # A model's methods that run (part of) its forward: CLIP's ``encode_image``, Hugging Face's
 # ``get_text_features``, fairseq's ``extract_features``, ``embed_tokens``-style encoders, a neural
-# field's ``render`` / ``render_single_image``.
-_FORWARD_METHOD = re.compile(r"^(?:encode|decode|embed|render)_\w+$|^get_\w*features$|^extract_features$|^render$")
+# field's ``render`` / ``render_single_image``, and methods named for a forward (timm's
+# ``forward_features``, WaveNet's ``incremental_forward``), not the hooks' ``register_forward_hook``.
+_FORWARD_METHOD = re.compile(r"^(?:encode|decode|embed|render)_\w+$|^get_\w*features$|^extract_features$|^render$"
+                             r"|^(?!register_)(?:\w+_)?forward(?:_(?!\w*hook)\w+)?$")
 LOSS_SUFFIX = re.compile(r"(?:loss|Loss|criterion)$")
 # How a parameter holding "the" loss function is named (underscores dropped, lower case): the one
 # loss class of the file (``...Loss``, ``...Criterion``) is what it holds.
