@@ -91,7 +91,8 @@ class ConcatAccumulatorInLoop(Rule):
             if isinstance(iteration, cst.FunctionDef):
                 if not accumulation.name.startswith("self.") and not model.iterations.fed_back(iteration, accumulation.name):
                     continue  # a per-step method's locals die with the call
-            elif not (model.scopes.is_step_loop(iteration) or model.scopes.chunks_a_tensor(iteration)) or \
+            elif not (model.scopes.is_step_loop(iteration) or model.scopes.chunks_a_tensor(iteration)
+                      or model.scopes.indexes_a_dataset(iteration)) or \
                     not model.loop_carried.reaches_previous(accumulation.site, accumulation.name, iteration):
                 continue
             if _used_in_iteration(model, accumulation, iteration) or _truncated(model, accumulation) or \

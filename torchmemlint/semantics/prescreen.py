@@ -20,7 +20,7 @@ from typing import Callable, Iterator, Optional, Union
 
 from torchmemlint.diagnostics import FileError
 from torchmemlint.semantics.vocabulary import (
-    CHUNK_STRIDE, EVAL_FUNCTION, FORWARD_HOOK_REGISTRATIONS, GENERATION_FUNCTION, IN_PLACE_WRITES, ITERATION_BUILTINS, LOADER_ITERABLE, NON_TENSOR_ANNOTATIONS, SEARCH_DRIVERS, METER_CLASS, METER_METHODS, MODEL_RUNNING_METHODS, PER_STEP_METHODS, STORING_METHODS,
+    CHUNK_STRIDE, DATASET_NAME, EVAL_FUNCTION, FORWARD_HOOK_REGISTRATIONS, GENERATION_FUNCTION, IN_PLACE_WRITES, ITERATION_BUILTINS, LOADER_ITERABLE, NON_TENSOR_ANNOTATIONS, SEARCH_DRIVERS, METER_CLASS, METER_METHODS, MODEL_RUNNING_METHODS, PER_STEP_METHODS, STORING_METHODS,
     TENSOR_PIECES, keeps_every_input, is_model_name, is_step_identifier, is_step_target, makes_training_step, steps_environment,
 )
 
@@ -55,6 +55,7 @@ class LoopFacts:
     # calls, and the names it hands to calls
     names_in_calls: set[str] = field(default_factory=set)
     scope: Optional["_Scope"] = None  # the function holding it
+    indexes_dataset: bool = False  # ``x = dset[i]`` in its body (``Scopes._indexes_a_dataset``)
 
     @property
     def could_be_step_loop(self) -> bool:
@@ -69,7 +70,8 @@ class LoopFacts:
             self.scope.sets_eval_mode or bool(EVAL_FUNCTION.search(self.scope.name or ""))) or (
             "range" in self.header_identifiers and any(CHUNK_STRIDE.search(n) for n in self.header_identifiers)) or \
             not self.header_identifiers.isdisjoint(TENSOR_PIECES) or \
-            "range" in self.header_identifiers and not self.header_identifiers.isdisjoint(("shape", "size"))
+            "range" in self.header_identifiers and not self.header_identifiers.isdisjoint(("shape", "size")) or \
+            self.indexes_dataset
 
 
 @dataclass
@@ -729,6 +731,11 @@ class _Walker:
         if in_loop:
             keeps.add(LOOP_ASSIGNMENT)
             enclosing[-1].assigns = True
+            value = node.value
+            if kind is ast.Assign and type(value) is ast.Subscript and \
+                    DATASET_NAME.search(_terminal_name(value.value) or "") is not None:
+                for loop in enclosing:
+                    loop.indexes_dataset = True
         targets = node.targets if kind is ast.Assign else [node.target]
         for target in targets:
             _bind(target, scope.bound)

@@ -16,7 +16,7 @@ import libcst as cst
 from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.tree import Tree
 from torchmemlint.semantics.vocabulary import (
-    BATCH_STRIDE, CHUNK_STRIDE, TENSOR_PIECES, EVAL_FUNCTION, GENERATION_FUNCTION, INFERENCE_FUNCTION, POST_PROCESSING_FUNCTION, LOSS_TERMS, ITERATION_BUILTINS, LOADER_ITERABLE, MODEL_CLASS_SUFFIXES,
+    BATCH_STRIDE, CHUNK_STRIDE, DATASET_NAME, TENSOR_PIECES, EVAL_FUNCTION, GENERATION_FUNCTION, INFERENCE_FUNCTION, POST_PROCESSING_FUNCTION, LOSS_TERMS, ITERATION_BUILTINS, LOADER_ITERABLE, MODEL_CLASS_SUFFIXES,
     MODEL_RUNNING_METHODS, MODULE_RETURNING_METHODS, PER_STEP_METHODS, TRAINER_CALLBACK_STEP_METHODS,
     is_class_name, is_model_name, is_step_identifier, is_step_target, makes_training_step, steps_environment,
 )
@@ -418,6 +418,20 @@ class Scopes:
             return True  # ``while True:`` training loops run until a break (inside a loop over
             # data it is a per-sample search, e.g. beam search, unless it has step calls)
         return isinstance(loop, cst.For) and self.evaluates_each_element(loop)
+
+    def indexes_a_dataset(self, loop: Loop) -> bool:
+        """The body assigns a dataset's item at the loop's target (``ex, lbl = dset[idx]``,
+        ``sample = self.dataset[i]``): one example per iteration, as many as the dataset has
+        (not a step loop: a batch gathered for one use is kept on purpose, only its growth by
+        concatenation costs)."""
+        if not isinstance(loop, cst.For) or not isinstance(loop.target, cst.Name):
+            return False
+        target = loop.target.value
+        return any(isinstance(s := assign.value, cst.Subscript) and len(s.slice) == 1 and
+                   isinstance(index := s.slice[0].slice, cst.Index) and
+                   isinstance(index.value, cst.Name) and index.value.value == target and
+                   DATASET_NAME.search(terminal_name(s.value) or "") is not None
+                   for assign in self.loop_body_nodes(loop, cst.Assign))
 
     def chunks_a_tensor(self, loop: Loop) -> bool:
         """``for begin in range(0, n, chunk_size)`` where ``n`` is ``x.shape[0]``, ``x.size(0)``,

@@ -236,6 +236,8 @@ CHUNK_STRIDE = re.compile(r"batch|chunk|^bs$|_bs$", re.IGNORECASE)
 # Tensor methods (and ``torch`` functions) that cut a tensor into pieces.
 TENSOR_PIECES = frozenset({"split", "chunk", "tensor_split", "unbind", "split_with_sizes"})
 LOADER_ITERABLE = re.compile(r"loader|batches|dataset|\bdl\b|_dl\b", re.IGNORECASE)
+# How a dataset object is named (``dset``, ``val_dataset``, ``self.ds``): ``x = dset[idx]`` reads one example.
+DATASET_NAME = re.compile(r"(?:^|_)(?:dataset|dset|ds)$", re.IGNORECASE)
 # A function that produces one output step by step (autoregressive decoding, sampling): its
 # loops run over time steps of one input, not over training steps.
 # How functions that turn one batch's outputs into results are named (``post_process_object_detection``).
