@@ -1022,8 +1022,12 @@ class LoopCarried:
     def _samples(self, region: Iteration) -> bool:
         """A loop of generation or evaluation code that runs a model each iteration and trains
         nothing (an Euler sampler outside any model): what it carries is never differentiated. A
-        model's own sampler (``FlowHead.sample_latent``) may be, by whoever calls it."""
+        model's own sampler (``FlowHead.sample_latent``, or a helper only its methods call) may
+        be, by whoever calls it."""
+        function = self.scopes.function_of(region)
+        sites = self.flow.calls.call_sites(function) if function is not None else []
         return isinstance(region, (cst.For, cst.While)) and not self.scopes.in_model_method(region) and \
+            not (sites and all(self.scopes.in_model_method(site) for site in sites)) and \
             not self.iterations.runs_step(region) and \
             not self.iterations.trains_through_calls(region) and self._runs_model_per_step(region)
 
@@ -1071,15 +1075,6 @@ def _resets_or_keeps(site: Assignment, name: str) -> bool:
     kept = [arm for arm in arms if carried_name(arm) == name]
     return len(kept) == 1 and not any(
         carried_name(node) == name for arm in arms if arm is not kept[0] for node in _names_and_attributes(arm))
-
-
-def _names_and_attributes(expr: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
-    stack = [expr]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (cst.Name, cst.Attribute)):
-            yield node
-        stack.extend(node.children)
 
 
 def _moves_itself(site: Assignment, name: str) -> bool:
