@@ -53,6 +53,9 @@ class Hooks:
         self.imports = imports
         self.scopes = scopes
         self.iterations = iterations
+        # (region, depth) -> whether it removes hooks within the calls left: each function is
+        # read once per depth, not once per path of calls that reaches it
+        self._removals: dict[tuple[cst.CSTNode, int], bool] = {}
 
     @cached_property
     def registrations(self) -> list[HookRegistration]:
@@ -528,16 +531,14 @@ class Hooks:
         on down to ``_MAX_CALL_DEPTH`` calls (``self.remove_hooks()``, ``detach_all(hooks)``,
         ``harness.measure(loader)`` that removes its recorders' handles, ``self.step(batch)``
         whose end calls ``self.remove_hooks()``)."""
-        if self._has_remove(region):
-            return True
-        if depth >= _MAX_CALL_DEPTH:
-            return False
-        for other in self.tree.descendants(region, cst.Call):
-            name = other.func.attr.value if isinstance(other.func, cst.Attribute) else (
-                other.func.value if isinstance(other.func, cst.Name) else None)
-            if any(f is not region and self._removes_in(f, depth + 1) for f in self.scopes.functions_by_name.get(name or "", [])):
-                return True
-        return False
+        known = self._removals.get((region, depth))
+        if known is None:
+            self._removals[(region, depth)] = False  # (a recursive call reads no removal through itself)
+            known = self._removals[(region, depth)] = self._has_remove(region) or depth < _MAX_CALL_DEPTH and any(
+                f is not region and self._removes_in(f, depth + 1)
+                for other in self.tree.descendants(region, cst.Call)
+                for f in self.scopes.functions_by_name.get(_called_name(other) or "", []))
+        return known
 
     def _has_remove(self, region: cst.CSTNode) -> bool:
         return any(
@@ -609,6 +610,12 @@ def _navigated_from(expr: cst.BaseExpression) -> cst.BaseExpression:
             expr = owner
         else:
             return expr
+
+
+def _called_name(call: cst.Call) -> Optional[str]:
+    """``remove_hooks`` of ``self.remove_hooks()`` and of ``remove_hooks(handles)``."""
+    func = call.func
+    return func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
 
 
 def _unwrapped(choice: cst.IfExp) -> Optional[cst.Name]:
