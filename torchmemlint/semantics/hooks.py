@@ -537,8 +537,17 @@ class Hooks:
             known = self._removals[(region, depth)] = self._has_remove(region) or depth < _MAX_CALL_DEPTH and any(
                 f is not region and self._removes_in(f, depth + 1)
                 for other in self.tree.descendants(region, cst.Call)
-                for f in self.scopes.functions_by_name.get(_called_name(other) or "", []))
+                for f in self._functions_called(other))
         return known
+
+    def _functions_called(self, call: cst.Call) -> list[cst.FunctionDef]:
+        """The file's functions ``call`` may run: those of its name, and the one the call graph
+        resolves (``cam(image)`` runs ``GradCAM.__call__``)."""
+        functions = list(self.scopes.functions_by_name.get(_called_name(call) or "", []))
+        callee = self.iterations.calls.callee(call)
+        if callee is not None and isinstance(callee.function, cst.FunctionDef) and callee.function not in functions:
+            functions.append(callee.function)
+        return functions
 
     def _has_remove(self, region: cst.CSTNode) -> bool:
         return any(
