@@ -18,7 +18,7 @@ import libcst as cst
 
 from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.iterations import Iteration, Iterations
-from torchmemlint.semantics.scopes import Loop, Scopes, first_param, parameter_names, tests_every_n_steps
+from torchmemlint.semantics.scopes import Loop, Scopes, first_param, parameter_names, terminal_name, tests_every_n_steps
 from torchmemlint.semantics.tree import Tree
 from torchmemlint.semantics.vocabulary import HOOK_REGISTRATIONS
 
@@ -543,7 +543,7 @@ class Hooks:
     def _functions_called(self, call: cst.Call) -> list[cst.FunctionDef]:
         """The file's functions ``call`` may run: those of its name, and the one the call graph
         resolves (``cam(image)`` runs ``GradCAM.__call__``)."""
-        functions = list(self.scopes.functions_by_name.get(_called_name(call) or "", []))
+        functions = list(self.scopes.functions_by_name.get(terminal_name(call.func) or "", []))
         callee = self.iterations.calls.callee(call)
         if callee is not None and isinstance(callee.function, cst.FunctionDef) and callee.function not in functions:
             functions.append(callee.function)
@@ -619,12 +619,6 @@ def _navigated_from(expr: cst.BaseExpression) -> cst.BaseExpression:
             expr = owner
         else:
             return expr
-
-
-def _called_name(call: cst.Call) -> Optional[str]:
-    """``remove_hooks`` of ``self.remove_hooks()`` and of ``remove_hooks(handles)``."""
-    func = call.func
-    return func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
 
 
 def _unwrapped(choice: cst.IfExp) -> Optional[cst.Name]:

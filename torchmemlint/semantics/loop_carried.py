@@ -103,6 +103,7 @@ class LoopCarried:
         self._in_place_detached: dict[cst.CSTNode, set[str]] = {}
         self._requiring_grad: dict[object, set[str]] = {}
         self._parameter_cuts: dict[tuple[cst.FunctionDef, str], bool] = {}
+        self._sampling: dict[cst.CSTNode, bool] = {}  # region -> ``_samples`` (asked per carry site)
 
     # -- graph chains ------------------------------------------------------------------
     @cached_property
@@ -1024,12 +1025,16 @@ class LoopCarried:
         nothing (an Euler sampler outside any model): what it carries is never differentiated. A
         model's own sampler (``FlowHead.sample_latent``, or a helper only its methods call) may
         be, by whoever calls it."""
-        function = self.scopes.function_of(region)
-        sites = self.flow.calls.call_sites(function) if function is not None else []
-        return isinstance(region, (cst.For, cst.While)) and not self.scopes.in_model_method(region) and \
-            not (sites and all(self.scopes.in_model_method(site) for site in sites)) and \
-            not self.iterations.runs_step(region) and \
-            not self.iterations.trains_through_calls(region) and self._runs_model_per_step(region)
+        known = self._sampling.get(region)
+        if known is None:
+            function = self.scopes.function_of(region)
+            sites = self.flow.calls.call_sites(function) if function is not None else []
+            known = self._sampling[region] = isinstance(region, (cst.For, cst.While)) and \
+                not self.scopes.in_model_method(region) and \
+                not (sites and all(self.scopes.in_model_method(site) for site in sites)) and \
+                not self.iterations.runs_step(region) and \
+                not self.iterations.trains_through_calls(region) and self._runs_model_per_step(region)
+        return known
 
     def _perturbation_step(self, site: Assignment) -> bool:
         """An attack's step: a gradient's sign (FGSM, PGD) or a projection back into the data's

@@ -55,14 +55,15 @@ class LoopFacts:
     # calls, and the names it hands to calls
     names_in_calls: set[str] = field(default_factory=set)
     scope: Optional["_Scope"] = None  # the function holding it
-    indexes_dataset: bool = False  # ``x = dset[i]`` in its body (``Scopes._indexes_a_dataset``)
+    indexes_dataset: bool = False  # ``x = dset[i]`` in its body (``Scopes.indexes_a_dataset``, TML008's)
 
     @property
     def could_be_step_loop(self) -> bool:
         """``Scopes.is_step_loop`` may hold for this loop (``evaluates_each_element``: a loop
         handing its element to a model in a function that sets eval mode or is named for
         evaluation; ``_strided_stop``: ``range(0, n, batch_size)``; ``chunks_a_tensor``: over
-        ``x.split(1)`` or ``range(x.shape[0])``, its count spelled in the header)."""
+        ``x.split(1)`` or ``range(x.shape[0])``, its count spelled in the header), or TML008's loop
+        over a dataset's items (``Scopes.indexes_a_dataset``)."""
         return self.while_true or self.has_step_call or any(
             (is_step_identifier(name) and name not in ITERATION_BUILTINS) or is_step_target(name)
             for name in self.header_identifiers
