@@ -1794,8 +1794,13 @@ class Flow:
             return receiver.any_element() if receiver.kind in (MAPPING, SEQUENCE) else receiver.derived()
         if method == "copy" and receiver.kind in (MAPPING, SEQUENCE):
             return receiver
-        if method in _GATHERING_METHODS and not receiver.graph:  # accelerate / distributed: detached copies
+        if method in _GATHERING_METHODS and not receiver.graph:
             gathered = self.value(call.args[0].value, at) if call.args else UNKNOWN
+            if _FRAMEWORK_RECEIVER.search(dotted_name(func.value) or ""):
+                # accelerate's and Fabric's collectives return their argument itself on one process
+                # (``reduce`` a clone), graph and all; only across processes is the copy detached.
+                return gathered.derived(kind=gathered.kind, loss=gathered.loss, scalar=False).travelled(
+                    call, f"returned with its graph by `{_spelled(call)}()` on one process")
             return Value(kind=gathered.kind, detached=True, device=True, loss=gathered.loss, scalar=False)
         if method == "cpu":
             return receiver.derived(device=False, device_params=frozenset(), host=True, scalar=receiver.scalar,
