@@ -68,11 +68,14 @@ _SETTING_WORDS = frozenset({"first", "size", "sizes", "shape", "norm", "dim", "m
 # The first word of a data split's name (``train_data``, ``test_data``).
 _SPLIT_WORDS = frozenset({"train", "training", "val", "valid", "validation", "test", "testing", "eval", "dev"})
 # How evaluation functions are named (``evaluate``, ``run_validation``, ``predict_batch``), and
-# those that compute embeddings with a trained model (``get_text_embeddings``, ``embed_corpus``).
+# those that compute embeddings or features of a data set with a trained model
+# (``get_text_embeddings``, ``embed_corpus``, ``encode_sentences``, ``extract_features``).
 EVAL_FUNCTION = re.compile(
     r"^(?:_*)(?:eval|evaluate|evaluation|validate|validation|valid|val|test|predict|prediction|"
     r"infer|inference|score|compute_metrics|embed)(?:_|$)|_(?:eval|evaluate|evaluation|validate|validation|"
-    r"val|test|predict|inference|infer|embeddings)(?:_|$)",
+    r"val|test|predict|inference|infer|embeddings)(?:_|$)|"
+    r"^(?:_*)(?:encode|extract)_(?:\w+_)?(?:sentences|texts|corpus|documents|dataset|images|features|"
+    r"representations)$",
     re.IGNORECASE,
 )
 # Words that make the steps those of producing one output (a sampler's denoising steps, the
