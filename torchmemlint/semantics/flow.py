@@ -1799,7 +1799,7 @@ class Flow:
             if _FRAMEWORK_RECEIVER.search(dotted_name(func.value) or ""):
                 # accelerate's and Fabric's collectives return their argument itself on one process
                 # (``reduce`` a clone), graph and all; only across processes is the copy detached.
-                return gathered.derived(kind=gathered.kind, loss=gathered.loss, scalar=False).travelled(
+                return gathered.derived(kind=gathered.kind, device=True, loss=gathered.loss, scalar=False).travelled(
                     call, f"returned with its graph by `{_spelled(call)}()` on one process")
             return Value(kind=gathered.kind, detached=True, device=True, loss=gathered.loss, scalar=False)
         if method == "cpu":
