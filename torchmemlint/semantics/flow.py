@@ -1401,7 +1401,15 @@ class Flow:
         runs = self.calls.calls_spelled(root.value, method=False)
         if bool(runs) and all(self.grad.is_disabled(c) for c in runs):
             return True
+        if not runs and self._every_forward_pass_disabled:
+            return True  # (a module picked out of a list, ``layers[idx]``: the file runs models only with grad off)
         return self._removed_after_disabled_runs(registration)
+
+    @cached_property
+    def _every_forward_pass_disabled(self) -> bool:
+        """The file runs models (or losses), and only where grad is off."""
+        forwards = [call for call in self.tree.nodes(cst.Call) if self.calls.is_forward_pass(call)]
+        return bool(forwards) and all(self.grad.is_disabled(call) for call in forwards)
 
     def _removed_after_disabled_runs(self, registration: cst.Call) -> bool:
         """Registered, models run only with grad off (``calibrate(model, loader)``, whose
@@ -2029,7 +2037,8 @@ class Flow:
             return replace(element, loss=element.loss or "loss" in key.lower()).travelled(expr, f"read as `[{key!r}]`")
         if isinstance(key, int) and base.kind in (SEQUENCE, RECORD) or base.elements is not None and isinstance(key, int):
             return base.item(key)
-        if base.kind == TENSOR:
+        if base.kind == TENSOR or base.kind is None and (base.device or base.graph) and _multidimensional(expr):
+            # (``hidden[:, 0]`` of a device value: no list, tuple or dict takes a tuple of slices)
             return self._computed(base.derived(kind=TENSOR), at)
         if base.kind == MODULE:
             return Value(kind=MODULE, device=base.device)
@@ -2411,6 +2420,13 @@ def _is_cpu(expr: Optional[cst.BaseExpression]) -> bool:
     if isinstance(expr, cst.Call) and expr.args:
         return _is_cpu(expr.args[0].value)
     return False
+
+
+def _multidimensional(expr: cst.Subscript) -> bool:
+    """``x[:, 0]``, ``x[..., 1:]``: an index of several dimensions, one of them a slice."""
+    return len(expr.slice) > 1 and any(
+        isinstance(element.slice, cst.Slice) or isinstance(element.slice, cst.Index)
+        and isinstance(element.slice.value, cst.Ellipsis) for element in expr.slice)
 
 
 def _spelled(call: cst.Call) -> str:

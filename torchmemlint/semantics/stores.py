@@ -688,8 +688,26 @@ class Stores:
         if self.scopes.loops_around(emptying):
             return self._after_inner_step_loop(emptying)
         function = self.scopes.function_of(emptying)
+        if function is not None and self._after_pass_over_data(function, emptying):
+            return True
         places = self.calls.call_sites(function) if function is not None and depth < 3 else []
         return bool(places) and all(self._emptied_once_per_epoch(place, depth + 1) for place in places)
+
+    def _after_pass_over_data(self, function: cst.FunctionDef, place: cst.CSTNode) -> bool:
+        """``place`` follows, in ``function``, a loop or comprehension whose every pass runs the
+        model, itself or through a function of the file (``losses = [self.eval_batch(b) for b in
+        data]`` then ``self.features.clear()``): what a hook keeps piles up over the whole pass."""
+        passes = (*self.scopes.scope_nodes(function, cst.For), *self.scopes.scope_nodes(function, cst.While),
+                  *self.scopes.scope_nodes(function, cst.ListComp), *self.scopes.scope_nodes(function, cst.GeneratorExp))
+        return any(self.tree.before(loop, place) and not self.tree.contains(loop, place) and any(
+            self.calls.is_forward_pass(call) or self._runs_forward(call) for call in self.tree.descendants(loop, cst.Call))
+            for loop in passes)
+
+    def _runs_forward(self, call: cst.Call) -> bool:
+        """``call`` runs a function of the file that runs the model."""
+        callee = self.calls.callee(call)
+        return callee is not None and isinstance(callee.function, cst.FunctionDef) and callee.constructs is None \
+            and any(self.calls.is_forward_pass(c) for c in self.scopes.scope_nodes(callee.function, cst.Call))
 
     def _after_inner_step_loop(self, place: cst.CSTNode) -> bool:
         loops = self.scopes.loops_around(place)
