@@ -230,7 +230,7 @@ def _kept_for_backward(model: SemanticModel, node: cst.CSTNode, container: cst.B
         return any(_kept_for_backward(model, site, target, value, stored) for site, target in feedbacks)
     returned = any(
         name in _returned_names(ret.value) for ret in model.scopes.scope_nodes(scope, cst.Return) if ret.value
-    )
+    ) and not (isinstance(scope, cst.FunctionDef) and model.stores.returned_only_detached(scope, name))
     # A loop that already runs its backward every step has no reason to hand graphs back, nor
     # has evaluation code a total of losses (``total += criterion(out, y)`` after ``model.eval()``,
     # in a function with no backward) or a list of a model's outputs: values for use, not for a backward.

@@ -187,9 +187,10 @@ class Value:
     scalar: bool = False
     loss: bool = False
     params: frozenset[str] = frozenset()
-    # Parameters whose device (not graph) this value has: ``z.detach()`` of a parameter ``z`` is on
-    # whatever device the caller's ``z`` is, and holds no graph whatever the caller passes. Read
-    # where a function keeps it (``Stores.kept_parameters``), not carried to its callers.
+    # Parameters whose device (not graph) this value has: ``z.detach()`` or ``z.argmax(1)`` of a
+    # parameter ``z`` is on whatever device the caller's ``z`` is, and holds no graph whatever the
+    # caller passes. Read where a function keeps it (``Stores.kept_parameters``) and, for the device
+    # alone, where a call returns it; not carried further.
     device_params: frozenset[str] = frozenset()
     # Surely on the host, whatever device its parameters are on (``z.cpu()`` of a parameter ``z``):
     # a caller's device tensor passed in does not make it a device tensor.
@@ -563,7 +564,9 @@ class Flow:
             return join([self.value(expr.left, at), self.value(expr.right, at)])
         if expr_type is cst.Comparison:
             operands = [self.value(expr.left, at), *(self.value(c.comparator, at) for c in expr.comparisons)]
+            # (no graph; in a helper, on the device of the arguments it compares: ``indices == 0``)
             return Value(detached=True, device=any(v.device for v in operands),
+                         device_params=frozenset().union(*(v.params | v.device_params for v in operands)),
                          kind=NUMBER if all(v.kind == NUMBER for v in operands) else None)
         if expr_type is cst.IfExp:
             orelse = self.value(expr.orelse, at)
@@ -1717,7 +1720,8 @@ class Flow:
         if qualified.startswith("torch.distributions.") and function[:1].isupper():
             return _combine(args, kind=DISTRIBUTION)
         if not namespace and function in _INTEGER_TENSOR_METHODS and args:  # ``torch.argmin(d, dim=1)``: indices
-            return Value(kind=TENSOR, detached=True, device=args[0].device)
+            return Value(kind=TENSOR, detached=True, device=args[0].device,
+                         device_params=args[0].params | args[0].device_params)
         if function in _JOINS and args:
             pieces = args[0].any_element() if args[0].kind == SEQUENCE else args[0]
             return _combine([pieces, args[0]], kind=TENSOR, host=pieces.host)
@@ -1742,7 +1746,8 @@ class Flow:
             receiver = self.value(func.value, at)
             return Value(kind=TENSOR if receiver.kind in (TENSOR, None) else receiver.kind, detached=True,
                          device=receiver.device, scalar=receiver.scalar, loss=receiver.loss,
-                         device_params=receiver.device_params | ({receiver.alias} if receiver.alias else set()))
+                         host=receiver.host, device_params=frozenset() if receiver.host else
+                         receiver.params | receiver.device_params | ({receiver.alias} if receiver.alias else set()))
         return None
 
     def _method(self, method: str, receiver: Value, func: cst.Attribute, call: cst.Call, at: cst.CSTNode) -> Value:
@@ -1761,11 +1766,13 @@ class Flow:
             if method in _DISTRIBUTION_DRAWS:
                 return Value(kind=TENSOR, detached=True, device=receiver.device)
             return receiver.derived(kind=TENSOR)
+        # (no graph; in a helper, on the device of the arguments the receiver is computed from)
         if method in _FRESH_TENSOR_METHODS and receiver.kind in (TENSOR, None):
-            return Value(kind=TENSOR, detached=True, device=receiver.device)
+            return Value(kind=TENSOR, detached=True, device=receiver.device,
+                         device_params=receiver.params | receiver.device_params)
         if method in _INTEGER_TENSOR_METHODS:
             return Value(kind=TENSOR if _tensor_receiver(method, receiver) else None, detached=True,
-                         device=receiver.device)
+                         device=receiver.device, device_params=receiver.params | receiver.device_params)
         if method in ("parameters", "named_parameters") and (
                 receiver.kind == MODULE or is_model_name(terminal_name(func.value))):
             parameter = Value(kind=TENSOR, leaf=True, device=receiver.device)
@@ -2279,10 +2286,12 @@ def _substitute(value: Value, arguments: dict[str, Value]) -> Value:
         # ``x`` a leaf that requires grad, holds a graph: ``value`` is not ``x`` itself, its alias)
         graph=value.graph or not value.detached and (
             any(v.graph for v in passed) or value.kind not in (NUMBER, OTHER) and any(v.leaf for v in passed)),
-        device=value.device or not value.host and any(v.device for v in passed),
+        # (``device_params``: a helper's graph-free result on its arguments' device, ``x.detach()``)
+        device=value.device or not value.host and any(
+            v.device for v in (*passed, *(arguments[p] for p in value.device_params if p in arguments))),
         detached=value.detached,  # (graph-free whatever it is given, or graph-free only if that is)
         params=frozenset().union(*(v.params for v in passed)) if passed else frozenset(),
-        device_params=frozenset(),  # (read where a function keeps its parameter, not where it returns it)
+        device_params=frozenset(),  # (its device is read above; what it keeps is read where it keeps it)
         elements=tuple(_substitute(e, arguments) for e in value.elements) if value.elements else value.elements,
         fields=tuple((k, _substitute(v, arguments)) for k, v in value.fields) if value.fields else value.fields,
         element=_substitute(value.element, arguments) if value.element else None,
@@ -2327,8 +2336,9 @@ def _constant_scalar(value: Value) -> bool:
 
 
 def _indices(values: Value) -> Value:
-    """The integer indices of a ``(values, indices)`` result: on the device of ``values``, no graph."""
-    return Value(kind=TENSOR, detached=True, device=values.device)
+    """The integer indices of a ``(values, indices)`` result: on the device of ``values`` (in a
+    helper, of the arguments ``values`` is computed from), no graph."""
+    return Value(kind=TENSOR, detached=True, device=values.device, device_params=values.params | values.device_params)
 
 
 # Tensor methods whose result is computed from their tensor arguments' values as well.

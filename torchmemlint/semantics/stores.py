@@ -1202,6 +1202,40 @@ class Stores:
             found += [root for call in self.scopes.scope_nodes(function, cst.Call) for root in self.calls.backward_roots(call)]
         return found
 
+    def returned_only_detached(self, function: cst.FunctionDef, name: str) -> bool:
+        """Every caller of ``function`` in the file takes the container ``name`` it returns
+        (alone, or at its place in a returned tuple) into a name it reads only ``.detach()``ed
+        (``old_log_probs = torch.stack(log_probs).detach()`` after ``..., log_probs, ... =
+        self.collect_rollouts()``): the graphs it holds are kept for no backward."""
+        positions = set()
+        for ret in self.scopes.scope_nodes(function, cst.Return):
+            if isinstance(ret.value, cst.Tuple):
+                positions.add(next((i for i, e in enumerate(ret.value.elements)
+                                    if isinstance(e.value, cst.Name) and e.value.value == name), -1))
+            elif ret.value is not None:
+                positions.add(None if isinstance(ret.value, cst.Name) and ret.value.value == name else -1)
+        sites = self.calls.call_sites(function)
+        if len(positions) != 1 or -1 in positions or not sites:
+            return False
+        position = positions.pop()
+        for site in sites:
+            assign, caller = self.tree.parent.get(site), self.scopes.function_of(site)
+            if not isinstance(assign, cst.Assign) or len(assign.targets) != 1 or caller is None:
+                return False
+            target = assign.targets[0].target
+            if position is not None:
+                if not isinstance(target, (cst.Tuple, cst.List)) or len(target.elements) <= position:
+                    return False
+                target = target.elements[position].value
+            if not isinstance(target, cst.Name):
+                return False
+            reads = [n for n in self.spelled_in(caller, target.value)
+                     if not any(self.tree.contains(t, n) for a in self.scopes.scope_nodes(caller, cst.Assign)
+                                for t in a.targets)]
+            if not reads or not all(self._detached_here(read) for read in reads):
+                return False
+        return True
+
     def _read_only_detached(self, spelled: str, function: cst.FunctionDef) -> bool:
         """``function`` reads the container only into ``.detach()``ed values (PPO's
         ``old_log_probs = torch.stack(self.memory.log_probs).detach()``): its backward runs
