@@ -688,7 +688,7 @@ class Calls:
                     not (self.runs_backward(callee.function) or self._result_differentiated(call)
                          or self._receiver_reads_own_attribute(call, callee.function)):
                 return False
-        return self.scopes.only_a_parameter(func.value.value, self.scopes.function_of(call))
+        return self.scopes.handed_in(func.value.value, self.scopes.function_of(call))
 
     def _receiver_reads_own_attribute(self, call: cst.Call, method: cst.FunctionDef) -> bool:
         """The caller also reads an attribute of the receiver that the method's class sets on

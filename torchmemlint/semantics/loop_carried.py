@@ -920,9 +920,10 @@ class LoopCarried:
     def _write(self, site: cst.CSTNode, target: cst.BaseExpression, values: list,
                tensor_method: bool = False, reads_old: bool = False) -> list[InPlaceWrite]:
         """``tensor_method``: the write is a tensor's own in-place method (``self.buf.lerp_(v, m)``),
-        so an attribute of ``self`` it writes is a tensor even where the flow cannot tell (a buffer
-        registered under a computed name); a parameter's (a cache a helper fills for its caller) and
-        an item assignment's receiver must be known to be one (not a list)."""
+        so an attribute of ``self`` or an entry it writes is a tensor even where the flow cannot tell
+        (a buffer registered under a computed name, ``W[name].add_(...)`` of a dict a helper filled);
+        a parameter's (a cache a helper fills for its caller) and an item assignment's receiver must
+        be known to be one (not a list)."""
         if not values or self.grad.is_disabled(site):
             return []
         if isinstance(target, cst.Attribute) and target.attr.value in NON_GRAPH_ATTRIBUTES:
@@ -935,18 +936,37 @@ class LoopCarried:
             if self._handed_outside_autograd(target, site):
                 return []  # ``ema_inplace(self.cluster_size.data, ...)``: the alias dies with the call
             kind = self.flow.kind_handed_in(target, site)
-        if kind != TENSOR and not (tensor_method and kind is None and (carried_name(target) or "").startswith("self.")) \
+        if kind != TENSOR and not (tensor_method and kind is None and (
+                (carried_name(target) or "").startswith("self.") or isinstance(target, cst.Subscript))) \
                 or not self.stores.outlives(target, site, iteration):
             return []
         if names_a_cache(dotted_name(target)):
             return []  # a key/value cache filled during generation, where no graph is built
-        if self._detached_next(site, target, iteration):
+        if self._detached_next(site, target, iteration) or self._detached_by_a_method_run_per_step(target, site):
             return []
         carried = [v for v in values if self.holds_graph(v, site)]
         if not carried:
             return []
         kind = self._write_kind(target, carried[0], iteration, reads_old)
         return [InPlaceWrite(site, target, carried[0], iteration, kind=kind)]
+
+    def _detached_by_a_method_run_per_step(self, target: cst.BaseExpression, site: cst.CSTNode) -> bool:
+        """``self.memory[idx] = v`` in a class with another method that detaches the attribute
+        (``detach_memory``: ``self.memory.detach_()``), which the file calls in a loop (TGN's
+        ``tgn.memory.detach_memory()`` after each optimizer step): the chain is cut every step."""
+        spelled = carried_name(target)
+        method = self.scopes.function_of(site)
+        cls = self.scopes.class_of(method) if method is not None else None
+        if cls is None or spelled is None or not spelled.startswith("self."):
+            return False
+        for other in self.scopes.scope_nodes(cls, cst.FunctionDef):
+            if other is method or self.scopes.class_of(other) is not cls or spelled not in self._detached_in_place(other):
+                continue
+            calls = {*self.flow.calls.call_sites(other), *self.flow.calls.calls_spelled(other.name.value, method=True)}
+            if any(self.scopes.loops_around(call) or (caller := self.scopes.function_of(call)) is not None
+                   and self.iterations.runs_per_step(caller) for call in calls):
+                return True
+        return False
 
     def _handed_outside_autograd(self, target: cst.BaseExpression, site: cst.CSTNode) -> bool:
         """``target`` is a parameter that some caller fills with ``buf.data``: an alias without

@@ -751,6 +751,16 @@ class Scopes:
         bindings = self.bindings(scope).get(name) if scope is not None else None
         return bool(bindings) and all(isinstance(b.node, cst.Param) for b in bindings)
 
+    def handed_in(self, name: str, scope: Optional[Scope]) -> bool:
+        """``scope`` binds ``name`` as a parameter and otherwise only to the same object through
+        methods that return the module they are called on (``tgn = tgn.train()``,
+        ``model = model.to(device)``): what the caller handed in."""
+        bindings = self.bindings(scope).get(name) if scope is not None else None
+        return bool(bindings) and any(isinstance(b.node, cst.Param) for b in bindings) and all(
+            isinstance(b.node, cst.Param) or isinstance(b.node, cst.Assign) and b.index is None and not b.augmented
+            and b.value is not module_itself(b.value) and isinstance(module_itself(b.value), cst.Name)
+            and module_itself(b.value).value == name for b in bindings)
+
     def sole_parameter(self, name: str, scope: Optional[Scope]) -> Optional[cst.Param]:
         """The parameter ``name`` where ``scope`` binds it only as one (``only_a_parameter``)."""
         return self.bindings(scope)[name][0].node if self.only_a_parameter(name, scope) else None
