@@ -35,7 +35,7 @@ from torchmemlint.semantics.vocabulary import (
     names_a_cache, names_segment_memories,
 )
 from torchmemlint.semantics.flow import (
-    BREAKING_BUILTINS, MODULE, NON_GRAPH_ATTRIBUTES, OPTIMIZER, TENSOR, Flow, Value, destructure,
+    BREAKING_BUILTINS, MAPPING, MODULE, NON_GRAPH_ATTRIBUTES, OPTIMIZER, TENSOR, Flow, Value, destructure,
 )
 
 # Helpers that cut a chain by name (``repackage_hidden`` of the PyTorch examples, ``detach_state``).
@@ -920,8 +920,8 @@ class LoopCarried:
     def _write(self, site: cst.CSTNode, target: cst.BaseExpression, values: list,
                tensor_method: bool = False, reads_old: bool = False) -> list[InPlaceWrite]:
         """``tensor_method``: the write is a tensor's own in-place method (``self.buf.lerp_(v, m)``),
-        so an attribute of ``self`` or an entry it writes is a tensor even where the flow cannot tell
-        (a buffer registered under a computed name, ``W[name].add_(...)`` of a dict a helper filled);
+        so an attribute of ``self`` or a dict's entry it writes is a tensor even where the flow cannot
+        tell (a buffer registered under a computed name, ``W[name].add_(...)`` of a dict a helper filled);
         a parameter's (a cache a helper fills for its caller) and an item assignment's receiver must
         be known to be one (not a list)."""
         if not values or self.grad.is_disabled(site):
@@ -937,7 +937,7 @@ class LoopCarried:
                 return []  # ``ema_inplace(self.cluster_size.data, ...)``: the alias dies with the call
             kind = self.flow.kind_handed_in(target, site)
         if kind != TENSOR and not (tensor_method and kind is None and (
-                (carried_name(target) or "").startswith("self.") or isinstance(target, cst.Subscript))) \
+                (carried_name(target) or "").startswith("self.") or self._entry_of_a_mapping(target, site))) \
                 or not self.stores.outlives(target, site, iteration):
             return []
         if names_a_cache(dotted_name(target)):
@@ -949,6 +949,13 @@ class LoopCarried:
             return []
         kind = self._write_kind(target, carried[0], iteration, reads_old)
         return [InPlaceWrite(site, target, carried[0], iteration, kind=kind)]
+
+    def _entry_of_a_mapping(self, target: cst.BaseExpression, site: cst.CSTNode) -> bool:
+        """``W[name]`` where ``W`` is a dict, here or as the callers hand it in (not ``t[i]`` of a
+        tensor the flow cannot type: a row of a cache)."""
+        if not isinstance(target, cst.Subscript):
+            return False
+        return MAPPING in (self.flow.value(target.value, site).kind, self.flow.kind_handed_in(target.value, site))
 
     def _detached_by_a_method_run_per_step(self, target: cst.BaseExpression, site: cst.CSTNode) -> bool:
         """``self.memory[idx] = v`` in a class with another method that detaches the attribute
