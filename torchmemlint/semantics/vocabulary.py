@@ -73,7 +73,7 @@ _SPLIT_WORDS = frozenset({"train", "training", "val", "valid", "validation", "te
 EVAL_FUNCTION = re.compile(
     r"^(?:_*)(?:eval|evaluate|evaluation|validate|validation|valid|val|test|predict|prediction|"
     r"infer|inference|score|compute_metrics|embed)(?:_|$)|_(?:eval|evaluate|evaluation|validate|validation|"
-    r"val|test|predict|inference|infer|embeddings)(?:_|$)|"
+    r"val|test|predict|predictions|inference|infer|embeddings)(?:_|$)|"
     r"^(?:_*)(?:encode|extract)_(?:\w+_)?(?:sentences|texts|corpus|documents|dataset|images|features|"
     r"representations)$",
     re.IGNORECASE,
