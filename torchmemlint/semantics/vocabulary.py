@@ -94,7 +94,7 @@ MODEL_WORDS = frozenset({
     "model", "models", "net", "network", "encoder", "decoder", "backbone", "classifier",
     "generator", "discriminator", "critic", "actor", "policy", "criterion", "criterium", "crit", "lossfn",
     "teacher", "student", "unet", "vae", "lstm", "rnn", "gru", "mlp", "cnn", "autoencoder",
-    "transformer", "qnet", "module", "loss", "lm", "detector", "layer", "denoiser", "vocoder",
+    "transformer", "qnet", "module", "loss", "lm", "detector", "layer", "denoiser", "vocoder", "sampler",
     # architecture families, as scripts name the model they load (``vgg19 = models.vgg19()``)
     "vgg", "resnet", "resnext", "densenet", "alexnet", "inception", "googlenet", "efficientnet", "mobilenet",
     "vit", "deit", "swin", "convnext", "bert", "roberta", "gpt", "yolo", "detr",
