@@ -134,6 +134,9 @@ _FORWARD_LIKE = re.compile(r"forward|encode|decode|embed|features|logits|predict
 _DISTRIBUTION_DRAWS = frozenset({"sample", "sample_n", "enumerate_support"})
 # Collective helpers (accelerate, torch.distributed wrappers) that gather a value from every process.
 _GATHERING_METHODS = frozenset({"gather", "gather_for_metrics", "all_gather", "reduce"})
+# Methods of data scalers and normalizers that hand back the tensor they are given, rescaled.
+_TRANSFORMING_METHOD = re.compile(r"(?:inverse_)?(?:transform|normalize|denormalize|unnormalize|standardize|"
+                                  r"destandardize|rescale|unscale)$")
 # Methods of a model that return no tensor on its device.
 _MODEL_NON_TENSOR_METHODS = frozenset({
     "state_dict", "parameters", "named_parameters", "buffers", "named_buffers", "children",
@@ -1854,6 +1857,12 @@ class Flow:
         if on_model:  # on the model's device
             return Value(device=method not in _MODEL_NON_TENSOR_METHODS and not self._host_only_file,
                          detached=method in _MODEL_NON_TENSOR_METHODS)
+        if receiver.kind is None and not receiver.graph and call.args and _TRANSFORMING_METHOD.match(method):
+            # (``self.scaler.inverse_transform(pred)``, ``normalizer.denormalize(x)``: a tensor in, the
+            # same tensor rescaled out, on its device and with its graph)
+            given = self.value(call.args[0].value, at)
+            if given.kind == TENSOR or given.graph or given.device:
+                return given.derived(kind=given.kind, scalar=given.scalar)
         # A tensor method keeps the graph: the receiver's, and an operand's (``sums.scatter_add(0,
         # index, feats)``, ``a.matmul(b)``), not that of a tensor giving only a shape (``expand_as``).
         if method in _COMBINING_METHODS and call.args and (receiver.kind == TENSOR or receiver.graph or receiver.leaf):
