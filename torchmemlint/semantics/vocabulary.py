@@ -94,7 +94,7 @@ MODEL_WORDS = frozenset({
     "model", "models", "net", "network", "encoder", "decoder", "backbone", "classifier",
     "generator", "discriminator", "critic", "actor", "policy", "criterion", "criterium", "crit", "lossfn",
     "teacher", "student", "unet", "vae", "lstm", "rnn", "gru", "mlp", "cnn", "autoencoder",
-    "transformer", "qnet", "module", "loss", "lm", "detector", "layer", "denoiser", "vocoder", "sampler",
+    "transformer", "qnet", "module", "loss", "lm", "detector", "layer", "denoiser", "vocoder",
     # architecture families, as scripts name the model they load (``vgg19 = models.vgg19()``)
     "vgg", "resnet", "resnext", "densenet", "alexnet", "inception", "googlenet", "efficientnet", "mobilenet",
     "vit", "deit", "swin", "convnext", "bert", "roberta", "gpt", "yolo", "detr",
@@ -113,7 +113,9 @@ _DATA_WORDS = frozenset({"item", "items", "data", "batch", "batches", "random", 
                          "path", "file", "index", "example", "task", "seed", "chunk", "split"})
 _ROLE_SUFFIXES = frozenset({"ema", "old", "new", "target", "ddp", "q", "k", "g", "d", "a", "b", "s", "t", "fp16",
                             "engine", "without_ddp", "wrapped", "eval", "train"})
-EXACT_MODEL_NAMES = frozenset({"G", "D", "E", "netG", "netD", "netE", "Q", "pi", "ddp_model", "vf"})
+# (``sampler(noise)``: a diffusion sampler wrapping the denoiser; ``data_sampler``, ``train_sampler``
+# pick examples, as torch's samplers do)
+EXACT_MODEL_NAMES = frozenset({"G", "D", "E", "netG", "netD", "netE", "Q", "pi", "ddp_model", "vf", "sampler"})
 def is_class_name(name: str) -> bool:
     """CamelCase names are classes (``Net``, ``QNetwork``); single letters like ``G`` are not."""
     return name[:1].isupper() and any(c.islower() for c in name) and name not in EXACT_MODEL_NAMES
