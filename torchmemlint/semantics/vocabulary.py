@@ -113,9 +113,7 @@ _DATA_WORDS = frozenset({"item", "items", "data", "batch", "batches", "random", 
                          "path", "file", "index", "example", "task", "seed", "chunk", "split"})
 _ROLE_SUFFIXES = frozenset({"ema", "old", "new", "target", "ddp", "q", "k", "g", "d", "a", "b", "s", "t", "fp16",
                             "engine", "without_ddp", "wrapped", "eval", "train"})
-# (``sampler(noise)``: a diffusion sampler wrapping the denoiser; ``data_sampler``, ``train_sampler``
-# pick examples, as torch's samplers do)
-EXACT_MODEL_NAMES = frozenset({"G", "D", "E", "netG", "netD", "netE", "Q", "pi", "ddp_model", "vf", "sampler"})
+EXACT_MODEL_NAMES = frozenset({"G", "D", "E", "netG", "netD", "netE", "Q", "pi", "ddp_model", "vf"})
 def is_class_name(name: str) -> bool:
     """CamelCase names are classes (``Net``, ``QNetwork``); single letters like ``G`` are not."""
     return name[:1].isupper() and any(c.islower() for c in name) and name not in EXACT_MODEL_NAMES
