@@ -828,6 +828,20 @@ class Calls:
                 spellings.setdefault((True, func.attr.value), []).append(call)
         return spellings
 
+    def result_target(self, site: cst.Call, index: Optional[int], width: int) -> Optional[cst.BaseExpression]:
+        """What ``target = site`` binds the call's result to or, given ``index``, the element at
+        ``index`` of the ``width`` targets it unpacks the result into (``a, b = f()``); None where
+        the result is not assigned so."""
+        assign = self.tree.parent.get(site)
+        if not isinstance(assign, cst.Assign) or len(assign.targets) != 1:
+            return None
+        target = assign.targets[0].target
+        if index is None:
+            return target
+        if isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == width:
+            return target.elements[index].value
+        return None
+
     def calls_spelled(self, name: str, method: bool) -> list[cst.Call]:
         """The calls ``name(...)`` (``method``: ``x.name(...)``, whatever ``x`` is), unresolved."""
         return self._by_spelling.get((method, name), [])

@@ -237,6 +237,12 @@ class Value:
         return self.any_element()
 
     # -- changing facets -------------------------------------------------------------------
+    @property
+    def device_sources(self) -> frozenset[str]:
+        """The parameters a graph-free result computed from this value (its indices, a comparison,
+        a detached copy) takes its device from."""
+        return self.params | self.device_params
+
     def derived(self, **changes) -> "Value":
         """A value computed from this one by an operation that keeps the graph (the structure
         and the alias are not carried over)."""
@@ -569,7 +575,7 @@ class Flow:
             operands = [self.value(expr.left, at), *(self.value(c.comparator, at) for c in expr.comparisons)]
             # (no graph; in a helper, on the device of the arguments it compares: ``indices == 0``)
             return Value(detached=True, device=any(v.device for v in operands),
-                         device_params=frozenset().union(*(v.params | v.device_params for v in operands)),
+                         device_params=frozenset().union(*(v.device_sources for v in operands)),
                          kind=NUMBER if all(v.kind == NUMBER for v in operands) else None)
         if expr_type is cst.IfExp:
             orelse = self.value(expr.orelse, at)
@@ -1724,7 +1730,7 @@ class Flow:
             return _combine(args, kind=DISTRIBUTION)
         if not namespace and function in _INTEGER_TENSOR_METHODS and args:  # ``torch.argmin(d, dim=1)``: indices
             return Value(kind=TENSOR, detached=True, device=args[0].device,
-                         device_params=args[0].params | args[0].device_params)
+                         device_params=args[0].device_sources)
         if function in _JOINS and args:
             pieces = args[0].any_element() if args[0].kind == SEQUENCE else args[0]
             return _combine([pieces, args[0]], kind=TENSOR, host=pieces.host)
@@ -1750,7 +1756,7 @@ class Flow:
             return Value(kind=TENSOR if receiver.kind in (TENSOR, None) else receiver.kind, detached=True,
                          device=receiver.device, scalar=receiver.scalar, loss=receiver.loss,
                          host=receiver.host, device_params=frozenset() if receiver.host else
-                         receiver.params | receiver.device_params | ({receiver.alias} if receiver.alias else set()))
+                         receiver.device_sources | ({receiver.alias} if receiver.alias else set()))
         return None
 
     def _method(self, method: str, receiver: Value, func: cst.Attribute, call: cst.Call, at: cst.CSTNode) -> Value:
@@ -1772,10 +1778,10 @@ class Flow:
         # (no graph; in a helper, on the device of the arguments the receiver is computed from)
         if method in _FRESH_TENSOR_METHODS and receiver.kind in (TENSOR, None):
             return Value(kind=TENSOR, detached=True, device=receiver.device,
-                         device_params=receiver.params | receiver.device_params)
+                         device_params=receiver.device_sources)
         if method in _INTEGER_TENSOR_METHODS:
             return Value(kind=TENSOR if _tensor_receiver(method, receiver) else None, detached=True,
-                         device=receiver.device, device_params=receiver.params | receiver.device_params)
+                         device=receiver.device, device_params=receiver.device_sources)
         if method in ("parameters", "named_parameters") and (
                 receiver.kind == MODULE or is_model_name(terminal_name(func.value))):
             parameter = Value(kind=TENSOR, leaf=True, device=receiver.device)
@@ -2347,7 +2353,7 @@ def _constant_scalar(value: Value) -> bool:
 def _indices(values: Value) -> Value:
     """The integer indices of a ``(values, indices)`` result: on the device of ``values`` (in a
     helper, of the arguments ``values`` is computed from), no graph."""
-    return Value(kind=TENSOR, detached=True, device=values.device, device_params=values.params | values.device_params)
+    return Value(kind=TENSOR, detached=True, device=values.device, device_params=values.device_sources)
 
 
 # Tensor methods whose result is computed from their tensor arguments' values as well.

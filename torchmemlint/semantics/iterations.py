@@ -159,15 +159,12 @@ class Iterations:
             callee = self.calls.callee(site)
             given = self.calls.arguments(site, callee).get(name, ()) if callee is not None else ()
             passed = dotted_name(given[0][0]) if given else None  # (``self.totals`` too)
-            assign = self.tree.parent.get(site)
-            if not (passed is not None and isinstance(assign, cst.Assign) and len(assign.targets) == 1):
+            target = self.calls.result_target(site, index, width)
+            if passed is None or target is None:
                 continue
-            target = assign.targets[0].target
-            if index is not None and isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == width:
-                target = target.elements[index].value
             loop = self.step_iteration(site)
-            if dotted_name(target) == passed and \
-                    isinstance(loop, (cst.For, cst.While)) and self._only_binding_in(loop, passed, assign):
+            if dotted_name(target) == passed and isinstance(loop, (cst.For, cst.While)) and \
+                    self._only_binding_in(loop, passed, self.tree.parent[site]):
                 found.append((site, target))
         return found
 

@@ -1207,31 +1207,26 @@ class Stores:
         (alone, or at its place in a returned tuple) into a name it reads only ``.detach()``ed
         (``old_log_probs = torch.stack(log_probs).detach()`` after ``..., log_probs, ... =
         self.collect_rollouts()``): the graphs it holds are kept for no backward."""
-        positions = set()
+        positions = set()  # (index in the returned tuple, or None for the name itself; its width)
         for ret in self.scopes.scope_nodes(function, cst.Return):
             if isinstance(ret.value, cst.Tuple):
-                positions.add(next((i for i, e in enumerate(ret.value.elements)
-                                    if isinstance(e.value, cst.Name) and e.value.value == name), -1))
+                elements = ret.value.elements
+                positions.add((next((i for i, e in enumerate(elements)
+                                     if isinstance(e.value, cst.Name) and e.value.value == name), -1), len(elements)))
             elif ret.value is not None:
-                positions.add(None if isinstance(ret.value, cst.Name) and ret.value.value == name else -1)
+                positions.add((None if isinstance(ret.value, cst.Name) and ret.value.value == name else -1, 1))
         sites = self.calls.call_sites(function)
-        if len(positions) != 1 or -1 in positions or not sites:
+        if len(positions) != 1 or not sites:
             return False
-        position = positions.pop()
+        index, width = positions.pop()
+        if index == -1:
+            return False
         for site in sites:
-            assign, caller = self.tree.parent.get(site), self.scopes.function_of(site)
-            if not isinstance(assign, cst.Assign) or len(assign.targets) != 1 or caller is None:
+            target, caller = self.calls.result_target(site, index, width), self.scopes.function_of(site)
+            if not isinstance(target, cst.Name) or caller is None:
                 return False
-            target = assign.targets[0].target
-            if position is not None:
-                if not isinstance(target, (cst.Tuple, cst.List)) or len(target.elements) <= position:
-                    return False
-                target = target.elements[position].value
-            if not isinstance(target, cst.Name):
-                return False
-            reads = [n for n in self.spelled_in(caller, target.value)
-                     if not any(self.tree.contains(t, n) for a in self.scopes.scope_nodes(caller, cst.Assign)
-                                for t in a.targets)]
+            bound = [t.target for assign in self.scopes.scope_nodes(caller, cst.Assign) for t in assign.targets]
+            reads = [n for n in self.spelled_in(caller, target.value) if not any(self.tree.contains(t, n) for t in bound)]
             if not reads or not all(self._detached_here(read) for read in reads):
                 return False
         return True
