@@ -397,10 +397,13 @@ class Hooks:
             return self.persists_across(expr.value, iteration, depth)
         if isinstance(expr, cst.Subscript):
             varying = any(n.value != "self" and self._bound_in(n.value, iteration) and not self.tree.is_attribute_name(n)
+                          and not self._same_keys_each_time(n, iteration, depth)
                           for n in self.tree.descendants(expr.slice[0], cst.Name)) if expr.slice else False
             listed = expr.value
             if isinstance(listed, cst.List) and len(listed.elements) == 1 and isinstance(listed.elements[0], cst.StarredElement):
                 listed = listed.elements[0].value  # ``[*self.net.children()][self.layer]``
+            if isinstance(listed, cst.Name) and (built := self._built_from_call(listed, iteration)) is not None:
+                listed = built  # ``modules = dict(self.teacher.named_modules())``, then ``modules[name]``
             if isinstance(listed, cst.Call) and not varying:  # ``list(model.children())[-2]``: a member
                 return self._members_of_persistent(listed, iteration, depth)
             return not varying and self.persists_across(expr.value, iteration, depth)
@@ -429,6 +432,22 @@ class Hooks:
                 return False
         return True
 
+    def _same_keys_each_time(self, name: cst.Name, iteration: Iteration, depth: int) -> bool:
+        """``name`` is bound in ``iteration`` only by an inner loop over the same persistent
+        sequence (``for item in self.distill_cfg``): every iteration picks the same members."""
+        bindings = self.scopes.reaching_bindings(name.value, name)
+        return bool(bindings) and all(
+            isinstance(b.node, cst.For) and b.node is not iteration and self.tree.contains(iteration, b.node)
+            and self._members_of_persistent(b.node.iter, iteration, depth) for b in bindings)
+
+    def _built_from_call(self, name: cst.Name, iteration: Iteration) -> Optional[cst.Call]:
+        """The one call ``name`` is bound to in ``iteration``, if that is its only binding."""
+        bindings = self.scopes.reaching_bindings(name.value, name)
+        if len(bindings) == 1 and isinstance(bindings[0].value, cst.Call) and bindings[0].index is None \
+                and self.tree.contains(iteration, bindings[0].node):
+            return bindings[0].value
+        return None
+
     def _passed_persistent(self, function: cst.FunctionDef, param: str, depth: int) -> bool:
         if self.scopes.is_per_step_method(function):
             return False  # the framework passes a new batch on every call
@@ -451,7 +470,7 @@ class Hooks:
                 items = [i.elements[position].value if isinstance(i, (cst.Tuple, cst.List)) and
                          len(i.elements) > position else None for i in items]
             return all(i is not None and self.persists_across(i, iteration, depth) for i in items)
-        while isinstance(iterable, cst.Call) and dotted_name(iterable.func) in ("enumerate", "list", "reversed") \
+        while isinstance(iterable, cst.Call) and dotted_name(iterable.func) in ("enumerate", "list", "reversed", "dict") \
                 and iterable.args:
             iterable = iterable.args[0].value
         if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute) and not iterable.args and \
