@@ -1670,6 +1670,10 @@ class Flow:
         if qualified in _RECORD_FACTORIES:
             fields = tuple((a.keyword.value, self.value(a.value, at)) for a in call.args if a.keyword is not None)
             return _combine([v for _, v in fields], kind=RECORD, fields=fields)
+        if qualified == "collections.OrderedDict":
+            return self._builtin("dict", call, at)
+        if qualified == "collections.defaultdict":  # (its argument makes missing entries, it is not an entry)
+            return _pack([], kind=MAPPING, fields=(), element=None)
         if qualified == "copy.deepcopy" and args:
             return args[0] if args[0].kind == MODULE else args[0].without_graph()
         if qualified == "copy.copy" and args:
