@@ -332,9 +332,16 @@ class Scopes:
         if any(b in MODULE_BASES or b.endswith(LIGHTNING_BASE) or b in ("nn.Module", "Module") for b in bases):
             return True
         lineage = [cls, *(self.classes_by_name[b] for b in bases if b in self.classes_by_name)]
-        return any(b.rpartition(".")[2].endswith(MODEL_CLASS_SUFFIXES) for b in bases
-                   if b not in self.classes_by_name) and any(
+        foreign = [b for b in bases if b not in self.classes_by_name]
+        return bool(foreign) and (any(b.rpartition(".")[2].endswith(MODEL_CLASS_SUFFIXES) for b in foreign)
+                                  or self._registers_buffers(cls)) and any(
             self.class_of(forward) in lineage for forward in self.functions_by_name.get("forward", ()))
+
+    def _registers_buffers(self, cls: cst.ClassDef) -> bool:
+        """``self.register_buffer(...)`` in a method: only a module has buffers."""
+        return any(isinstance(call.func, cst.Attribute) and call.func.attr.value in ("register_buffer", "register_parameter")
+                   and isinstance(call.func.value, cst.Name) and call.func.value.value == "self"
+                   for call in self.tree.descendants(cls, cst.Call))
 
     def is_per_step_method(self, func: cst.FunctionDef) -> bool:
         cls = self.class_of(func)
@@ -396,6 +403,8 @@ class Scopes:
             stop = _strided_stop(loop.iter, BATCH_STRIDE)
             if stop is not None and _is_len_call(stop):
                 return True  # ``for start in range(0, len(texts), batch_size)``: one batch of data per iteration
+        if isinstance(loop, cst.While) and self._collects_until_enough(loop, calls):
+            return True
         if self.in_model_method(loop) or self.in_generation_function(loop) or self._in_post_processing(loop) or \
                 self._in_pipeline_method(loop):
             # A model's own ``forward``/``generate``/``sample`` (or a generator's ``generate``, an
@@ -418,6 +427,19 @@ class Scopes:
             return True  # ``while True:`` training loops run until a break (inside a loop over
             # data it is a per-sample search, e.g. beam search, unless it has step calls)
         return isinstance(loop, cst.For) and self.evaluates_each_element(loop)
+
+    def _collects_until_enough(self, loop: cst.While, calls: list[cst.Call]) -> bool:
+        """``while len(all_images) * batch_size < num_samples:`` around a model run whose results
+        the body adds to ``all_images``: one batch of outputs per iteration, until a budget of
+        examples (not ``while len(tokens) < max_len:``, one token of one sequence at a time)."""
+        counted = {arg.value.value for call in self.tree.descendants(loop.test, cst.Call)
+                   if dotted_name(call.func) == "len" and len(call.args) == 1
+                   for arg in call.args if isinstance(arg.value, cst.Name)}
+        budget = any(_EXAMPLE_COUNT.search(name.value) for name in self.tree.descendants(loop.test, cst.Name)
+                     if name.value not in counted)
+        return bool(counted) and budget and any(_runs_a_model(call) for call in calls) and any(
+            isinstance(call.func, cst.Attribute) and call.func.attr.value in ("append", "extend")
+            and dotted_name(call.func.value) in counted for call in calls)
 
     def indexes_a_dataset(self, loop: Loop) -> bool:
         """The body assigns a dataset's item at the loop's target (``ex, lbl = dset[idx]``,
@@ -880,8 +902,8 @@ class Scopes:
     def _values_bound_to(self, receiver: cst.BaseExpression, at: cst.CSTNode) -> list[cst.BaseExpression]:
         """What ``receiver`` may be bound to; each alternative of a default (``self.loss_fn =
         loss_fn if loss_fn is not None else MSELoss()``, ``loss_fn or MSELoss()``) on its own."""
-        if isinstance(receiver, cst.Name):
-            values = [b.value for b in self.reaching_bindings(receiver.value, at) if b.value is not None]
+        if isinstance(receiver, cst.Name):  # (``plr = PathRegularization()`` at module level, called in a method)
+            values = [b.value for b in self.bindings_of(receiver.value, at) if b.value is not None]
         else:
             spelled = dotted_name(receiver)
             values = self.values_assigned_to(spelled) if spelled is not None and spelled.startswith("self.") else []
@@ -1047,6 +1069,10 @@ def _first_dimension(expr: cst.BaseExpression) -> bool:
         return isinstance(index, cst.Index) and isinstance(index.value, cst.Integer) and index.value.value == "0"
     return isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "size" \
         and len(expr.args) == 1 and isinstance(expr.args[0].value, cst.Integer) and expr.args[0].value.value == "0"
+
+
+# A count of examples a loop collects up to (``num_samples``, ``batch_size``), not a length.
+_EXAMPLE_COUNT = re.compile(r"(^|_)(samples|examples|images|batch_size)(_|$)")
 
 
 def _runs_a_model(call: cst.Call) -> bool:

@@ -171,7 +171,8 @@ MODEL_RUNNING_METHODS = frozenset({"predict", "generate", "encode", "decode", "i
 # ``PreTrainedModel``, diffusers' ``ModelMixin``): a class of one of them that defines ``forward``
 # is an ``nn.Module``.
 MODEL_CLASS_SUFFIXES = ("Model", "ModelMixin", "Module", "Net", "Network", "Encoder", "Decoder", "Transformer",
-                        "Layer", "Block", "Backbone", "Head")
+                        "Layer", "Block", "Backbone", "Head", "Segmentor", "Detector", "Classifier", "Discriminator",
+                        "Generator")
 
 
 def torch_gives_no_tensor(name: str) -> bool:
