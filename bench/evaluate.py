@@ -172,8 +172,10 @@ class ReportCase:
 
     @property
     def found(self) -> bool:
-        code, lines = self.header_labels[0]
-        return bool(self.file.reports(code) & set(lines))
+        # (``TML004 line 55; TML004 line 59``: every line the header gives the primary rule)
+        code = self.header_labels[0][0]
+        lines = {line for labelled, at in self.header_labels if labelled == code for line in at}
+        return bool(self.file.reports(code) & lines)
 
     @property
     def all_labels_found(self) -> bool:
