@@ -111,6 +111,9 @@ def _without_graph(expr: cst.BaseExpression, value: Value, then: Sequence[str]) 
                 return None, why
             elements.append(element.with_changes(value=new))
         return expr.with_changes(elements=elements), ""
+    if isinstance(expr, cst.DictComp) and value.kind == MAPPING and value.any_element().kind == TENSOR:
+        # ``{key: tensor.detach() for ...}`` (another rule's fix, or the author's): each entry
+        return expr.with_changes(value=call_method(expr.value, "detach", *then)), ""
     if value.kind == MAPPING:
         entries = [v for _, v in value.fields or ()] + ([value.element] if value.element else [])
         if entries and all(e.kind == TENSOR for e in entries):
