@@ -1178,8 +1178,9 @@ class Flow:
                     returned = self._classes_return(_unpacked_length(node), losses=True, call=binding.value)
                     return returned.item(binding.index) if returned is not None else value.item(binding.index)
                 # ``loss, loss_items = compute_loss(pred, y)`` of another module: by convention the
-                # loss comes first and what follows is for logging; what that holds is not known here.
-                return value if binding.index == 0 else UNKNOWN
+                # loss comes first and what follows is for logging; what that holds is not known here,
+                # unless it is named as a loss term too (``total, consistency_loss, entropy_loss``).
+                return value if binding.index == 0 or _NAMES_A_LOSS_TERM.search(name) else UNKNOWN
             if binding.index == 1 and self._returns_indices(binding.value):  # ``_, preds = torch.max(logits, 1)``
                 return _indices(value)
             return value.item(binding.index)
@@ -1965,6 +1966,10 @@ class Flow:
             if not args:  # ``dict()``, ``dict(loss=loss)``: its keys are known, as a literal's
                 return _pack([v for _, v in fields], kind=MAPPING, fields=fields, element=None)
             base = args[0]
+            pair = base.any_element() if base.kind == SEQUENCE else None
+            if pair is not None and pair.elements is not None and len(pair.elements) == 2:
+                # ``dict(model.named_parameters())``, ``dict(zip(keys, values))``: the pairs' values
+                base = replace(base, element=pair.elements[1])
             return join([base, _combine([v for _, v in fields], kind=MAPPING, fields=fields)]) if fields else \
                 replace(base, kind=MAPPING)
         if name in ("sum", "max", "min") and args:
@@ -2232,6 +2237,8 @@ class SelfAssignment:
 
 _FRAMEWORK_RECEIVER = re.compile(r"accelerator|fabric", re.IGNORECASE)
 _LOSS_NAME = re.compile(r"(?:loss|Loss|criterion)$")
+# A name for one term of a loss (``kl_loss``, ``consistency_loss_``), not for its logs (``loss_items``).
+_NAMES_A_LOSS_TERM = re.compile(r"(?:^|_)loss_*$", re.IGNORECASE)
 # A GAN's generator (``self.generator.generate(n)``, ``netG.generate(z)``), not a language model.
 _GAN_GENERATOR = re.compile(r"(?:^|_)(?:generator|gen|netG|G)$", re.IGNORECASE)
 
