@@ -21,9 +21,12 @@ Also flags the return of a LightningModule's `training_step` / `validation_step`
 step returns per-example tensors (logits, predictions, masks, targets on the device; the loss and
 scalar metrics are fine), or returns entries other than `loss` that still hold the step's
 autograd graph (`{"loss": loss, "kl": kl}`: Lightning detaches only `loss`, so every step's graph
-stays until the epoch ends): Lightning collects every step's return value for that hook. The same
-for `predict_step` when the file calls `trainer.predict(...)` with `return_predictions` left on
-(even where it drops the result): Lightning keeps every step's return value for that list.
+stays until the epoch ends): Lightning collects every step's return value for that hook. And
+`trainer.predict(...)` with `return_predictions` left on (even where it drops the result), in a
+file whose LightningModule's `predict_step` returns such tensors (or a model output it cannot type
+further, `return self(x)`): Lightning keeps every step's return value for the list it returns.
+That one is reported on the `trainer.predict(...)` call, where the setting goes, with the returns
+as related locations.
 
 ## Why is this bad?
 To call `compute_metrics` once at the end, the evaluation loop gathers the logits and labels of
@@ -54,8 +57,11 @@ copies everything gathered so far at each transfer) runs 8 times less often than
 metrics are the same, but the value trades evaluation speed for memory and is a choice the
 user should review, so the fix is **unsafe**.
 
-For the Lightning case there is no fix: what to return instead (a metric object updated in the
-step, `.cpu()` copies) is the author's call.
+For the Lightning epoch-end case there is no fix: what to return instead (a metric object updated
+in the step, `.cpu()` copies) is the author's call. Where the result of `trainer.predict(...)` is
+dropped (the call is a statement of its own), the fix passes `return_predictions=False`: the list
+nobody reads is not built, and prediction-writer callbacks still get every batch, so the fix is
+**safe**; where the caller reads the list, there is no fix.
 
 ## Runtime signature
 Device memory grows with the number of evaluation steps until evaluation ends (or OOMs).
@@ -83,6 +89,11 @@ LIGHTNING_NO_FIX = ("no automatic fix: what the epoch end needs of each step's o
                     "(move them to the CPU, or keep only metrics)")
 GRAPH_NO_FIX = ("no automatic fix: detach what the epoch end only reads (`.detach()`), or keep the graph if it "
                 "differentiates it there")
+LIGHTNING_PREDICT_MESSAGE = ("Lightning keeps every predict_step output for the list `trainer.predict()` returns: {kept} "
+                             "of every batch pile up on the device; pass `return_predictions=False` where a writer "
+                             "callback already has each batch, or return `.cpu()` copies from the step")
+LIGHTNING_PREDICT_NO_FIX = ("no automatic fix: the caller reads the list `trainer.predict()` returns; return `.cpu()` "
+                            "copies from `predict_step`")
 PREDICT_MESSAGE = ("Trainer.predict() keeps every step's predictions on the device without eval_accumulation_steps; "
                    "set it in TrainingArguments")
 
@@ -123,41 +134,62 @@ def _lightning_epoch_outputs(model: SemanticModel) -> Iterator[Finding]:
         if not model.scopes.is_lightning_module(cls):
             continue
         for stage in _LIGHTNING_STAGES:
-            epoch_end = model.calls.method_of(cls, f"{stage}_epoch_end")
             step = model.calls.method_of(cls, f"{stage}_step")
-            if step is None:
+            if step is None or not _has_epoch_end_outputs(model, cls, stage):
                 continue
-            if epoch_end is not None and len(epoch_end.params.params) >= 2:
-                collector = f"{stage}_epoch_end(outputs)"
-            elif stage == "predict" and _predictions_kept(model):
-                collector = "the list `trainer.predict()` returns"
-            else:
-                continue
-            for ret in model.scopes.scope_nodes(step, cst.Return):
-                if ret.value is None:
-                    continue
-                returned = model.flow.value(ret.value, ret)
-                # Graphs first: they hold the step's activations, whatever the entries' size.
-                graphs = _graph_parts(returned)
-                message, kept, no_fix = (GRAPH_MESSAGE, graphs, GRAPH_NO_FIX) if graphs else \
-                    (LIGHTNING_MESSAGE, _per_example_parts(returned), LIGHTNING_NO_FIX)
-                if kept:
-                    yield Finding(ret, message=message.format(step=f"{stage}_step", end=collector,
-                                                              kept=", ".join(f"`{k}`" for k in kept)), no_fix=no_fix)
+            for ret, message, kept, no_fix in _kept_returns(model, step):
+                yield Finding(ret, message=message.format(step=f"{stage}_step", end=f"{stage}_epoch_end(outputs)",
+                                                          kept=kept), no_fix=no_fix)
+    yield from _predictions_kept(model)
 
 
-def _predictions_kept(model: SemanticModel) -> bool:
-    """The file calls ``trainer.predict(...)`` with ``return_predictions`` left on: Lightning
-    keeps every ``predict_step`` output for the list it returns, also where the caller drops
-    that list (a prediction-writer callback that already wrote each batch)."""
+def _kept_returns(model: SemanticModel, step: cst.FunctionDef) -> Iterator[tuple[cst.Return, str, str, str]]:
+    """The returns of a Lightning ``<stage>_step`` whose value Lightning would keep to harm:
+    entries still holding the step's graph, else per-example device tensors; with the message,
+    what is kept (spelled) and why there is no fix."""
+    for ret in model.scopes.scope_nodes(step, cst.Return):
+        if ret.value is None:
+            continue
+        returned = model.flow.value(ret.value, ret)
+        # Graphs first: they hold the step's activations, whatever the entries' size.
+        graphs = _graph_parts(returned)
+        message, kept, no_fix = (GRAPH_MESSAGE, graphs, GRAPH_NO_FIX) if graphs else \
+            (LIGHTNING_MESSAGE, _per_example_parts(returned, step.name.value == "predict_step"), LIGHTNING_NO_FIX)
+        if kept:
+            yield ret, message, ", ".join(f"`{k}`" for k in kept), no_fix
+
+
+def _predictions_kept(model: SemanticModel) -> Iterator[Finding]:
+    """``trainer.predict(...)`` with ``return_predictions`` left on, in a file whose
+    LightningModule's ``predict_step`` returns per-example device tensors: Lightning keeps every
+    step's output for the list it returns, also where the caller drops that list (a
+    prediction-writer callback that already wrote each batch). Reported on the call, where
+    ``return_predictions=False`` goes; the returns are related."""
+    kept = [(ret, parts) for cls in model.tree.nodes(cst.ClassDef) if model.scopes.is_lightning_module(cls)
+            and (step := model.calls.method_of(cls, "predict_step")) is not None
+            and not _has_epoch_end_outputs(model, cls, "predict")
+            for ret, _, parts, _ in _kept_returns(model, step)]
+    if not kept:
+        return
     for call in model.tree.nodes(cst.Call):
         func = call.func
         if not (isinstance(func, cst.Attribute) and func.attr.value == "predict" and _is_trainer(model, func.value)):
             continue
         returned = keyword(call, "return_predictions")
-        if returned is None or isinstance(returned, cst.Name) and returned.value == "True":
-            return True
-    return False
+        if returned is not None and not (isinstance(returned, cst.Name) and returned.value == "True"):
+            continue
+        fix, no_fix = None, LIGHTNING_PREDICT_NO_FIX
+        if isinstance(model.tree.parent.get(call), cst.Expr) and returned is None:
+            # (the list is dropped: not building it changes nothing the program reads)
+            fix, no_fix = NodeFix("pass return_predictions=False", safe=True, replacements=[
+                Replacement(call, add_keyword_argument(call, "return_predictions", cst.Name("False")))]), ""
+        yield Finding(call, message=LIGHTNING_PREDICT_MESSAGE.format(kept=kept[0][1]),
+                      related=[(ret, "returned here on every step") for ret, _ in kept], fix=fix, no_fix=no_fix)
+
+
+def _has_epoch_end_outputs(model: SemanticModel, cls: cst.ClassDef, stage: str) -> bool:
+    epoch_end = model.calls.method_of(cls, f"{stage}_epoch_end")
+    return epoch_end is not None and len(epoch_end.params.params) >= 2
 
 
 def _is_trainer(model: SemanticModel, receiver: cst.BaseExpression) -> bool:
@@ -174,14 +206,16 @@ def _graph_parts(value: Value) -> list[str]:
     return [key for key, part in value.fields or () if key != "loss" and part.graph]
 
 
-def _per_example_parts(value: Value) -> list[str]:
+def _per_example_parts(value: Value, predictions: bool) -> list[str]:
     """The keys of a returned dict (or "the output") that hold device tensors bigger than one
-    number: not the loss, not a scalar metric."""
+    number: not the loss, not a scalar metric. ``predictions``: what ``predict_step`` returns,
+    where a model's output the flow cannot type further (``self(data)``) is predictions too (a
+    training step's may be a dict holding only the loss)."""
     def big(part: Value) -> bool:
         return (part.device or part.graph) and not part.scalar and not part.loss and part.kind not in (NUMBER, OTHER)
     if value.fields is not None:
         return [key for key, part in value.fields if big(part)]
-    return ["the output"] if big(value) and value.kind == TENSOR else []
+    return ["the output"] if big(value) and (value.kind == TENSOR or value.kind is None and predictions) else []
 
 
 def _keyword_arg(call: cst.Call, name: str) -> Optional[cst.Arg]:
