@@ -1180,7 +1180,7 @@ class Flow:
                 # ``loss, loss_items = compute_loss(pred, y)`` of another module: by convention the
                 # loss comes first and what follows is for logging; what that holds is not known here,
                 # unless it is named as a loss term too (``total, consistency_loss, entropy_loss``).
-                return value if binding.index == 0 or _NAMES_A_LOSS_TERM.search(name) else UNKNOWN
+                return value if binding.index == 0 or _LOSS_NAME.search(name.rstrip("_")) else UNKNOWN
             if binding.index == 1 and self._returns_indices(binding.value):  # ``_, preds = torch.max(logits, 1)``
                 return _indices(value)
             return value.item(binding.index)
@@ -2237,8 +2237,6 @@ class SelfAssignment:
 
 _FRAMEWORK_RECEIVER = re.compile(r"accelerator|fabric", re.IGNORECASE)
 _LOSS_NAME = re.compile(r"(?:loss|Loss|criterion)$")
-# A name for one term of a loss (``kl_loss``, ``consistency_loss_``), not for its logs (``loss_items``).
-_NAMES_A_LOSS_TERM = re.compile(r"(?:^|_)loss_*$", re.IGNORECASE)
 # A GAN's generator (``self.generator.generate(n)``, ``netG.generate(z)``), not a language model.
 _GAN_GENERATOR = re.compile(r"(?:^|_)(?:generator|gen|netG|G)$", re.IGNORECASE)
 
