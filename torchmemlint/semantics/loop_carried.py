@@ -577,14 +577,24 @@ class LoopCarried:
                 # (``algorithm.time_p = self.time_p`` hands the state on, ``self.time_p =
                 # self.time_p.to(device)`` moves it: neither resets it)
                 continue
+            if not self.tree.contains(body, assign) and isinstance(self.iterations.step_iteration(assign), (cst.For, cst.While)):
+                return True  # reset on every step of a loop (``model.hidden = model.init_hidden()`` per batch)
             if self.tree.contains(body, assign) or owner is not None and (
-                    owner.name.value == "__init__" or PER_EPOCH_METHOD.match(owner.name.value) or (
+                    owner.name.value == "__init__" or PER_EPOCH_METHOD.match(owner.name.value)
+                    or self._before_the_step_loop(owner, assign) or (
                     # (a reset method, or any method the file calls: ``trainer.epoch_init()``)
                     (_RESET_METHOD.search(owner.name.value) or self._calls_of(owner))
                     and not self._runs_per_step_if_called(owner))):
                 continue  # (a reset the file runs once per epoch leaves the chain growing within it)
             return True
         return False
+
+    def _before_the_step_loop(self, function: cst.FunctionDef, assign: cst.CSTNode) -> bool:
+        """``model.hidden = model.init_hidden()`` in a training function, outside the loop over
+        batches that it runs: once per call, an epoch, not once per step."""
+        loops = [loop for kind in (cst.For, cst.While) for loop in self.scopes.scope_nodes(function, kind)
+                 if self.scopes.is_step_loop(loop)]
+        return bool(loops) and not any(self.tree.contains(loop, assign) for loop in loops)
 
     def _only_fills_in_place(self, method: cst.FunctionDef) -> bool:
         """``buf.zero_()`` for each state buffer, and nothing rebound or detached: an in-place
