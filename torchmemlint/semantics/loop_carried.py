@@ -577,9 +577,11 @@ class LoopCarried:
                 # (``algorithm.time_p = self.time_p`` hands the state on, ``self.time_p =
                 # self.time_p.to(device)`` moves it: neither resets it)
                 continue
-            if not self.tree.contains(body, assign) and isinstance(self.iterations.step_iteration(assign), (cst.For, cst.While)):
+            if self.tree.contains(body, assign):
+                continue
+            if isinstance(self.iterations.step_iteration(assign), (cst.For, cst.While)):
                 return True  # reset on every step of a loop (``model.hidden = model.init_hidden()`` per batch)
-            if self.tree.contains(body, assign) or owner is not None and (
+            if owner is not None and (
                     owner.name.value == "__init__" or PER_EPOCH_METHOD.match(owner.name.value)
                     or self._before_the_step_loop(owner, assign) or (
                     # (a reset method, or any method the file calls: ``trainer.epoch_init()``)

@@ -334,14 +334,20 @@ class Scopes:
         lineage = [cls, *(self.classes_by_name[b] for b in bases if b in self.classes_by_name)]
         foreign = [b for b in bases if b not in self.classes_by_name]
         return bool(foreign) and (any(b.rpartition(".")[2].endswith(MODEL_CLASS_SUFFIXES) for b in foreign)
-                                  or self._registers_buffers(cls)) and any(
+                                  or cls in self._classes_registering_buffers) and any(
             self.class_of(forward) in lineage for forward in self.functions_by_name.get("forward", ()))
 
-    def _registers_buffers(self, cls: cst.ClassDef) -> bool:
-        """``self.register_buffer(...)`` in a method: only a module has buffers."""
-        return any(isinstance(call.func, cst.Attribute) and call.func.attr.value in ("register_buffer", "register_parameter")
-                   and isinstance(call.func.value, cst.Name) and call.func.value.value == "self"
-                   for call in self.tree.descendants(cls, cst.Call))
+    @cached_property
+    def _classes_registering_buffers(self) -> frozenset[cst.ClassDef]:
+        """The classes with ``self.register_buffer(...)`` in a method: only a module has buffers.
+        (Found once per file: whether a class is a module is asked for each of its methods.)"""
+        found: set[cst.ClassDef] = set()
+        for call in self.tree.nodes(cst.Call):
+            func = call.func
+            if isinstance(func, cst.Attribute) and func.attr.value in ("register_buffer", "register_parameter") \
+                    and isinstance(func.value, cst.Name) and func.value.value == "self":
+                found.update(a for a in self.tree.ancestors(call) if isinstance(a, cst.ClassDef))
+        return frozenset(found)
 
     def is_per_step_method(self, func: cst.FunctionDef) -> bool:
         cls = self.class_of(func)
