@@ -581,6 +581,8 @@ class LoopCarried:
                 continue
             if isinstance(self.iterations.step_iteration(assign), (cst.For, cst.While)):
                 return True  # reset on every step of a loop (``model.hidden = model.init_hidden()`` per batch)
+            if owner is not None and self._steps_once_per_call(owner) and not self.scopes.loops_around(assign):
+                return True  # (the update that ends a rollout: ``self.states = self.states.detach()`` after its step)
             if owner is not None and (
                     owner.name.value == "__init__" or PER_EPOCH_METHOD.match(owner.name.value)
                     or self._before_the_step_loop(owner, assign) or (
@@ -590,6 +592,12 @@ class LoopCarried:
                 continue  # (a reset the file runs once per epoch leaves the chain growing within it)
             return True
         return False
+
+    def _steps_once_per_call(self, function: cst.FunctionDef) -> bool:
+        """``function`` is one update: its backward or optimizer step sits outside any loop of
+        its own (``agent.update(obs)`` after a rollout of many forwards), so a reset in its body
+        runs once per step, however its callers' loops are nested."""
+        return any(not self.scopes.loops_around(call) for call in self.iterations.step_calls(function))
 
     def _before_the_step_loop(self, function: cst.FunctionDef, assign: cst.CSTNode) -> bool:
         """``model.hidden = model.init_hidden()`` in a training function, outside the loop over
