@@ -136,7 +136,8 @@ class DeviceTensorInGrowingContainer(Rule):
             resetters = model.stores.methods_resetting(store.container, iteration) \
                 if isinstance(iteration, cst.FunctionDef) else []
             emptied_per_epoch = bool(resetters) and all(_runs_once_per_epoch(model, m) for m in resetters)
-            if resetters and not emptied_per_epoch:
+            if resetters and not emptied_per_epoch or func is not None and not isinstance(iteration, cst.FunctionDef) \
+                    and model.stores.emptied_between_calls_of(store.container, func):
                 continue  # (a rollout buffer emptied by the update that consumes it)
             if not model.stores.outlives(store.container, store.node, iteration):
                 continue

@@ -1792,6 +1792,9 @@ class Flow:
             parameter = Value(kind=TENSOR, leaf=True, device=receiver.device)
             return Value(kind=SEQUENCE, element=parameter if method == "parameters" else
                          Value(kind=SEQUENCE, elements=(OTHER_VALUE, parameter)))
+        if method == "state_dict" and _keyword_true(call, "keep_vars"):
+            # (a module's parameters themselves, which carry the graph of anything computed from them)
+            return Value(kind=MAPPING, element=Value(kind=TENSOR, leaf=True, device=receiver.device))
         if method in GRAPH_BREAKING_METHODS:
             return Value(detached=True, device=receiver.device and method in ("state_dict", "parameters",
                                                                                "named_parameters", "buffers"))

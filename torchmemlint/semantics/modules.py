@@ -159,7 +159,34 @@ class Modules:
                     kinds[name] = "tensor"
         if self.scopes.is_torch_module_class(cls):
             kinds.update((name, "module") for name in self._called_constructor_arguments(cls) if name not in kinds)
+        kinds.update((name, "module") for name in self._constructor_arguments_with_parameters(cls) if name not in kinds)
         return kinds
+
+    def _constructor_arguments_with_parameters(self, cls: cst.ClassDef) -> set[str]:
+        """Attributes set in ``__init__`` from a parameter whose ``.parameters()`` it reads, or from
+        a deep copy of one (a learner's ``self.agent, self.mixer = agent, mixer`` beside
+        ``Adam(list(agent.parameters()) + ...)`` and ``self.target_agent = copy.deepcopy(agent)``):
+        modules, whatever the class that keeps them."""
+        init = next((f for f in self.scopes.functions_by_name.get("__init__", ()) if self.scopes.class_of(f) is cls), None)
+        if init is None:
+            return set()
+        params = {p.name.value for p in init.params.params}
+        read = {name for call in self.scopes.scope_nodes(init, cst.Call)
+                if isinstance(call.func, cst.Attribute) and call.func.attr.value in ("parameters", "named_parameters")
+                and (name := dotted_name(call.func.value)) in params}
+        found = set()
+        for assign in self.scopes.scope_nodes(init, cst.Assign):
+            for target in assign.targets:
+                pairs = [(t.value, v.value) for t, v in zip(target.target.elements, assign.value.elements)] \
+                    if isinstance(target.target, cst.Tuple) and isinstance(assign.value, cst.Tuple) else \
+                    [(target.target, assign.value)]
+                for assigned, value in pairs:
+                    if isinstance(value, cst.Call) and self.imports.qualify(value.func) == "copy.deepcopy" and value.args:
+                        value = value.args[0].value
+                    if isinstance(assigned, cst.Attribute) and dotted_name(assigned.value) == "self" and \
+                            isinstance(value, cst.Name) and value.value in read:
+                        found.add(assigned.attr.value)
+        return found
 
     def _called_constructor_arguments(self, cls: cst.ClassDef) -> set[str]:
         """Attributes of a module class set from an ``__init__`` parameter (``self.pooling =

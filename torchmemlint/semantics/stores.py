@@ -13,6 +13,7 @@ from typing import Iterator, Optional, Union
 
 import libcst as cst
 
+from torchmemlint.semantics.autograd import METADATA_ATTRIBUTES
 from torchmemlint.semantics.calls import Calls, Function
 from torchmemlint.semantics.flow import MODULE, TENSOR, Flow
 from torchmemlint.semantics.imports import ImportTable, dotted_name
@@ -429,16 +430,23 @@ class Stores:
                 if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Add):
                     added = value.right if value.left.deep_equals(target) else \
                         value.left if value.right.deep_equals(target) else None
-                    if added is not None:
+                    if added is not None and not self._reads(added, target):
                         found.append(Accumulation(assign, target, added))
                 continue
             spelled = dotted_name(target)
             if spelled is None:
                 continue
             added = _added_to(assign.value, spelled)
-            if added is not None:
+            if added is not None and not self._reads(added, target):
                 found.append(Accumulation(assign, target, added))
         return found
+
+    def _reads(self, added: cst.BaseExpression, total: cst.BaseExpression) -> bool:
+        """What is added reads the total's value: ``m = m + (x - m) / n`` is a running mean, a
+        recurrence (TML005's), not a sum of what each step brings (``t + v.to(t.device)`` is)."""
+        return any(node.deep_equals(total) and not (
+            isinstance(parent := self.tree.parent.get(node), cst.Attribute) and parent.attr.value in METADATA_ATTRIBUTES)
+            for node in self.tree.descendants(added, type(total)))
 
     def accumulations(self) -> list[Accumulation]:
         return self._accumulations
@@ -1275,6 +1283,15 @@ class Stores:
             return []
         return [other for other in self._methods_resetting(cls).get(spelled, ())
                 if other is not method and self._reset_in(container, other)]
+
+    def emptied_between_calls_of(self, container: cst.BaseExpression, method: cst.FunctionDef) -> bool:
+        """A ``self`` container that ``method`` fills in a loop of its own (a rollout) and another
+        method of the class empties, called in the same loop as ``method`` (``worker.collect()``,
+        the update, then ``worker.clear()``): it holds one call's values, not the run's."""
+        filling = {loops[0] for site in self.calls.call_sites(method) if (loops := self.scopes.loops_around(site))}
+        return bool(filling) and any(
+            loops[0] in filling for other in self.methods_resetting(container, method)
+            for site in self.calls.call_sites(other) if (loops := self.scopes.loops_around(site)))
 
     def _loops_over(self, outer: cst.FunctionDef, method: cst.FunctionDef) -> bool:
         """``outer`` calls ``method`` in a loop of its own (an epoch's ``train_round`` around the
