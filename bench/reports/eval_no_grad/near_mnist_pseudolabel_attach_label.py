@@ -1,0 +1,44 @@
+# Source: https://github.com/zhandand/CNN-MNIST/blob/52d562b381338610ee6b88d775605d03deac03c2/Pseudo-Labelling/attach_label.py
+# Report: audited bug: the pseudo-labelling script loads a trained CNN and runs it over the whole unlabeled loader with no torch.no_grad(), keeping only argmax labels (from outputs.data) to write a pseudo-labelled CSV
+# Shape: fixed: the helper is decorated with @torch.no_grad(), so the forward saves nothing for backward; labels still leave as CPU tensors turned into ints
+# Expect: near-miss: must be silent
+import csv
+
+import torch
+import torch.nn as nn
+
+from utils.DataMgr import dataset, unsup_loader
+from utils.Net import Model
+
+
+def load_model(path):
+    model = Model()
+    model.load_state_dict(torch.load(path, map_location='cpu'))
+    return model.cuda()
+
+
+def label_to_file(labels, images, generate_file):
+    with open(generate_file, 'w', newline='') as f:
+        writer = csv.writer(f)
+        for img, label in zip(images, labels):
+            writer.writerow([img, label])
+
+
+@torch.no_grad()
+def attach_label(model, loader):
+    model.eval()
+    generate_label = []
+    for img, _true_label in loader:
+        img = img.cuda()
+        outputs = model(img)
+        pred = torch.max(outputs.data, 1)[1].squeeze().cpu()
+        generate_label.extend(pred)
+    return [label.item() for label in generate_label]
+
+
+if __name__ == '__main__':
+    model = load_model('utils/model_parameter.pkl')
+    labels = attach_label(model, unsup_loader)
+    print('generate labels finished')
+    label_to_file(labels, dataset.getImg(), generate_file='mnist_generate.csv')
+    print('write to file finished')
