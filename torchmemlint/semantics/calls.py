@@ -910,8 +910,10 @@ class Calls:
         if self._bound_to_gradient_explainer(func):
             return False  # ``gb_model(x)`` of ``GuidedBackpropReLUModel(model)`` runs a backward itself
         # (``op(x, u, y)`` in a loss's ``__call__(self, op, ...)``: every caller hands it a model)
+        # (``diffusion.training_losses(model, x, t)``: a helper that runs the model for its losses)
         return is_model_name(name) or self._bound_to_module(func) or dotted_name(func) in self._with_parameters_read or \
-            isinstance(func, cst.Name) and self._parameter_given_models(func, call)
+            isinstance(func, cst.Name) and self._parameter_given_models(func, call) or \
+            name.endswith("_losses") and bool(call.args)
 
     @cached_property
     def _attributes_put_in_a_mode(self) -> frozenset[str]:

@@ -208,20 +208,22 @@ class Hooks:
             return self._as_seen_by_caller(unwrapped, func, site, callee)
         return None
 
-    def _member_returned(self, call: cst.Call) -> Optional[cst.BaseExpression]:
+    def _member_returned(self, call: cst.Call, iteration: Optional[Iteration] = None,
+                         depth: int = 0) -> Optional[cst.BaseExpression]:
         """The argument whose member a helper of the file returns (``find_layer(model, "layer4")``
         whose every ``return`` reads down from its ``model`` parameter), or None; only with
-        constant other arguments, so that the member is the same one at every call."""
+        constant other arguments, so that the member is the same one at every call (or, given the
+        ``iteration`` the call is in, arguments that pick the same members on each of its passes:
+        ``for i in layer_ids: get_block(model, i)``)."""
         helper = self.iterations.calls.callee(call)
         function = helper.function if helper is not None and helper.constructs is None else None
         if not isinstance(function, cst.FunctionDef):
             return None
         parameters: set[str] = set()
         for returned in self.scopes.scope_nodes(function, cst.Return):
-            value = returned.value
-            if isinstance(value, (cst.ListComp, cst.GeneratorExp)):  # ``[m for m in model.modules() if ...]``
-                value = value.for_in.iter
-            base = _navigated_from(value) if value is not None else None
+            base = _navigated_from(returned.value) if returned.value is not None else None
+            if isinstance(base, (cst.ListComp, cst.GeneratorExp)):  # ``[m for m in model.children() if ...][k]``
+                base = _navigated_from(base.for_in.iter)
             while isinstance(base, cst.Name) and base.value not in parameters:
                 bindings = [b for b in self.scopes.bindings(function).get(base.value, [])
                             if not _walks_down(b.value, base.value)]  # (``target = target._modules[h]``)
@@ -242,6 +244,7 @@ class Hooks:
             given = arguments.pop(walked, ())
         caller = self.scopes.function_of(call)
         if any(not isinstance(expr, (cst.SimpleString, cst.Integer)) and not self._caller_parameter(expr, caller)
+               and not (iteration is not None and isinstance(expr, cst.Name) and self._same_keys_each_time(expr, iteration, depth))
                for other in arguments.values() for expr, _ in other):
             return None  # ``get_layer(model, name)``: which member may change with ``name`` (one hook per layer)
         # (a pick the caller is handed, ``find_layer(self.model, layer_name)`` in ``__init__``:
@@ -407,6 +410,9 @@ class Hooks:
             if isinstance(listed, cst.Call) and not varying:  # ``list(model.children())[-2]``: a member
                 return self._members_of_persistent(listed, iteration, depth)
             return not varying and self.persists_across(expr.value, iteration, depth)
+        if isinstance(expr, cst.Call):  # ``get_block(self.student, i)``: a member a helper picks
+            member = self._member_returned(expr, iteration, depth)
+            return member is not None and self.persists_across(member, iteration, depth)
         if not isinstance(expr, cst.Name):
             return False
         if expr.value == "self":
