@@ -36,14 +36,17 @@ class Datasets:
         return [c for c in self.tree.nodes(cst.Call)
                 if (self.imports.qualify(c.func) or dotted_name(c.func)) in DATALOADERS]
 
-    def is_dataset_class(self, cls: cst.ClassDef) -> bool:
+    def is_dataset_class(self, cls: cst.ClassDef, depth: int = 0) -> bool:
         for base in self.scopes.class_bases(cls):
             if base in UNRESOLVED_DATASET_BASES:
                 return True
             if base.startswith("torch.utils.data.") and base.endswith("Dataset"):
                 return True
-        methods = {f.name.value for f in self._methods(cls)}
-        return {"__getitem__", "__len__"} <= methods and bool(self._loaders_of_class(cls))
+            local = self.scopes.classes_by_name.get(base)
+            if local is not None and local is not cls and depth < 4 and self.is_dataset_class(local, depth + 1):
+                return True  # (a subclass of the file's own dataset class)
+        return all(self.calls.method_of(cls, name) is not None for name in ("__getitem__", "__len__")) and \
+            bool(self._loaders_of_class(cls))
 
     @cached_property
     def worker_functions(self) -> dict[WorkerFunction, str]:
@@ -53,9 +56,9 @@ class Datasets:
         for cls in self.tree.nodes(cst.ClassDef):
             if not self.is_dataset_class(cls):
                 continue
-            for method in self._methods(cls):
-                if method.name.value in WORKER_METHODS:
-                    self._add_with_callees(found, cls, method, f"{cls.name.value}.{method.name.value}")
+            for name in WORKER_METHODS:  # (its own or inherited: what ``self.hook()`` runs depends on the class)
+                if (method := self.calls.method_of(cls, name)) is not None:
+                    self._add_with_callees(found, cls, method, f"{cls.name.value}.{name}")
         for function in self._collate_functions():
             if function not in found:
                 cls = self.scopes.class_of(function) if isinstance(function, cst.FunctionDef) else None
@@ -76,22 +79,23 @@ class Datasets:
         return [f for f in self.tree.descendants(cls, cst.FunctionDef) if self.scopes.class_of(f) is cls]
 
     def _add_with_callees(self, found: dict, cls: cst.ClassDef, method: cst.FunctionDef, role: str) -> None:
-        """``method`` and what it calls, transitively: the methods of its class (``self.m(...)``),
-        the file's functions (``decode(path)``), and the ``__call__`` of an object of the file
-        that the class was given when built (``self.transform(img)`` with
+        """``method`` and what it calls, transitively: the methods of its class (``self.m(...)``,
+        its own or a base class's of the file: a base's ``pull_item`` calling the hook this class
+        overrides), the file's functions (``decode(path)``), and the ``__call__`` of an object of
+        the file that the class was given when built (``self.transform(img)`` with
         ``FrameDataset(paths, transform=GpuResize(224))``)."""
-        pending = [method]
-        methods = {f.name.value: f for f in self._methods(cls)}
+        pending, seen = [method], set()
         while pending:
             current = pending.pop()
-            if current in found:
+            if current in seen:
                 continue
-            found[current] = role
+            seen.add(current)
+            found.setdefault(current, role)
             for call in self.scopes.scope_nodes(current, cst.Call):
                 func = call.func
                 if isinstance(func, cst.Attribute) and dotted_name(func.value) == "self":
-                    if func.attr.value in methods:
-                        pending.append(methods[func.attr.value])
+                    if (own := self.calls.method_of(cls, func.attr.value)) is not None:
+                        pending.append(own)
                     else:
                         pending.extend(self._given_callables(cls, func.attr.value))
                 elif isinstance(func, cst.Name) and (callee := self.calls.callee(call)) is not None and \
