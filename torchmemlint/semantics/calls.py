@@ -33,9 +33,10 @@ FORWARD_METHODS = frozenset({"encode", "decode", "compute_loss", "get_loss", "fo
 # ``get_text_features``, fairseq's ``extract_features``, ``embed_tokens``-style encoders, a neural
 # field's ``render`` / ``render_single_image``, and methods named for a forward (timm's
 # ``forward_features``, WaveNet's ``incremental_forward``), a policy's log-probabilities of actions
-# (``actor.get_log_prob(pi, a)``, Stable-Baselines' ``policy.evaluate_actions(obs, a)``), not the
-# hooks' ``register_forward_hook``.
+# (``actor.get_log_prob(pi, a)``, Stable-Baselines' ``policy.evaluate_actions(obs, a)``), a ViT's
+# ``get_intermediate_layers`` (DINO, timm), not the hooks' ``register_forward_hook``.
 _FORWARD_METHOD = re.compile(r"^(?:encode|decode|embed|render)_\w+$|^get_\w*features$|^extract_features$|^render$"
+                             r"|^get_intermediate_layers$"
                              r"|^(?:get_)?log_probs?$|^evaluate_actions$"
                              r"|^(?!register_)(?:\w+_)?forward(?:_(?!\w*hook)\w+)?$")
 LOSS_SUFFIX = re.compile(r"(?:loss|Loss|criterion)$")
