@@ -162,12 +162,15 @@ class Modules:
         kinds.update((name, "module") for name in self._constructor_arguments_with_parameters(cls) if name not in kinds)
         return kinds
 
+    def _own_init(self, cls: cst.ClassDef) -> Optional[cst.FunctionDef]:
+        return next((f for f in self.scopes.functions_by_name.get("__init__", ()) if self.scopes.class_of(f) is cls), None)
+
     def _constructor_arguments_with_parameters(self, cls: cst.ClassDef) -> set[str]:
         """Attributes set in ``__init__`` from a parameter whose ``.parameters()`` it reads, or from
         a deep copy of one (a learner's ``self.agent, self.mixer = agent, mixer`` beside
         ``Adam(list(agent.parameters()) + ...)`` and ``self.target_agent = copy.deepcopy(agent)``):
         modules, whatever the class that keeps them."""
-        init = next((f for f in self.scopes.functions_by_name.get("__init__", ()) if self.scopes.class_of(f) is cls), None)
+        init = self._own_init(cls)
         if init is None:
             return set()
         params = {p.name.value for p in init.params.params}
@@ -191,7 +194,7 @@ class Modules:
     def _called_constructor_arguments(self, cls: cst.ClassDef) -> set[str]:
         """Attributes of a module class set from an ``__init__`` parameter (``self.pooling =
         pooling``) and called (``self.pooling(x)``): submodules the module was built with."""
-        init = next((f for f in self.scopes.functions_by_name.get("__init__", ()) if self.scopes.class_of(f) is cls), None)
+        init = self._own_init(cls)
         if init is None:
             return set()
         params = {p.name.value for p in init.params.params}
