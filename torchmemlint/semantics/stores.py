@@ -733,7 +733,9 @@ class Stores:
             return False
         method = self.scopes.function_of(container)
         cls = self.scopes.class_of(method) if method is not None else None
-        return cls is not None and cls.name.value in self.scopes.classes_built_into(other.value, other)
+        # (built here, or a parameter named for the class: ``worker`` of ``RolloutWorker``)
+        return cls is not None and (cls.name.value in self.scopes.classes_built_into(other.value, other)
+                                    or self.calls.class_named_for(other.value, other) is cls)
 
     def _reset_in(self, container: cst.BaseExpression, region: cst.CSTNode,
                   after: Optional[cst.CSTNode] = None, every_step: bool = False, first_values: bool = True) -> bool:
@@ -1287,11 +1289,17 @@ class Stores:
     def emptied_between_calls_of(self, container: cst.BaseExpression, method: cst.FunctionDef) -> bool:
         """A ``self`` container that ``method`` fills in a loop of its own (a rollout) and another
         method of the class empties, called in the same loop as ``method`` (``worker.collect()``,
-        the update, then ``worker.clear()``): it holds one call's values, not the run's."""
+        the update, then ``worker.clear()``), on every pass of it (not ``if update % 100 == 0:``):
+        it holds one call's values, not the run's."""
         filling = {loops[0] for site in self.calls.call_sites(method) if (loops := self.scopes.loops_around(site))}
-        return bool(filling) and any(
-            loops[0] in filling for other in self.methods_resetting(container, method)
-            for site in self.calls.call_sites(other) if (loops := self.scopes.loops_around(site)))
+        if not filling:
+            return False
+        emptying = [site for other in self.methods_resetting(container, method) for site in self.calls.call_sites(other)]
+        # (or emptied through the object itself: ``worker.old_log_probs.clear()`` in the caller's loop)
+        emptying += [call for call in self.calls.calls_spelled("clear", method=True)
+                     if self._same_attribute_of_instance(call.func.value, container)]
+        return any((loops := self.scopes.loops_around(site)) and loops[0] in filling
+                   and not self._every_n_steps(site, loops[0]) for site in emptying)
 
     def _loops_over(self, outer: cst.FunctionDef, method: cst.FunctionDef) -> bool:
         """``outer`` calls ``method`` in a loop of its own (an epoch's ``train_round`` around the
