@@ -136,9 +136,11 @@ class DeviceTensorInGrowingContainer(Rule):
             resetters = model.stores.methods_resetting(store.container, iteration) \
                 if isinstance(iteration, cst.FunctionDef) else []
             emptied_per_epoch = bool(resetters) and all(_runs_once_per_epoch(model, m) for m in resetters)
-            if resetters and not emptied_per_epoch or func is not None and not isinstance(iteration, cst.FunctionDef) \
-                    and model.stores.emptied_between_calls_of(store.container, func):
+            if resetters and not emptied_per_epoch:
                 continue  # (a rollout buffer emptied by the update that consumes it)
+            if not isinstance(iteration, cst.FunctionDef) and func is not None and \
+                    model.stores.emptied_between_calls_of(store.container, func):
+                continue  # (one filled by a loop of its own method, emptied after each call of it)
             if not model.stores.outlives(store.container, store.node, iteration):
                 continue
             if _rollout_returned(model, store, iteration):

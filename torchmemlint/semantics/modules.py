@@ -12,7 +12,7 @@ from typing import Optional
 import libcst as cst
 
 from torchmemlint.semantics.imports import ImportTable, dotted_name
-from torchmemlint.semantics.scopes import Scopes, module_itself, terminal_name
+from torchmemlint.semantics.scopes import Scopes, assigned_pairs, module_itself, terminal_name
 from torchmemlint.semantics.tree import Tree
 
 # torch.nn classes that are tensors, not modules.
@@ -180,10 +180,7 @@ class Modules:
         found = set()
         for assign in self.scopes.scope_nodes(init, cst.Assign):
             for target in assign.targets:
-                pairs = [(t.value, v.value) for t, v in zip(target.target.elements, assign.value.elements)] \
-                    if isinstance(target.target, cst.Tuple) and isinstance(assign.value, cst.Tuple) else \
-                    [(target.target, assign.value)]
-                for assigned, value in pairs:
+                for assigned, value in assigned_pairs(target.target, assign.value):
                     if isinstance(value, cst.Call) and self.imports.qualify(value.func) == "copy.deepcopy" and value.args:
                         value = value.args[0].value
                     if isinstance(assigned, cst.Attribute) and dotted_name(assigned.value) == "self" and \
