@@ -1185,8 +1185,12 @@ class Flow:
                 return _indices(value)
             return value.item(binding.index)
         if binding.augmented:  # ``t += v``: the new value is computed from the old one and ``v``
+            # (a sum of losses is a loss: ``total += criterion(out, y)``, one number on the device)
+            summed_loss = value.loss and isinstance(node, cst.AugAssign) and \
+                isinstance(node.operator, (cst.AddAssign, cst.SubtractAssign))
             return self._computed(value.derived(kind=TENSOR if value.kind == TENSOR else
-                                                NUMBER if value.kind == NUMBER else None, scalar=value.scalar), node)
+                                                NUMBER if value.kind == NUMBER else None, scalar=value.scalar,
+                                                loss=summed_loss), node)
         return value
 
     @cached_property

@@ -933,7 +933,8 @@ class LoopCarried:
         if iteration is None or isinstance(iteration, cst.Lambda) or not self._crosses_step(iteration):
             return []
         if not self.stores.outlives(slot.value, assign, iteration) or not self.holds_graph(assign.value, assign) \
-                or self._detached_next(assign, slot.value, iteration):
+                or self._detached_next(assign, slot.value, iteration) \
+                or self._detached_by_a_method_run_per_step(slot.value, assign):
             return []
         return [InPlaceWrite(assign, slot, assign.value, iteration, slot=True)]
 
@@ -979,20 +980,45 @@ class LoopCarried:
 
     def _detached_by_a_method_run_per_step(self, target: cst.BaseExpression, site: cst.CSTNode) -> bool:
         """``self.memory[idx] = v`` in a class with another method that detaches the attribute
-        (``detach_memory``: ``self.memory.detach_()``), which the file calls in a loop (TGN's
-        ``tgn.memory.detach_memory()`` after each optimizer step): the chain is cut every step."""
+        (``detach_memory``: ``self.memory.detach_()``, or each item rebound to its ``.detach()``),
+        which the file calls in a loop (TGN's ``tgn.memory.detach_memory()`` after each optimizer
+        step): the chain is cut every step. ``self.memory.container[node] = v`` is cut by such a
+        method of the class of ``self.memory`` that detaches its ``container``."""
         spelled = carried_name(target)
         method = self.scopes.function_of(site)
         cls = self.scopes.class_of(method) if method is not None else None
         if cls is None or spelled is None or not spelled.startswith("self."):
             return False
+        holder, attribute = spelled.split(".")[1:-1], spelled.rpartition(".")[2]
+        if len(holder) == 1:  # (``self.memory.container``: an attribute of the object in ``self.memory``)
+            cls = self.scopes.classes_by_name.get(self.flow.class_attribute(cls, holder[0]).cls or "")
+            if cls is None:
+                return False
+        elif holder:
+            return False
         for other in self.scopes.scope_nodes(cls, cst.FunctionDef):
-            if other is method or self.scopes.class_of(other) is not cls or spelled not in self._detached_in_place(other):
+            if other is method or self.scopes.class_of(other) is not cls or not self._detaches_attribute(other, attribute):
                 continue
             calls = {*self.flow.calls.call_sites(other), *self.flow.calls.calls_spelled(other.name.value, method=True)}
             if any(self.scopes.loops_around(call) or (caller := self.scopes.function_of(call)) is not None
                    and self.iterations.runs_per_step(caller) for call in calls):
                 return True
+        return False
+
+    def _detaches_attribute(self, method: cst.FunctionDef, attribute: str) -> bool:
+        """``method`` detaches ``self.<attribute>`` in place, or rebinds it or each of its items
+        to a ``.detach()`` (``self.container[node] = self.container[node].detach()``)."""
+        own = first_param(method)
+        if f"{own}.{attribute}" in self._detached_in_place(method):
+            return True
+        for assign in self.scopes.scope_nodes(method, cst.Assign):
+            for t in assign.targets:
+                written = t.target.value if isinstance(t.target, cst.Subscript) else t.target
+                if isinstance(written, cst.Attribute) and written.attr.value == attribute and \
+                        dotted_name(written.value) == own and any(
+                            isinstance(c.func, cst.Attribute) and c.func.attr.value == "detach"
+                            for c in self.tree.descendants(assign.value, cst.Call)):
+                    return True
         return False
 
     def _handed_outside_autograd(self, target: cst.BaseExpression, site: cst.CSTNode) -> bool:

@@ -18,8 +18,8 @@ from torchmemlint.semantics.calls import Calls, Function
 from torchmemlint.semantics.flow import MODULE, TENSOR, Flow
 from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.iterations import Iteration, Iterations
-from torchmemlint.semantics.scopes import (ITEM_GETTERS, Loop, Scopes, accumulator_name, first_param, parameter_names, root_name,
-                                           tests_every_n_steps)
+from torchmemlint.semantics.scopes import (ITEM_GETTERS, Loop, Scopes, accumulator_name, first_param, is_step_call,
+                                           parameter_names, root_name, tests_every_n_steps)
 from torchmemlint.semantics.tree import Tree, deleted
 from torchmemlint.semantics.vocabulary import JOIN_FUNCTIONS, METER_CLASS, METER_METHODS, STORING_METHODS
 
@@ -338,6 +338,8 @@ class Stores:
             if into is None or (into == "self" and root_name(accumulation.target) == first_param(function) and
                                 self._rebound_in(function, accumulation.target, accumulation.node)):
                 continue  # (``entry = self.sums.setdefault(k, {...})`` rebinds a local name, not what it holds)
+            if into == "self" and self._reset_in_each_step_loop(accumulation.target, function):
+                continue
             if self.flow.grad.is_disabled(accumulation.node):
                 continue  # (``with torch.no_grad(): self.total += outputs.loss``: a sum without a graph)
             value = self.flow.value(accumulation.value, accumulation.node)
@@ -1092,16 +1094,24 @@ class Stores:
     def own_slot_reads(self, assign: cst.Assign, slot: cst.Subscript) -> list[tuple[cst.Subscript, cst.BaseExpression]]:
         """``ema[k] = d * ema[k] + ...``: where the value reads the item it replaces, spelled the same,
         with the expression holding the read: the assigned value, or the value of the one assignment
-        that binds a name it reads (``new = d * ema[k] + ...``; ``ema[k] = new.clone()``)."""
+        that binds a name it reads (``new = d * ema[k] + ...``; ``ema[k] = new.clone()``), three
+        such steps back at most (``previous = memory[node]``; ``updated = gru(message, previous)``;
+        ``memory[node] = updated.squeeze(0)``)."""
         speller = cst.Module([])  # (made here: naming LibCST at import time would load it with this module)
         spelled = speller.code_for_node(slot)
-        values = [assign.value]
-        for name in self.tree.descendants(assign.value, cst.Name):
-            if name.value == "self" or self.tree.is_attribute_name(name):
-                continue  # (``self``, and ``clone`` of ``new.clone()``: no variable)
-            bindings = self.scopes.reaching_bindings(name.value, assign)
-            if len(bindings) == 1 and isinstance(bindings[0].node, cst.Assign) and bindings[0].value is not None:
-                values.append(bindings[0].value)
+        values, frontier = [assign.value], [(assign.value, assign)]
+        for _ in range(3):
+            reached = []
+            for value, at in frontier:
+                for name in self.tree.descendants(value, cst.Name):
+                    if name.value == "self" or self.tree.is_attribute_name(name):
+                        continue  # (``self``, and ``clone`` of ``new.clone()``: no variable)
+                    bindings = self.scopes.reaching_bindings(name.value, at)
+                    if len(bindings) == 1 and isinstance(bindings[0].node, cst.Assign) and \
+                            bindings[0].value is not None and bindings[0].value not in values:
+                        values.append(bindings[0].value)
+                        reached.append((bindings[0].value, bindings[0].node))
+            frontier = reached
         return [(n, value) for value in values for n in self.tree.descendants(value, cst.Subscript)
                 if speller.code_for_node(n) == spelled]
 
@@ -1300,6 +1310,31 @@ class Stores:
                      if self._same_attribute_of_instance(call.func.value, container)]
         return any((loops := self.scopes.loops_around(site)) and loops[0] in filling
                    and not self._every_n_steps(site, loops[0]) for site in emptying)
+
+    def _reset_in_each_step_loop(self, container: cst.BaseExpression, method: cst.FunctionDef) -> bool:
+        """A ``self`` container that another method of the class empties or rebinds, called on
+        every pass of a loop whose own body runs the step (a backward or an optimizer step), not
+        of an epoch loop around it: a regularizer's running term that ``pop_term()`` hands to each
+        step's loss and resets holds one step's graph."""
+        for other in self.methods_resetting(container, method):
+            spelled = [call for call in self.calls.calls_spelled(other.name.value, method=True)
+                       if self._on_an_attribute_holding_its_class(call, other)]
+            for site in {*self.calls.call_sites(other), *spelled}:
+                loops = self.scopes.loops_around(site)
+                if loops and not self._every_n_steps(site, loops[0]) and any(
+                        is_step_call(call) and self.scopes.loops_around(call)[0] is loops[0]
+                        for call in self.scopes.loop_body_nodes(loops[0], cst.Call)):
+                    return True
+        return False
+
+    def _on_an_attribute_holding_its_class(self, call: cst.Call, method: cst.FunctionDef) -> bool:
+        """``model.regularizer.pop_term()`` on a model handed in, where a class of the file sets
+        ``self.regularizer = LpRegularizer(...)``, ``method``'s class: a call of ``method``."""
+        receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
+        cls = self.scopes.class_of(method)
+        return isinstance(receiver, cst.Attribute) and cls is not None and any(
+            self.flow.class_attribute(owner, receiver.attr.value).cls == cls.name.value
+            for owner in self.scopes.classes_by_name.values())
 
     def _loops_over(self, outer: cst.FunctionDef, method: cst.FunctionDef) -> bool:
         """``outer`` calls ``method`` in a loop of its own (an epoch's ``train_round`` around the
