@@ -914,7 +914,7 @@ class Calls:
         # (``diffusion.training_losses(model, x, t)``: a helper that runs the model for its losses)
         return is_model_name(name) or self._bound_to_module(func) or dotted_name(func) in self._with_parameters_read or \
             isinstance(func, cst.Name) and self._parameter_given_models(func, call) or \
-            name.endswith("_losses") and bool(call.args)
+            name.endswith("_losses") and bool(call.args) or _objective_of_outputs(name, call)
 
     @cached_property
     def _attributes_put_in_a_mode(self) -> frozenset[str]:
@@ -985,7 +985,8 @@ class Calls:
                       for b in self.scopes.reaching_bindings(func.value, func) if isinstance(b.node, cst.For)]
         # (a loss of another package: litgpt's ``chunked_cross_entropy``, a project's ``nll_loss``)
         return any("loss" in lowered or "criterion" in lowered or "crit" in lowered.split("_")
-                   or lowered.endswith(_FUNCTIONAL_LOSSES) for lowered in map(str.lower, names))
+                   or lowered.endswith(_FUNCTIONAL_LOSSES) or _objective_of_outputs(lowered, call)
+                   for lowered in map(str.lower, names))
 
     def _parameter_given_models(self, func: cst.Name, call: cst.Call) -> bool:
         """``func`` is a parameter of the function making ``call`` to which every call of that
@@ -1175,6 +1176,12 @@ class Calls:
         inside = self.names_feeding_backward(callee.function)
         return [(expr, where) for param, given in self.arguments(call, callee).items() if param in inside
                 for expr, where in given]
+
+
+def _objective_of_outputs(name: str, call: cst.Call) -> bool:
+    """``self.objective(pred, labels)``: a training objective (pytracking's loss module) given
+    outputs and targets; not an Optuna ``objective(trial)``."""
+    return "objective" in name.lower().split("_") and len(call.args) >= 2
 
 
 def _is_static(func: cst.FunctionDef) -> bool:

@@ -1,0 +1,83 @@
+# Source: https://github.com/Lornatang/SRGAN-PyTorch/blob/0f6d09878b74b68ed0fc945f609645fad147962f/train_srresnet.py
+# Report: correct idiom in the repo's own train(): PSNR is computed from the graph-attached SR batch after the optimizer step, and both meters receive loss.item() / psnr.item()
+# Shape: no longer kept: the same AverageMeter hidden store (self.sum += val * n) on a meter that outlives every batch, but it only ever receives Python floats
+# Expect: near-miss: must be silent
+import time
+
+import torch
+from torch import nn
+from torch.cuda import amp
+
+import srresnet_config as config
+
+
+class AverageMeter(object):
+    def __init__(self, name, fmt=":f"):
+        self.name = name
+        self.fmt = fmt
+        self.reset()
+
+    def reset(self):
+        self.val = 0
+        self.avg = 0
+        self.sum = 0
+        self.count = 0
+
+    def update(self, val, n=1):
+        self.val = val
+        self.sum += val * n
+        self.count += n
+        self.avg = self.sum / self.count
+
+    def __str__(self):
+        fmtstr = "{name} {val" + self.fmt + "} ({avg" + self.fmt + "})"
+        return fmtstr.format(**self.__dict__)
+
+
+class PSNR(nn.Module):
+    def __init__(self, crop_border=0):
+        super().__init__()
+        self.crop_border = crop_border
+
+    def forward(self, raw_tensor, dst_tensor):
+        mse = torch.mean((raw_tensor - dst_tensor) ** 2, dim=[1, 2, 3])
+        return 10. * torch.log10(1. / (mse + 1e-8))
+
+
+def train(model, train_prefetcher, pixel_criterion, optimizer, epoch, scaler, writer, psnr_model):
+    batches = len(train_prefetcher)
+    data_time = AverageMeter("Data", ":6.3f")
+    losses = AverageMeter("Loss", ":6.6f")
+    psnres = AverageMeter("PSNR", ":4.2f")
+
+    model.train()
+    train_prefetcher.reset()
+    batch_data = train_prefetcher.next()
+    batch_index = 0
+    end = time.time()
+    while batch_data is not None:
+        data_time.update(time.time() - end)
+        lr = batch_data["lr"].to(config.device, non_blocking=True)
+        hr = batch_data["hr"].to(config.device, non_blocking=True)
+
+        model.zero_grad(set_to_none=True)
+        with amp.autocast():
+            sr = model(lr)
+            loss = torch.mul(config.loss_weights, pixel_criterion(sr, hr))
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+
+        psnr = psnr_model(sr, hr).mean()
+        losses.update(loss.item(), lr.size(0))
+        psnres.update(psnr.item(), lr.size(0))
+
+        if batch_index % config.print_frequency == 0:
+            writer.add_scalar("Train/Loss", loss.item(), batch_index + epoch * batches + 1)
+            print(f"Epoch [{epoch + 1}][{batch_index}/{batches}] {losses} {psnres}")
+
+        batch_data = train_prefetcher.next()
+        batch_index += 1
+        end = time.time()
+
+    return losses.avg, psnres.avg
