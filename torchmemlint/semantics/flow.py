@@ -2211,6 +2211,8 @@ class Flow:
                 fields.update(spread.fields or ())
                 if spread.element is not None:
                     others.append(spread.element)
+                elif not spread.fields:  # (``{"step": step, **metrics}`` of a parameter: whatever it holds)
+                    others.append(spread.any_element())
                 continue
             key = literal_key(element.key)
             value = self.value(element.value, at)
