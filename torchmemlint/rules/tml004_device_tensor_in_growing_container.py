@@ -131,7 +131,8 @@ class DeviceTensorInGrowingContainer(Rule):
                     and model.scopes.function_of(iteration) is func and \
                     root_name(store.container) in model.scopes.bindings(func):
                 continue  # one step's micro-batches, in a container the function makes on each call
-            if isinstance(store.node, cst.Assign) and not model.stores.keyed_by_example(store, iteration):
+            if (isinstance(store.node, cst.Assign) or store.key is not None) and \
+                    not model.stores.keyed_by_example(store, iteration):
                 continue  # ``d[k] = v`` overwrites a bounded set of keys, unless each example brings its own
             resetters = model.stores.methods_resetting(store.container, iteration) \
                 if isinstance(iteration, cst.FunctionDef) else []

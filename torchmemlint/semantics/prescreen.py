@@ -529,7 +529,9 @@ class _Walker:
                 if type(func) is ast.Attribute:
                     name = func.attr
                     method_calls.add(name)
-                    if name in STORING_METHODS and node.args:
+                    if name in STORING_METHODS and node.args or \
+                            name == "update" and len(node.args) == 1 and type(node.args[0]) is ast.DictComp:
+                        # (``results.update({i: o for i, o in zip(ids, out)})`` adds entries as ``append`` does)
                         keeps.add(CALL_STORE)
                         sites.setdefault(CALL_STORE, []).append((enclosing, scope, in_lambda, _root(func.value)))
                     elif name in METER_METHODS and node.args:

@@ -155,7 +155,12 @@ class Stores:
                 found.append(Store(call, func.value, call.args[0].value, appended=False))
                 continue
             if func.attr.value == "update":
-                continue  # ``dict.update(other)``, ``ema.update(model)``: no new element of its own
+                # ``dict.update(other)``, ``ema.update(model)``: no new element of its own, unless it
+                # is handed entries built here (``results.update({i: out for i, out in zip(ids, outputs)})``)
+                entries = call.args[0].value
+                if len(call.args) == 1 and isinstance(entries, cst.DictComp):
+                    found.append(Store(call, func.value, entries.value, key=entries.key))
+                continue
             if func.attr.value == "insert":
                 values = [call.args[-1].value]
             elif func.attr.value in _MULTI_ARGUMENT_STORES:
@@ -1045,6 +1050,16 @@ class Stores:
         keys = self._names_in(store.key)
         if not keys:
             return False
+        comprehension = self.tree.parent.get(store.key)
+        if isinstance(comprehension, cst.DictComp) and comprehension.key is store.key:
+            # (``d.update({i: o for i, o in zip(ids, out)})``: keys from the step's data, as an inner loop's)
+            for_in: Optional[cst.CompFor] = comprehension.for_in
+            while for_in is not None:
+                if keys & self._names_in(for_in.target):
+                    reads = self._names_in(for_in.iter)
+                    if reads & per_step or any(self._bound_from(name, per_step, iteration) for name in reads):
+                        per_step = per_step | self._names_in(for_in.target)
+                for_in = for_in.inner_for_in
         for loop in self.scopes.loops_around(store.node):
             if loop is iteration:
                 break
