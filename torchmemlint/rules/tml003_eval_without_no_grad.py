@@ -285,14 +285,27 @@ def _is_loss_call(model: SemanticModel, call: cst.Call) -> bool:
     """A loss function (``F.cross_entropy(out, y)``, ``self.criterion(...)``) or anything spelled
     as one (``self.loss_fn.compute(...)``): it records a graph only from inputs that hold one;
     not a helper of the file handed the model it runs, with no backward of its own
-    (``self.loss_fn(operator, x, y)``)."""
-    text = model.code(call.func).lower()
-    if not ("loss" in text or "criterion" in text or model.calls.is_loss_function_call(call)):
+    (``self.loss_fn(operator, x, y)``), nor a module of the file that runs its own model and then
+    its loss (CenterNet's ``model_with_loss(batch)``)."""
+    if not _spelled_as_loss(model, call):
         return False
     callee = model.calls.callee(call)
-    return not (callee is not None and isinstance(callee.function, cst.FunctionDef) and
-                any(model.calls.names_a_model(arg.value) for arg in call.args) and
-                not model.calls.runs_backward(callee.function))
+    function = callee.function if callee is not None and isinstance(callee.function, cst.FunctionDef) else None
+    return not (function is not None and not model.calls.runs_backward(function) and (
+        any(model.calls.names_a_model(arg.value) for arg in call.args) or any(
+            model.calls.is_forward_pass(inner) and not _spelled_as_loss(model, inner)
+            for inner in model.scopes.scope_nodes(function, cst.Call))))
+
+
+def _spelled_as_loss(model: SemanticModel, call: cst.Call) -> bool:
+    text = model.code(call.func).lower()
+    if _MODEL_WITH_LOSS.search(text):
+        return False  # (``model_with_loss(batch)``: the model, then its loss)
+    return "loss" in text or "criterion" in text or model.calls.is_loss_function_call(call)
+
+
+# A model wrapped together with its loss (CenterNet's ``ModelWithLoss``): it runs the model.
+_MODEL_WITH_LOSS = re.compile(r"(?:model|net|network)_?(?:with|and)_?(?:loss|criterion)")
 
 
 def _evaluation_context(model: SemanticModel, call: cst.Call, helpers: dict, depth: int = 0) \
