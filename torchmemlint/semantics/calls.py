@@ -976,8 +976,8 @@ class Calls:
         if qualified is not None and qualified.startswith("torch."):
             return qualified.startswith("torch.nn.") and (
                 bool(LOSS_SUFFIX.search(qualified)) or qualified.endswith(_FUNCTIONAL_LOSSES))
-        if any(built.startswith(("nn.", "torch.nn.")) and LOSS_SUFFIX.search(built)
-               for built in self.scopes.classes_built_into(func, call)):
+        if any((built.startswith("nn.") or self.imports.qualify_dotted(built).startswith("torch.nn."))
+               and LOSS_SUFFIX.search(built) for built in self.scopes.classes_built_into(func, call)):
             return True  # ``self.mse(pred, v)`` where ``__init__`` did ``self.mse = torch.nn.MSELoss()``
         names = [terminal_name(func) or ""]
         if isinstance(func, cst.Name):  # ``fn`` of ``for task, fn in loss_fns.items()``: named by its mapping

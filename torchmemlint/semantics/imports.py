@@ -60,10 +60,15 @@ class ImportTable:
         if type(root) is not cst.Name or root.value not in self.aliases:
             return None
         dotted = dotted_name(node)
-        if dotted is None:
-            return None
+        return self.qualify_dotted(dotted) if dotted is not None else None
+
+    def qualify_dotted(self, dotted: str) -> str:
+        """``dotted`` with its root replaced by what the imports bind it to (``T.nn.MSELoss`` ->
+        ``torch.nn.MSELoss``); unchanged where the root is not imported."""
         root_name, _, rest = dotted.partition(".")
-        target = self.aliases[root_name]
+        target = self.aliases.get(root_name)
+        if target is None:
+            return dotted
         return f"{target}.{rest}" if rest else target
 
     def local_name_for(self, qualified: str) -> Optional[str]:

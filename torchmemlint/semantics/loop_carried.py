@@ -642,15 +642,22 @@ class LoopCarried:
         else:  # (``state`` returned by a model's ``forward``: the file's methods of that name)
             methods = [f for f in self.scopes.functions_by_name.get(call.func.attr.value, ())
                        if self.scopes.class_of(f) is not None]
-        return bool(methods) and all(self._rebinds_own_attributes_detached(method) for method in methods)
+        return bool(methods) and all(self._attributes_rebound_detached(method) for method in methods)
 
-    def _rebinds_own_attributes_detached(self, method: cst.FunctionDef) -> bool:
+    def _attributes_rebound_detached(self, method: cst.FunctionDef) -> set[str]:
+        """The attributes of its own object that ``method`` rebinds, or rebinds an item of, to a
+        ``.detach()`` (``self.hidden = h.detach()``, ``self.memory[node] = self.memory[node].detach()``)."""
         own = first_param(method)
-        return any(
-            isinstance(t.target, cst.Attribute) and dotted_name(t.target.value) == own and any(
-                isinstance(c.func, cst.Attribute) and c.func.attr.value == "detach"
-                for c in self.tree.descendants(assign.value, cst.Call))
-            for assign in self.scopes.scope_nodes(method, cst.Assign) for t in assign.targets)
+        found = set()
+        for assign in self.scopes.scope_nodes(method, cst.Assign):
+            if not any(isinstance(c.func, cst.Attribute) and c.func.attr.value == "detach"
+                       for c in self.tree.descendants(assign.value, cst.Call)):
+                continue
+            for t in assign.targets:
+                written = t.target.value if isinstance(t.target, cst.Subscript) else t.target
+                if isinstance(written, cst.Attribute) and dotted_name(written.value) == own:
+                    found.add(written.attr.value)
+        return found
 
     @cached_property
     def _attribute_assignments(self) -> dict[str, list[cst.Assign]]:
@@ -1008,18 +1015,8 @@ class LoopCarried:
     def _detaches_attribute(self, method: cst.FunctionDef, attribute: str) -> bool:
         """``method`` detaches ``self.<attribute>`` in place, or rebinds it or each of its items
         to a ``.detach()`` (``self.container[node] = self.container[node].detach()``)."""
-        own = first_param(method)
-        if f"{own}.{attribute}" in self._detached_in_place(method):
-            return True
-        for assign in self.scopes.scope_nodes(method, cst.Assign):
-            for t in assign.targets:
-                written = t.target.value if isinstance(t.target, cst.Subscript) else t.target
-                if isinstance(written, cst.Attribute) and written.attr.value == attribute and \
-                        dotted_name(written.value) == own and any(
-                            isinstance(c.func, cst.Attribute) and c.func.attr.value == "detach"
-                            for c in self.tree.descendants(assign.value, cst.Call)):
-                    return True
-        return False
+        return f"{first_param(method)}.{attribute}" in self._detached_in_place(method) or \
+            attribute in self._attributes_rebound_detached(method)
 
     def _handed_outside_autograd(self, target: cst.BaseExpression, site: cst.CSTNode) -> bool:
         """``target`` is a parameter that some caller fills with ``buf.data``: an alias without

@@ -538,9 +538,8 @@ class Stores:
                 # (bare ``self``: the object a method of it keeps something on, ``self.store(metrics)``)
                 # (``if self.steps % N == 0: self.totals = {}`` in ``push`` keeps N steps' values;
                 # one after the backward that differentiates them is gradient accumulation)
-                # (``if self.total is None: self.total = loss`` starts the total, it does not empty it)
                 return not self._reset_in(container, iteration, every_step=not self._accumulates_for_backward(
-                    container, iteration), first_values=False) and \
+                    container, iteration)) and \
                     not self.differentiated_and_emptied(container, iteration) and \
                     not self.reset_every_step_elsewhere_in_class(container, iteration)
             scope_bindings = self.scopes.bindings(iteration).get(root)
