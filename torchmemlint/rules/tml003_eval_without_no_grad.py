@@ -462,25 +462,9 @@ def _eval_switch_before(model: SemanticModel, scope: Scope, call: cst.Call) -> O
                 continue  # ``self.frozen_net.eval()`` says nothing of ``self.proj(x)`` or ``model(x)``
             switch, switched = other if to_eval_mode(other) else None, True
     if not switched:
-        switch = next((s for assign in model.scopes.scope_nodes(scope, cst.Assign) if model.tree.before(assign, call)
-                       and (s := _switched_by_its_factory(model, assign.value)) is not None), None)
+        switch = next((s for assign, s in model.calls.models_from_eval_factories(scope)
+                       if model.tree.before(assign, call)), None)
     return switch
-
-
-def _switched_by_its_factory(model: SemanticModel, value: cst.BaseExpression) -> Optional[cst.Call]:
-    """The ``x.eval()`` of a function of the file that ``value`` calls and that returns ``x``, in
-    eval mode, switched nowhere else in it (also through ``.to(device)`` of what it returns)."""
-    value = module_itself(value)
-    callee = model.calls.callee(value) if isinstance(value, cst.Call) else None
-    factory = callee.function if callee is not None and callee.constructs is None else None
-    if not isinstance(factory, cst.FunctionDef):
-        return None
-    switches = model.scopes.mode_switches(factory)
-    returned = {r.value.value for r in model.scopes.scope_nodes(factory, cst.Return) if isinstance(r.value, cst.Name)}
-    if len(switches) != 1 or not to_eval_mode(switches[0]) or not isinstance(switches[0].func.value, cst.Name) \
-            or switches[0].func.value.value not in returned:
-        return None
-    return switches[0]
 
 
 def _set_to_eval_by_its_class(model: SemanticModel, func: cst.FunctionDef, call: cst.Call) -> bool:

@@ -14,7 +14,8 @@ import libcst as cst
 
 from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.modules import Modules
-from torchmemlint.semantics.scopes import Scopes, first_param, module_itself, named_parameter, terminal_name
+from torchmemlint.semantics.scopes import (Scope, Scopes, first_param, module_itself, named_parameter, terminal_name,
+                                           to_eval_mode)
 from torchmemlint.semantics.tree import Tree
 from torchmemlint.semantics.vocabulary import (
     DETACHED_TENSOR_ATTRIBUTES, EXACT_MODEL_NAMES, FORWARD_HOOK_REGISTRATIONS, GRADIENT_EXPLAINER, GRAPH_BREAKING_METHODS,
@@ -120,6 +121,7 @@ class Calls:
         self._own_attributes: dict[cst.ClassDef, frozenset[str]] = {}
         self._backward_roots: dict[cst.Call, list[cst.BaseExpression]] = {}
         self._forward_passes: dict[cst.Call, bool] = {}
+        self._eval_factory_bindings: dict[Scope, list[tuple[cst.Assign, cst.Call]]] = {}
 
     # -- which function a call runs ------------------------------------------------------
     def callee(self, call: cst.Call) -> Optional[Callee]:
@@ -742,6 +744,31 @@ class Calls:
         return any(self.backward_roots(c) for c in calls) or depth < 2 and any(
             (callee := self.callee(c)) is not None and isinstance(callee.function, cst.FunctionDef)
             and callee.function is not function and self.runs_backward(callee.function, depth + 1) for c in calls)
+
+    def models_from_eval_factories(self, scope: Scope) -> list[tuple[cst.Assign, cst.Call]]:
+        """The assignments of ``scope`` that bind what a function of the file returns in eval
+        mode (``model = get_model()``, also ``get_model().to(device)``, ``get_model`` ending
+        ``model.eval(); return model`` with no other mode switch), each with that ``.eval()``
+        (once per scope: asked for each forward pass in it)."""
+        known = self._eval_factory_bindings.get(scope)
+        if known is None:
+            known = self._eval_factory_bindings[scope] = [
+                (assign, switch) for assign in self.scopes.scope_nodes(scope, cst.Assign)
+                if (switch := self._switched_by_its_factory(assign.value)) is not None]
+        return known
+
+    def _switched_by_its_factory(self, value: cst.BaseExpression) -> Optional[cst.Call]:
+        value = module_itself(value)
+        callee = self.callee(value) if isinstance(value, cst.Call) else None
+        factory = callee.function if callee is not None and callee.constructs is None else None
+        if not isinstance(factory, cst.FunctionDef):
+            return None
+        switches = self.scopes.mode_switches(factory)
+        returned = {r.value.value for r in self.scopes.scope_nodes(factory, cst.Return) if isinstance(r.value, cst.Name)}
+        if len(switches) != 1 or not to_eval_mode(switches[0]) or not isinstance(switches[0].func.value, cst.Name) \
+                or switches[0].func.value.value not in returned:
+            return None
+        return switches[0]
 
     def call_sites(self, function: Function) -> list[cst.Call]:
         return self._sites.get(function, [])
