@@ -91,13 +91,27 @@ def main() -> int:
     fixture_loops = [loop for path in python_files(args.against) for loop in loops_of(path, args.min_lines)]
     loops_with_line = Counter(line for loop in fixture_loops for line in set(loop.lines))
     common = {line for line, count in loops_with_line.items() if count > 0.05 * len(fixture_loops)}
+    # A near-copy shares at least one distinctive line with its fixture loop, so only the fixture
+    # loops holding one of the bench loop's distinctive lines are compared; each keeps one matcher
+    # (difflib indexes its second sequence once, not once per pair).
+    holding: dict[str, list[int]] = {}
+    for number, loop in enumerate(fixture_loops):
+        for line in set(loop.lines) - common:
+            holding.setdefault(line, []).append(number)
+    matchers: dict[int, difflib.SequenceMatcher] = {}
     overlaps = 0
     for root in args.bench or DEFAULT_BENCH:
         for path in python_files(root):
             for loop in loops_of(path, args.min_lines):
                 best, best_ratio = None, 0.0
-                for other in fixture_loops:
-                    matcher = difflib.SequenceMatcher(None, loop.lines, other.lines, autojunk=False)
+                candidates = sorted({n for line in set(loop.lines) - common for n in holding.get(line, ())}) \
+                    if args.distinctive > 0 else range(len(fixture_loops))
+                for number in candidates:
+                    other = fixture_loops[number]
+                    matcher = matchers.get(number)
+                    if matcher is None:
+                        matcher = matchers[number] = difflib.SequenceMatcher(None, (), other.lines, autojunk=False)
+                    matcher.set_seq1(loop.lines)
                     if matcher.real_quick_ratio() < max(args.threshold, best_ratio):
                         continue
                     ratio = matcher.ratio()

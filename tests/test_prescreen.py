@@ -26,55 +26,50 @@ def _torch_dir() -> Path | None:
     return Path(next(iter(spec.submodule_search_locations)))
 
 
-def _assert_same_with_and_without_prescreen(paths: list[Path]) -> int:
-    """Checks every file both ways; returns how many diagnostics they agreed on."""
-    agreed = 0
-    for path in paths:
-        source = path.read_bytes()
-        screened = check_source(source, str(path), ALL_RULES)
-        reference = check_source(source, str(path), ALL_RULES, prescreen=False)
-        assert screened == reference, path
-        agreed += len(reference[0])
-    return agreed
+def _turned_away_findings(path: Path) -> tuple[int, list[tuple[str, int, str]]]:
+    """How many rules the pre-screen turns away from a file (text-triggered, yet ``could_match``
+    says no), and what they find there when run anyway. The screened check runs the other rules
+    exactly as the unscreened one does, so the findings are empty if and only if both give the
+    same diagnostics and errors; it costs one LibCST parse of the file, not two."""
+    source = path.read_bytes()
+    facts = scan(source, str(path))
+    if isinstance(facts, FileError):
+        return 0, []  # both checks stop at the same error
+    turned_away = [rule for rule in ALL_RULES if rule.triggered(source) and not rule.could_match(facts)]
+    if not turned_away:
+        return 0, []
+    diagnostics, errors = check_source(source, str(path), turned_away, prescreen=False)
+    return len(turned_away), [(str(path), d.line, d.code) for d in diagnostics] + \
+        [(str(path), e.line, e.message) for e in errors]
+
+
+def _assert_same_with_and_without_prescreen(paths: list[Path]) -> None:
+    """On every core; some rule must have been turned away somewhere, or nothing was tested."""
+    context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else None)
+    with context.Pool(os.cpu_count() or 1) as pool:
+        results = list(pool.imap_unordered(_turned_away_findings, paths, chunksize=8))
+    assert sum(turned for turned, _ in results) > 0
+    assert [found for _, found in results if found] == []
 
 
 def test_fixtures_same_with_and_without_prescreen() -> None:
-    assert _assert_same_with_and_without_prescreen(sorted(FIXTURES.rglob("*.py"))) > 0
+    _assert_same_with_and_without_prescreen(sorted(FIXTURES.rglob("*.py")))
 
 
 def test_bench_corpora_same_with_and_without_prescreen() -> None:
     """The benchmark's labelled cases and samples: code written apart from the fixtures."""
-    assert _assert_same_with_and_without_prescreen(sorted(BENCH.rglob("*.py"))) > 0
-
-
-def _turned_away_findings(path: Path) -> list[tuple[str, int, str]]:
-    """What the rules the pre-screen turns away from a file (text-triggered, yet ``could_match``
-    says no) find there when run anyway. The screened check runs the other rules exactly as the
-    unscreened one does, so this is empty if and only if both give the same diagnostics and
-    errors; it costs one LibCST parse of the file, not two."""
-    source = path.read_bytes()
-    facts = scan(source, str(path))
-    if isinstance(facts, FileError):
-        return []  # both checks stop at the same error
-    turned_away = [rule for rule in ALL_RULES if rule.triggered(source) and not rule.could_match(facts)]
-    if not turned_away:
-        return []
-    diagnostics, errors = check_source(source, str(path), turned_away, prescreen=False)
-    return [(str(path), d.line, d.code) for d in diagnostics] + [(str(path), e.line, e.message) for e in errors]
+    _assert_same_with_and_without_prescreen(sorted(BENCH.rglob("*.py")))
 
 
 def test_installed_torch_same_with_and_without_prescreen() -> None:
     """Every other file of the installed torch package (about 1,150 of 2,300, in path order; the
-    whole package took an eighth of the suite), on every core."""
+    whole package took an eighth of the suite)."""
     torch_dir = _torch_dir()
     if torch_dir is None:
         pytest.skip("torch is not installed")
     paths = sorted(torch_dir.rglob("*.py"))[::2]
     assert len(paths) > 500
-    context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else None)
-    with context.Pool(os.cpu_count() or 1) as pool:
-        missed = [found for found in pool.imap_unordered(_turned_away_findings, paths, chunksize=8) if found]
-    assert missed == []
+    _assert_same_with_and_without_prescreen(paths)
 
 
 TRAIN_WITHOUT_TORCH_IMPORT = """\

@@ -1047,7 +1047,7 @@ class Stores:
         else:
             return False
         keys = self._names_in(store.key)
-        if not keys:
+        if not keys or self._filled_up_front(store):
             return False
         comprehension = self.tree.parent.get(store.key)
         if isinstance(comprehension, cst.DictComp) and comprehension.key is store.key:
@@ -1067,6 +1067,14 @@ class Stores:
                 if reads & per_step or any(self._bound_from(name, per_step, iteration) for name in reads):
                     per_step = per_step | self._names_in(loop.target)
         return bool(keys & per_step) and not self._read_at_step_key(store, iteration, keys & per_step)
+
+    def _filled_up_front(self, store: Store) -> bool:
+        """``self.control = {i: torch.zeros(n) for i in range(clients)}``: a table made with every
+        key at once, so an item write replaces an entry (one per client) rather than adding one."""
+        if dotted_name(store.container) is None:
+            return False
+        values = self._container_values(store)
+        return bool(values) and all(isinstance(v, cst.DictComp) for v in values)
 
     def _read_at_step_key(self, store: Store, iteration: Loop, step_keys: set[str]) -> bool:
         """``memory = memories[inds]`` earlier in the step, then ``memories[inds + i + 1] = ...``:
