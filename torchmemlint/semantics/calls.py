@@ -28,8 +28,12 @@ _COMMON_METHOD_NAMES = frozenset({
     "put", "push", "pop", "reset", "run", "log", "save", "load", "close", "to", "cuda", "cpu", "item", "sample",
     "predict", "fit", "evaluate", "__call__", "state_dict", "load_state_dict", "parameters", "clear",
 })
-# Methods of a model that run (part of) its forward pass.
-FORWARD_METHODS = frozenset({"encode", "decode", "compute_loss", "get_loss", "forward_train", "predict_step"})
+# Methods of a model that run (part of) its forward pass; a TTS or detection model's own ``infer`` /
+# ``inference`` entry point runs it with grad on unless its caller disables it (``generate`` and
+# ``predict`` are left out: transformers' ``generate`` and many ``predict`` wrappers disable grad
+# themselves).
+FORWARD_METHODS = frozenset({"encode", "decode", "compute_loss", "get_loss", "forward_train", "predict_step",
+                             "infer", "inference"})
 # A model's methods that run (part of) its forward: CLIP's ``encode_image``, Hugging Face's
 # ``get_text_features``, fairseq's ``extract_features``, ``embed_tokens``-style encoders, a neural
 # field's ``render`` / ``render_single_image``, and methods named for a forward (timm's

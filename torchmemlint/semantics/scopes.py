@@ -107,6 +107,7 @@ class Scopes:
         self._eval_mode: dict[Scope, bool] = {}
         self._mode_switches: dict[Scope, tuple[cst.Call, ...]] = {}
         self._step_calls: dict[Scope, list[cst.Call]] = {}
+        self._helper_closure_class: dict[cst.FunctionDef, Optional[cst.ClassDef]] = {}
         self.classes_by_name = {c.name.value: c for c in tree.nodes(cst.ClassDef)}
         self.functions_by_name: dict[str, list[cst.FunctionDef]] = {}
         for func in tree.nodes(cst.FunctionDef):
@@ -181,8 +182,25 @@ class Scopes:
             return cls
         params = func.params.params
         if not params or params[0].name.value != "self":
-            return None
+            return self._class_of_helper_closure(func)
         return self._classes_handing_self.get(func.name.value)
+
+    def _class_of_helper_closure(self, func: cst.FunctionDef) -> Optional[cst.ClassDef]:
+        """``def _feature_extraction(loader): ... self.extract_features(x)`` inside a method that
+        calls it: ``self`` is the method's, and the helper runs as part of it. (Not a closure
+        handed on as a hook or callback: that runs on another schedule than its method's.)"""
+        known = self._helper_closure_class.get(func, _UNKNOWN)
+        if known is not _UNKNOWN:
+            return known
+        found = None
+        enclosing = self.function_of(func)
+        own = (*func.params.posonly_params, *func.params.params, *func.params.kwonly_params)
+        if enclosing is not None and all(p.name.value != "self" for p in own) and any(
+                type(call.func) is cst.Name and call.func.value == func.name.value
+                for call in self.tree.descendants(enclosing, cst.Call)):
+            found = self.self_class(enclosing)
+        self._helper_closure_class[func] = found
+        return found
 
     @cached_property
     def _classes_handing_self(self) -> dict[str, Optional[cst.ClassDef]]:
