@@ -87,6 +87,7 @@ def runnable_outputs(tmp_path_factory) -> dict[Path, tuple[dict, dict]]:
     return {path: (runs[str(path)], runs[str(fixed)]) for path, fixed in pairs.items()}
 
 
+@pytest.mark.xdist_group("runnable_outputs")  # (one xdist worker: the module fixture runs once)
 @pytest.mark.parametrize("path", RUNNABLE_FIXTURES, ids=lambda p: p.name)
 def test_fixed_runnable_fixture_prints_the_same_numbers(path: Path, runnable_outputs) -> None:
     if path not in runnable_outputs:

@@ -12,6 +12,9 @@ from torchmemlint import __version__, flake8_plugin
 from torchmemlint import rules as rules_package
 from torchmemlint.rules import ALL_RULES
 
+# (one xdist worker runs this module: its module fixtures are computed once, not once per worker)
+pytestmark = pytest.mark.xdist_group("test_flake8")
+
 FIXTURE_FILES = sorted(path.relative_to(REPO_ROOT).as_posix() for path in FIXTURES.rglob("*.py"))
 OFF_BY_DEFAULT = [rule.code for rule in ALL_RULES if not rule.default_enabled]
 # flake8 option and `torchmemlint check` option for the same selection.

@@ -18,6 +18,9 @@ from support import LEAKING_SCRIPT, REPO_ROOT, module_env, write
 from torchmemlint import api, cli
 from torchmemlint.cache import CACHE_FOLDER_NAME, ResultCache, project_root
 
+# (one xdist worker runs this module: its module fixtures are computed once, not once per worker)
+pytestmark = pytest.mark.xdist_group("test_parallel_and_cache")
+
 FIXTURES = REPO_ROOT / "fixtures"
 
 

@@ -9,6 +9,9 @@ import pytest
 
 from support import FIXED_SCRIPT, LEAKING_SCRIPT, REPO_ROOT, copy_working_tree, run, write
 
+# (one xdist worker runs this module: its module fixtures are computed once, not once per worker)
+pytestmark = pytest.mark.xdist_group("test_pre_commit")
+
 GIT_IDENTITY = ["-c", "user.name=torchmemlint tests", "-c", "user.email=tests@example.invalid"]
 
 

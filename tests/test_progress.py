@@ -18,6 +18,9 @@ import pytest
 from support import LEAKING_SCRIPT, module_env
 from torchmemlint.report.progress import DELAY_S, FileProgress
 
+# (one xdist worker runs this module: its module fixtures are computed once, not once per worker)
+pytestmark = pytest.mark.xdist_group("test_progress")
+
 # A file slow enough to check that 32 of them take well over DELAY_S (about 0.08 s each).
 SLOW_FILE = "import torch\n" + "".join(
     LEAKING_SCRIPT.replace("import torch\n", "").replace("def train(", f"def train_{i}(") for i in range(40))

@@ -23,7 +23,8 @@ from torchmemlint.verify.runner import Limits, RunOutcome, RunRequest
 from torchmemlint.verify.verdict import series
 from torchmemlint.verify.verifier import scope_of
 
-pytestmark = pytest.mark.slow
+# (one xdist worker runs this module: its module fixtures are computed once, not once per worker)
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("test_fixed_runnable_fixtures")]
 RUNNABLE = Path(__file__).resolve().parents[2] / "fixtures" / "runnable"
 F32, I64, B = 4, 8, 16
 LOGITS = F32 * B * 10

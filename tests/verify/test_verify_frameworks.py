@@ -38,6 +38,9 @@ from torchmemlint.verify.verdict import CONFIRMED_GROWTH, INCONCLUSIVE
 from torchmemlint.verify.verifier import FileFindings, Settings, VerifyResult, verify_findings
 from torchmemlint.verify.workers import WorkerWatch, descendants
 
+# (one xdist worker runs this module: its module fixtures are computed once, not once per worker)
+pytestmark = pytest.mark.xdist_group("test_verify_frameworks")
+
 FRAMEWORKS = Path(__file__).resolve().parents[2] / "fixtures" / "runnable" / "frameworks"
 LIMITS = Limits(device="cpu", timeout_s=120, memory_limit=2**30)
 F32, B = 4, 16

@@ -24,7 +24,8 @@ from torchmemlint.verify.verdict import (
 )
 from torchmemlint.verify.verifier import FileFindings, Settings, VerifyResult, verify_findings
 
-pytestmark = pytest.mark.slow
+# (one xdist worker runs this module: its module fixtures are computed once, not once per worker)
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("test_verify_runnable_fixtures")]
 RUNNABLE = Path(__file__).resolve().parents[2] / "fixtures" / "runnable"
 F32, I64, B = 4, 8, 16
 
