@@ -57,7 +57,8 @@ if needed. It is **safe** when nothing in the wrapped code asks autograd for any
 `requires_grad_()` or `enable_grad`/`set_grad_enabled` — since then only memory changes;
 otherwise it is **unsafe** (code that relied on gradients there would break). A file where
 `torch` names something else (`import numpy as torch`) gets no fix, nor does module-level code
-without a loop to wrap.
+without a loop to wrap, nor code that calls a function of the file running a backward or
+`torch.autograd.grad` (wrapped in `no_grad`, that call would fail).
 
 ## Runtime signature
 A higher peak every iteration (`confirmed-peak-excess`); growth when outputs are kept.
@@ -565,13 +566,26 @@ def _has_backward(model: SemanticModel, context: cst.CSTNode) -> bool:
     # An optimizer step counts too (``opt.step(closure)``); ``env.step(action)`` does not; nor
     # does marking the inputs for their gradient (``images.requires_grad_(True)``), whoever takes it.
     return any(model.calls.backward_roots(call) or is_step_call(call) or marks_requiring_grad(call)
-               or _hands_to_backward(model, call) for call in model.tree.descendants(region, cst.Call))
+               or _hands_to_backward(model, call) or _differentiates_what_others_ran(model, call)
+               for call in model.tree.descendants(region, cst.Call))
 
 
 def _hands_to_backward(model: SemanticModel, call: cst.Call) -> bool:
     """``self.backprop(out["loss"])``: a helper of the file differentiates what it is given (not an
     attack helper that runs a forward and a backward of its own on the inputs)."""
     return any(model.flow.value(expr, where).graph for expr, where in model.calls.arguments_differentiated(call))
+
+
+def _differentiates_what_others_ran(model: SemanticModel, call: cst.Call) -> bool:
+    """``model.backward_gradient(sensitivity)``: a method of the file that runs a backward (here
+    ``torch.autograd.grad`` of activations its forward hooks kept) and no forward pass of its own
+    differentiates the graph of the caller's forward, which therefore needs it (not an attack
+    helper, which runs the forward it differentiates)."""
+    callee = model.calls.callee(call)
+    if callee is None or not isinstance(callee.function, cst.FunctionDef):
+        return False
+    own = model.scopes.scope_nodes(callee.function, cst.Call)
+    return any(model.calls.backward_roots(c) for c in own) and not any(model.calls.is_forward_pass(c) for c in own)
 
 
 # What asks autograd for something: with any of these in the wrapped code, ``no_grad`` may
@@ -589,9 +603,23 @@ def _uses_autograd(model: SemanticModel, context: cst.CSTNode) -> bool:
                for call in model.tree.descendants(context, cst.Call))
 
 
+def _differentiating_callee(model: SemanticModel, context: cst.CSTNode) -> Optional[str]:
+    """The name of a function of the file, called in ``context``, that runs a backward or
+    ``torch.autograd.grad`` given the call's arguments (under ``no_grad`` it would fail: nothing
+    it differentiates has a graph)."""
+    for call in model.tree.descendants(context, cst.Call):
+        if _backwards_given(model, call, {})[0]:  # (not a shared runner whose backward the call skips)
+            return model.calls.callee(call).function.name.value
+    return None
+
+
 def _no_grad_fix(model: SemanticModel, context: cst.CSTNode) -> tuple[Optional[NodeFix], str]:
     if torch_name_taken(model):
         return None, TORCH_NAME_TAKEN
+    differentiating = _differentiating_callee(model, context)
+    if differentiating is not None:
+        return None, (f"no automatic fix: `{differentiating}`, called in the evaluation code, runs a backward "
+                      "that `torch.no_grad()` would break; disable grad around the forward passes only")
     no_grad, needs_import = torch_spelling(model, "torch.no_grad", context)
     no_grad_call = cst.parse_expression(f"{no_grad}()")
     under_no_grad = [cst.WithItem(no_grad_call)]

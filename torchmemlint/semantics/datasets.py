@@ -1,8 +1,8 @@
 """Code that DataLoader worker processes run: Dataset classes and collate functions.
 
-A *Dataset class* subclasses ``torch.utils.data.Dataset`` / ``IterableDataset`` (through the
-imports, or through other classes of the file), or defines ``__getitem__`` and ``__len__`` and is
-handed to a ``DataLoader`` in this file. A *collate function* is passed as ``collate_fn=`` (a
+A *Dataset class* subclasses ``torch.utils.data.Dataset`` / ``IterableDataset`` or PyTorch
+Geometric's ``Dataset`` (through the imports, or through other classes of the file), or defines
+``__getitem__`` and ``__len__`` and is handed to a ``DataLoader`` in this file. A *collate function* is passed as ``collate_fn=`` (a
 function, a ``functools.partial`` of one, a method, a lambda, or an instance of a class with
 ``__call__``) or is named ``collate*``. *Worker code* is a Dataset's ``__getitem__`` /
 ``__getitems__`` / ``__iter__``, a collate function, and the methods of the same class they call."""
@@ -18,7 +18,10 @@ from torchmemlint.semantics.imports import ImportTable, dotted_name
 from torchmemlint.semantics.scopes import Scopes
 from torchmemlint.semantics.tree import Tree
 
-DATALOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader", "DataLoader"})
+# PyTorch Geometric's loaders and datasets subclass torch's, and fork the same workers.
+DATALOADERS = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader", "DataLoader",
+                         "torch_geometric.loader.DataLoader", "torch_geometric.data.DataLoader"})
+GEOMETRIC_DATASETS = frozenset({"torch_geometric.data.Dataset", "torch_geometric.data.dataset.Dataset"})
 WORKER_METHODS = ("__getitem__", "__getitems__", "__iter__")
 UNRESOLVED_DATASET_BASES = frozenset({"Dataset", "IterableDataset", "data.Dataset", "data.IterableDataset"})
 WorkerFunction = Union["cst.FunctionDef", "cst.Lambda"]  # strings: see scopes.Loop
@@ -40,7 +43,7 @@ class Datasets:
         for base in self.scopes.class_bases(cls):
             if base in UNRESOLVED_DATASET_BASES:
                 return True
-            if base.startswith("torch.utils.data.") and base.endswith("Dataset"):
+            if base.startswith("torch.utils.data.") and base.endswith("Dataset") or base in GEOMETRIC_DATASETS:
                 return True
             local = self.scopes.classes_by_name.get(base)
             if local is not None and local is not cls and depth < 4 and self.is_dataset_class(local, depth + 1):
