@@ -20,3 +20,10 @@ def installed_env(tmp_path_factory) -> dict[str, str]:
          "--target", str(target), str(source)], cwd=source).check_returncode()
     return dict(os.environ, PYTHONPATH=str(target),
                 PATH=f"{target / 'bin'}{os.pathsep}{os.environ['PATH']}")
+
+
+def pytest_collection_modifyitems(items):
+    """The long runs first: modules kept on one xdist worker and replays in child processes.
+    Started last, one of them would leave a single worker running alone at the end."""
+    items.sort(key=lambda item: item.get_closest_marker("xdist_group") is None and
+               item.get_closest_marker("slow") is None)
