@@ -577,15 +577,12 @@ def _hands_to_backward(model: SemanticModel, call: cst.Call) -> bool:
 
 
 def _differentiates_what_others_ran(model: SemanticModel, call: cst.Call) -> bool:
-    """``model.backward_gradient(sensitivity)``: a method of the file that runs a backward (here
-    ``torch.autograd.grad`` of activations its forward hooks kept) and no forward pass of its own
-    differentiates the graph of the caller's forward, which therefore needs it (not an attack
-    helper, which runs the forward it differentiates)."""
+    """``model.backward_gradient(sensitivity)``: a method of the file that takes
+    ``torch.autograd.grad`` of activations its forward hooks kept differentiates the caller's
+    forward, which therefore needs its graph."""
     callee = model.calls.callee(call)
-    if callee is None or not isinstance(callee.function, cst.FunctionDef):
-        return False
-    own = model.scopes.scope_nodes(callee.function, cst.Call)
-    return any(model.calls.backward_roots(c) for c in own) and not any(model.calls.is_forward_pass(c) for c in own)
+    return callee is not None and isinstance(callee.function, cst.FunctionDef) and \
+        model.calls.differentiates_what_others_ran(callee.function)
 
 
 # What asks autograd for something: with any of these in the wrapped code, ``no_grad`` may

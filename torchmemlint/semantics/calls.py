@@ -126,6 +126,7 @@ class Calls:
         self._backward_roots: dict[cst.Call, list[cst.BaseExpression]] = {}
         self._forward_passes: dict[cst.Call, bool] = {}
         self._eval_factory_bindings: dict[Scope, list[tuple[cst.Assign, cst.Call]]] = {}
+        self._differentiates_others: dict[cst.FunctionDef, bool] = {}
 
     # -- which function a call runs ------------------------------------------------------
     def callee(self, call: cst.Call) -> Optional[Callee]:
@@ -748,6 +749,18 @@ class Calls:
         return any(self.backward_roots(c) for c in calls) or depth < 2 and any(
             (callee := self.callee(c)) is not None and isinstance(callee.function, cst.FunctionDef)
             and callee.function is not function and self.runs_backward(callee.function, depth + 1) for c in calls)
+
+    def differentiates_what_others_ran(self, function: cst.FunctionDef) -> bool:
+        """A backward (or ``torch.autograd.grad``) in the function's body and no forward pass of
+        its own: it differentiates a graph its caller's forward made (activations its hooks kept),
+        unlike an attack helper, which runs the forward it differentiates (once per function:
+        asked for each call in an evaluation region)."""
+        known = self._differentiates_others.get(function)
+        if known is None:
+            own = self.scopes.scope_nodes(function, cst.Call)
+            known = self._differentiates_others[function] = any(self.backward_roots(c) for c in own) and \
+                not any(self.is_forward_pass(c) for c in own)
+        return known
 
     def models_from_eval_factories(self, scope: Scope) -> list[tuple[cst.Assign, cst.Call]]:
         """The assignments of ``scope`` that bind what a function of the file returns in eval

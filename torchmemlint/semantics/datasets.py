@@ -2,10 +2,11 @@
 
 A *Dataset class* subclasses ``torch.utils.data.Dataset`` / ``IterableDataset`` or PyTorch
 Geometric's ``Dataset`` (through the imports, or through other classes of the file), or defines
-``__getitem__`` and ``__len__`` and is handed to a ``DataLoader`` in this file. A *collate function* is passed as ``collate_fn=`` (a
-function, a ``functools.partial`` of one, a method, a lambda, or an instance of a class with
-``__call__``) or is named ``collate*``. *Worker code* is a Dataset's ``__getitem__`` /
-``__getitems__`` / ``__iter__``, a collate function, and the methods of the same class they call."""
+``__getitem__`` and ``__len__`` and is handed to a ``DataLoader`` in this file. A *collate
+function* is passed as ``collate_fn=`` (a function, a ``functools.partial`` of one, a method, a
+lambda, or an instance of a class with ``__call__``) or is named ``collate*``. *Worker code* is a
+Dataset's ``__getitem__`` / ``__getitems__`` / ``__iter__``, a collate function, and the methods of
+the same class they call."""
 from __future__ import annotations
 
 from functools import cached_property
