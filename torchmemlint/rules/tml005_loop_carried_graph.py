@@ -29,7 +29,10 @@ only when a rollout's episode ends (`if done: hx = torch.zeros(1, 256)`, `hx = t
 done else hx`), does not cut the carry
 on the other steps; a write followed in its block by `t = t.detach()`, and an
 object of the file whose `detach()` method rebinds its own attributes detached (`state.detach()`),
-do.
+do. Where a method of a plain class (a meter, a tracker: not a module) carries what a call hands
+it (`self.v = (self.v * self.n + x) / (self.n + 1)` in `Averager.add`), the finding is on each
+call that hands it a graph (`meter.add(loss)`), where the mistake is, with the method's update
+as related location.
 
 ## Why is this bad?
 The new value's graph links to the previous value's graph, so each iteration's graph hangs off
@@ -93,7 +96,9 @@ fail on what the state turns out to be (no fix where the file binds `torch` to s
 nor where the state may be an object of a class of the file, which the helper would leave
 attached).
 For an in-place write, it detaches the written value where it is surely a tensor
-(`bank[idx] = emb.detach()`). Always **unsafe**: gradients
+(`bank[idx] = emb.detach()`); for a value handed to a meter's method, the argument where it is
+surely a tensor (`meter.add(loss.detach())`); none for a slot unpacked from a call that returns
+several values (`out, self.states[i] = layer(x, self.states[i])`). Always **unsafe**: gradients
 no longer flow into earlier iterations, which is the point, but changes what backward computes.
 
 ## Runtime signature
@@ -106,7 +111,7 @@ from typing import Iterator, Optional
 
 import libcst as cst
 
-from torchmemlint.rules.base import Finding, NodeFix, Replacement, Rule
+from torchmemlint.rules.base import Finding, NodeFix, Replacement, Rule, explained
 from torchmemlint.rules.edits import call_method, torch_name_taken, torch_spelling, with_torch_import, without_graph
 from torchmemlint.semantics import SemanticModel
 from torchmemlint.semantics.flow import SEQUENCE, TENSOR, TENSOR_OPERATORS, Value
@@ -137,6 +142,10 @@ class LoopCarriedGraph(Rule):
                        f"{'its' if len(names) == 1 else 'their'} autograd graph: every step's graph links to the "
                        f"previous one, so memory and backward time grow; detach once per iteration "
                        f"(`{names[0]} = {names[0]}.detach()`, `repackage_hidden`)")
+            handed = model.loop_carried.graphs_handed_in(site)
+            if handed:  # (a meter's running mean: where the caller hands it a live loss is the mistake)
+                yield from _handed_in_findings(model, site, names[0], handed)
+                continue
             fix, no_fix = _detach_fix(model, site, carries, reads)
             yield Finding(site, message=message, fix=fix, no_fix=no_fix)
         for write in model.loop_carried.in_place_writes:
@@ -149,11 +158,31 @@ class LoopCarriedGraph(Rule):
                 f"`{target}` is written in place with a graph-attached value: the tensor joins the autograd graph "
                 f"and every step's write links to the previous one, so memory and backward time grow; write a "
                 f"`.detach()`ed value, or update under `torch.no_grad()`")
+            if write.slot and isinstance(write.site, cst.Assign) and \
+                    not any(t.target is write.target for t in write.site.targets):
+                yield Finding(write.site, message=message, no_fix="no automatic fix: the slot is unpacked from a "
+                              "value that holds others (detach it where its next update reads it)")
+                continue
             # written into a tensor (not a slot of a container): the value is a tensor operand
             detached, no_fix = without_graph(model, write.value, write.site, tensor_operand=not write.slot)
             fix = None if detached is None else NodeFix("detach the written value", safe=False,
                                                         replacements=[Replacement(write.value, detached)])
             yield Finding(write.site, message=message, fix=fix, no_fix=no_fix)
+
+
+def _handed_in_findings(model: SemanticModel, site: cst.CSTNode, name: str,
+                        handed: list[tuple[cst.Call, cst.BaseExpression]]) -> Iterator[Finding]:
+    method = model.scopes.function_of(site)
+    for call, argument in handed:
+        why = [*model.flow.value(argument, call).why, (site, f"carried in `{name}` by `{method.name.value}()`")]
+        message, related = explained(
+            f"`{model.code(argument)}` is handed with its autograd graph to `{method.name.value}()`, which carries it "
+            f"into the next call in `{name}`: every step's graph links to the previous one, so memory and backward time "
+            f"grow; hand in `.item()` or a `.detach()`ed value", why)
+        detached, no_fix = without_graph(model, argument, call)
+        fix = None if detached is None else NodeFix("hand in the value without its graph", safe=False,
+                                                    replacements=[Replacement(argument, detached)])
+        yield Finding(call, message=message, related=related, fix=fix, no_fix=no_fix)
 
 
 def _detach_fix(model: SemanticModel, site: cst.CSTNode, carries: list[Carry],

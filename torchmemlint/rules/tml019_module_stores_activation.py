@@ -49,7 +49,7 @@ peak of the next step.
 """
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Iterator, Optional
 
 import libcst as cst
 
@@ -69,10 +69,14 @@ class ModuleStoresActivation(Rule):
     def check(self, model: SemanticModel) -> Iterator[Finding]:
         for forward in _forward_code(model):
             for assign in model.scopes.scope_nodes(forward, cst.Assign):
-                for target, value in _self_targets(assign):
+                for target, value, position in _self_targets(assign):
                     if names_segment_memories(dotted_name(target)):
                         continue  # (returned detached by the model)
-                    if model.flow.value(value, assign).graph:
+                    held = model.flow.value(value, assign)
+                    if position is not None and held.elements is not None:
+                        # (``x, self.state = self._layer(x)`` returning ``y, state.detach()``)
+                        held = held.elements[position] if position < len(held.elements) else held
+                    if held.graph:
                         yield Finding(target)
 
 
@@ -89,18 +93,21 @@ def _forward_code(model: SemanticModel) -> Iterator[cst.FunctionDef]:
                 yield function
 
 
-def _self_targets(assign: cst.Assign) -> Iterator[tuple[cst.BaseExpression, cst.BaseExpression]]:
-    """``(self.<attr>, value it receives)`` (or ``self.<attr>[key]``) for each target of an assignment, unpacking tuples
-    element-wise when the value is a tuple of the same length (else the whole value)."""
-    pending = [(t.target, assign.value) for t in assign.targets]
+def _self_targets(assign: cst.Assign) -> Iterator[tuple[cst.BaseExpression, cst.BaseExpression, Optional[int]]]:
+    """``(self.<attr>, value it receives, position)`` (or ``self.<attr>[key]``) for each target of an
+    assignment, unpacking tuples element-wise when the value is a tuple of the same length, else the
+    whole value with the target's position in what it unpacks (None where nothing is unpacked)."""
+    pending: list[tuple[cst.BaseExpression, cst.BaseExpression, Optional[int]]] = \
+        [(t.target, assign.value, None) for t in assign.targets]
     while pending:
-        target, value = pending.pop()
+        target, value, position = pending.pop()
         if isinstance(target, cst.Attribute) and dotted_name(target.value) == "self":
-            yield target, value
+            yield target, value, position
         elif isinstance(target, cst.Subscript) and (dotted_name(target.value) or "").startswith("self."):
-            yield target, value  # ``self.cache[key] = y``: kept in a container of the module
+            yield target, value, position  # ``self.cache[key] = y``: kept in a container of the module
         elif isinstance(target, (cst.Tuple, cst.List)):
             values = value.elements if isinstance(value, (cst.Tuple, cst.List)) and \
                 len(value.elements) == len(target.elements) else None
             for index, element in enumerate(target.elements):
-                pending.append((element.value, values[index].value if values else value))
+                pending.append((element.value, values[index].value, None) if values else
+                               (element.value, value, index if position is None else None))

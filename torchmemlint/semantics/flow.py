@@ -1524,6 +1524,10 @@ class Flow:
                 return Value(kind=MODULE)  # ``ResNet18()``, ``Generator()`` from another file
             return self._record(call, at)
         if isinstance(func, cst.Name):
+            if self.kind_handed_in(func, at) == MODULE:
+                # ``cell(x, hidden)`` in ``_apply_layer(self, cell, ...)``, every caller handing
+                # in a layer (``for cell in self.cells``): a forward pass
+                return self._forward(call, at)
             return self._builtin(func.value, call, at)
         if isinstance(func, cst.Attribute):
             return self._method(func.attr.value, self.value(func.value, at), func, call, at)
@@ -1564,6 +1568,11 @@ class Flow:
                 return returned
         return Value(graph=True, device=not self._host_only_file and not self._built_on_cpu(call.func, module),
                      why=why, kind=TENSOR if returns_one_tensor else None)
+
+    def _own_module(self, receiver: cst.BaseExpression, at: cst.CSTNode) -> bool:
+        """``self`` in a method of a module class of the file (``self.named_parameters()``)."""
+        return isinstance(receiver, cst.Name) and receiver.value == "self" and \
+            self.scopes.is_torch_module_class(self.scopes.self_class(self.scopes.function_of(at)))
 
     def _own_forward(self, module: Value) -> Optional[cst.FunctionDef]:
         cls = self.scopes.classes_by_name.get(module.cls or "") if module.kind == MODULE else None
@@ -1792,7 +1801,7 @@ class Flow:
             return Value(kind=TENSOR if _tensor_receiver(method, receiver) else None, detached=True,
                          device=receiver.device, device_params=receiver.device_sources)
         if method in ("parameters", "named_parameters") and (
-                receiver.kind == MODULE or is_model_name(terminal_name(func.value))):
+                receiver.kind == MODULE or is_model_name(terminal_name(func.value)) or self._own_module(func.value, call)):
             parameter = Value(kind=TENSOR, leaf=True, device=receiver.device)
             return Value(kind=SEQUENCE, element=parameter if method == "parameters" else
                          Value(kind=SEQUENCE, elements=(OTHER_VALUE, parameter)))

@@ -872,6 +872,13 @@ class LoopCarried:
                 if isinstance(target.target, cst.Subscript):
                     found += self._write(assign, target.target.value, [assign.value]) or \
                         self._slot_update(assign, target.target)
+                elif isinstance(target.target, (cst.Tuple, cst.List)):
+                    # ``inputs, self.hidden[i] = self._layer(inputs, self.hidden[i])``: a slot
+                    # unpacked from what a call returns, given its own previous value
+                    for position, element in enumerate(target.target.elements):
+                        if isinstance(element.value, cst.Subscript) and \
+                                self._unpacked_graph(assign.value, position, assign):
+                            found += self._slot_update(assign, element.value)
         for aug in self.tree.nodes(cst.AugAssign):
             # ``self.shadow[name] -= (1 - decay) * delta`` with ``delta = self.shadow[name] - x``: a
             # moving average kept in a dict, updated in place (a total, ``totals[k] += loss``, is TML001's)
@@ -924,6 +931,31 @@ class LoopCarried:
             node = call if type(call) is cst.Call and call.func is parent else parent
             parent = self.tree.parent.get(node)
         return False
+
+    def graphs_handed_in(self, site: Assignment) -> list[tuple[cst.Call, cst.BaseExpression]]:
+        """Where the file's calls hand the graph that ``site`` carries into an object's state: a
+        method of a plain class (a meter, a tracker: not a module) whose update reads a parameter
+        (``self.v = (self.v * self.n + x) / (self.n + 1)`` in ``Averager.add``), given a value
+        that holds a graph (``tl2.add(loss)``): each call with the argument that brings it."""
+        method = self.scopes.function_of(site)
+        cls = self.scopes.class_of(method) if method is not None else None
+        if cls is None or self.scopes.is_torch_module_class(cls) or site.value is None:
+            return []
+        read = {n.value for n in self.tree.descendants(site.value, cst.Name)}
+        handed = []
+        for call in self.calls.call_sites(method):
+            callee = self.calls.callee(call)
+            if callee is None:
+                continue
+            handed += [(call, expr) for param, given in self.calls.arguments(call, callee).items() if param in read
+                       for expr, where in given if self.flow.value(expr, where).graph]
+        return handed
+
+    def _unpacked_graph(self, value: cst.BaseExpression, position: int, site: cst.CSTNode) -> bool:
+        """What ``value`` holds at ``position`` once unpacked may hold a graph (all of it, where
+        its positions are not known)."""
+        elements = self.flow.value(value, site).elements
+        return elements is None or position < len(elements) and self._value_holds_graph(elements[position], site)
 
     def _slot_update(self, assign: Union[cst.Assign, cst.AugAssign], slot: cst.Subscript) -> list[InPlaceWrite]:
         """``self.loss_ema[key] = a * self.loss_ema[key] + (1 - a) * value``: an item of an

@@ -66,6 +66,13 @@ def _if_arms(statement: cst.If) -> list[cst.CSTNode]:
     return arms
 
 
+def _tests_not_none(test: cst.BaseExpression, name: str) -> bool:
+    """``test`` is ``name is not None``."""
+    return isinstance(test, cst.Comparison) and isinstance(test.left, cst.Name) and test.left.value == name and \
+        len(test.comparisons) == 1 and isinstance(test.comparisons[0].operator, cst.IsNot) and \
+        isinstance(test.comparisons[0].comparator, cst.Name) and test.comparisons[0].comparator.value == "None"
+
+
 @dataclass(frozen=True)
 class Binding:
     """``name`` is (re)bound at ``node`` (an assignment, loop target, parameter, with-item ...) to
@@ -776,7 +783,7 @@ class Scopes:
             if branch in overwritten_in:
                 continue  # ``x = a`` then ``x = b`` in one branch: only ``b`` leaves it
             reaching.append(binding)
-            if not binding.augmented and self._overwritten_on_every_path(binding.node, branch, at, overwritten_in):
+            if not binding.augmented and self._overwritten_on_every_path(binding.node, branch, at, overwritten_in, name):
                 break
         if reaching:
             return reaching
@@ -834,18 +841,24 @@ class Scopes:
         return []
 
     def _overwritten_on_every_path(self, binding: cst.CSTNode, branch: Optional[cst.CSTNode], at: cst.CSTNode,
-                                   overwritten_in: set) -> bool:
+                                   overwritten_in: set, name: str) -> bool:
         """Whether a plain binding (walking back from ``at``) leaves no path on which an earlier
         one reaches ``at``: it is not in a branch that ``at`` is outside of, or it completes an
         ``if``/``elif``/``else`` whose every arm binds the name (``if isinstance(s, list): s =
-        [...]`` / ``else: s = s.numpy()``), and so on outwards. Else its branch joins
-        ``overwritten_in``."""
+        [...]`` / ``else: s = s.numpy()``), or an ``if name is not None:`` whose skipped path
+        leaves ``None`` (``weights = weights.cpu()`` under it: an earlier value never reaches
+        ``at``), and so on outwards. Else its branch joins ``overwritten_in``."""
         while self._in_branch_between(binding, at):
             overwritten_in.add(branch)
             statement = branch if type(branch) is cst.If else self.tree.parent.get(branch)
             while type(self.tree.parent.get(statement)) is cst.If and self.tree.parent[statement].orelse is statement:
                 statement = self.tree.parent[statement]  # (an ``elif`` is an ``If`` in its ``orelse``)
-            if type(statement) is not cst.If or not all(arm in overwritten_in for arm in _if_arms(statement)):
+            if type(statement) is not cst.If:
+                return False
+            arms = _if_arms(statement)
+            if arms == [statement, None] and _tests_not_none(statement.test, name):
+                arms = [statement]
+            if not all(arm in overwritten_in for arm in arms):
                 return False
             binding, branch = statement, self._innermost_branch(statement)
         return True
