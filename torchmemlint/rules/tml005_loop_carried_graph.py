@@ -29,10 +29,10 @@ only when a rollout's episode ends (`if done: hx = torch.zeros(1, 256)`, `hx = t
 done else hx`), does not cut the carry
 on the other steps; a write followed in its block by `t = t.detach()`, and an
 object of the file whose `detach()` method rebinds its own attributes detached (`state.detach()`),
-do. Where a method of a plain class (a meter, a tracker: not a module) carries what a call hands
-it (`self.v = (self.v * self.n + x) / (self.n + 1)` in `Averager.add`), the finding is on each
-call that hands it a graph (`meter.add(loss)`), where the mistake is, with the method's update
-as related location.
+do. Where a method of a plain class (a meter, a tracker: not a module) that returns nothing
+carries what code outside the class hands it (`self.v = (self.v * self.n + x) / (self.n + 1)` in
+`Averager.add`), the finding is on each call that hands it a graph (`meter.add(loss)`), where the
+mistake is, with the method's update as related location.
 
 ## Why is this bad?
 The new value's graph links to the previous value's graph, so each iteration's graph hangs off

@@ -934,18 +934,22 @@ class LoopCarried:
 
     def graphs_handed_in(self, site: Assignment) -> list[tuple[cst.Call, cst.BaseExpression]]:
         """Where the file's calls hand the graph that ``site`` carries into an object's state: a
-        method of a plain class (a meter, a tracker: not a module) whose update reads a parameter
-        (``self.v = (self.v * self.n + x) / (self.n + 1)`` in ``Averager.add``), given a value
-        that holds a graph (``tl2.add(loss)``): each call with the argument that brings it."""
+        method of a plain class (a meter, a tracker: not a module) that returns nothing and whose
+        update reads a parameter (``self.v = (self.v * self.n + x) / (self.n + 1)`` in
+        ``Averager.add``), given a value that holds a graph by code outside the class
+        (``tl2.add(loss)``): each such call with the argument that brings it. (A method that
+        returns what it computes, a REINFORCE baseline's ``update`` returning the advantage, or
+        one the class calls itself, keeps the finding at its update.)"""
         method = self.scopes.function_of(site)
         cls = self.scopes.class_of(method) if method is not None else None
-        if cls is None or self.scopes.is_torch_module_class(cls) or site.value is None:
+        if cls is None or self.scopes.is_torch_module_class(cls) or site.value is None or \
+                any(r.value is not None for r in self.scopes.scope_nodes(method, cst.Return)):
             return []
         read = {n.value for n in self.tree.descendants(site.value, cst.Name)}
         handed = []
         for call in self.calls.call_sites(method):
             callee = self.calls.callee(call)
-            if callee is None:
+            if callee is None or self.tree.contains(cls, call):
                 continue
             handed += [(call, expr) for param, given in self.calls.arguments(call, callee).items() if param in read
                        for expr, where in given if self.flow.value(expr, where).graph]
