@@ -956,10 +956,11 @@ class LoopCarried:
         return handed
 
     def _unpacked_graph(self, value: cst.BaseExpression, position: int, site: cst.CSTNode) -> bool:
-        """What ``value`` holds at ``position`` once unpacked may hold a graph (all of it, where
-        its positions are not known)."""
+        """What ``value`` holds at ``position`` once unpacked may hold a graph, its positions known
+        (a helper of the file returning a tuple; not a wrapped model's outputs, which may hand an
+        input back as it came)."""
         elements = self.flow.value(value, site).elements
-        return elements is None or position < len(elements) and self._value_holds_graph(elements[position], site)
+        return elements is not None and position < len(elements) and self._value_holds_graph(elements[position], site)
 
     def _slot_update(self, assign: Union[cst.Assign, cst.AugAssign], slot: cst.Subscript) -> list[InPlaceWrite]:
         """``self.loss_ema[key] = a * self.loss_ema[key] + (1 - a) * value``: an item of an
