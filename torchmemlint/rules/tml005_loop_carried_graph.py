@@ -135,6 +135,7 @@ class LoopCarriedGraph(Rule):
         for carry in model.loop_carried.chains:
             if carry.kind in (UPDATE, STATE) and not carry.in_callee:  # (the callee's own finding)
                 by_site.setdefault(carry.site, []).append(carry)
+        handed_reported: set[cst.CSTNode] = set()  # (a meter updating two attributes from one call)
         for site, carries in by_site.items():
             names = sorted({c.name for c in carries})
             spelled = ", ".join(f"`{n}`" for n in names)
@@ -144,7 +145,9 @@ class LoopCarriedGraph(Rule):
                        f"(`{names[0]} = {names[0]}.detach()`, `repackage_hidden`)")
             handed = model.loop_carried.graphs_handed_in(site)
             if handed:  # (a meter's running mean: where the caller hands it a live loss is the mistake)
-                yield from _handed_in_findings(model, site, names[0], handed)
+                yield from _handed_in_findings(model, site, names[0],
+                                               [h for h in handed if h[0] not in handed_reported])
+                handed_reported.update(call for call, _ in handed)
                 continue
             fix, no_fix = _detach_fix(model, site, carries, reads)
             yield Finding(site, message=message, fix=fix, no_fix=no_fix)

@@ -32,7 +32,7 @@ _NOT_A_SUBMODULE = re.compile(r"tokeni[sz]er|processor|transforms?$|collat|loade
                               r"callback|metric", re.IGNORECASE)
 # Libraries whose ``from_pretrained`` / factories return models (their tokenizers and configs do not).
 _MODEL_LIBRARIES = ("transformers.", "diffusers.", "peft.", "sentence_transformers.", "open_clip.", "timm.")
-_NOT_A_MODEL = re.compile(r"Tokenizer|Processor|Config|FeatureExtractor|Scheduler|Pipeline|Dataset")
+_NOT_A_MODEL = re.compile(r"Tokenizer|Processor|Config|FeatureExtractor|Scheduler|Pipeline|Dataset|Normalizer|Collator|Arguments|Callback")
 # The last word of a name that holds a module: ``self.text_encoder``, ``netG``, ``model.backbone``.
 MODULE_NAME = re.compile(
     r"(?:^|_)(?:model|models|net|network|encoder|decoder|backbone|classifier|head|heads|neck|stem|"

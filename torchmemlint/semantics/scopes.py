@@ -106,6 +106,7 @@ class Scopes:
         self._reaching: dict[tuple[str, cst.CSTNode], list[Binding]] = {}
         self._function_of: dict[cst.CSTNode, Optional[cst.FunctionDef]] = {}
         self._scope_nodes: dict[tuple[Scope, type], tuple] = {}
+        self._nested_ranges: dict[Scope, list[tuple[int, int]]] = {}
         self._loop_body_nodes: dict[tuple[Loop, type], tuple] = {}
         self._rollouts: dict[Loop, bool] = {}
         self._name_uses: dict[Scope, NameUses] = {}
@@ -307,11 +308,8 @@ class Scopes:
         """``nodes`` (in source order, inside ``scope``) less those inside a function nested in
         ``scope`` (its header and body: where ``function_of`` gives that function), by the
         preorder ranges of the nested functions rather than one walk up per node."""
-        start, last = self.tree.start, self.tree.last
-        ranges: list[tuple[int, int]] = []  # the outermost nested functions' (start, end]
-        for func in self.tree.descendants(scope, cst.FunctionDef):
-            if func is not scope and (not ranges or start[func] > ranges[-1][1]):
-                ranges.append((start[func], last[start[func]]))
+        start = self.tree.start
+        ranges = self._nested_function_ranges(scope)
         if not ranges:
             return tuple(node for node in nodes if node is not scope)  # (a function is in its parent's scope)
         kept, at = [], 0
@@ -324,6 +322,18 @@ class Scopes:
             if at == len(ranges) or not ranges[at][0] < index:
                 kept.append(node)
         return tuple(kept)
+
+    def _nested_function_ranges(self, scope: Scope) -> list[tuple[int, int]]:
+        """The preorder ranges (start, end] of the outermost functions nested in ``scope``; once
+        per scope (asked for each node type of it)."""
+        known = self._nested_ranges.get(scope)
+        if known is None:
+            start, last = self.tree.start, self.tree.last
+            known = self._nested_ranges[scope] = []
+            for func in self.tree.descendants(scope, cst.FunctionDef):
+                if func is not scope and (not known or start[func] > known[-1][1]):
+                    known.append((start[func], last[start[func]]))
+        return known
 
     # -- classes ----------------------------------------------------------------------
     def class_bases(self, cls: cst.ClassDef, _seen: frozenset = frozenset()) -> tuple[str, ...]:
