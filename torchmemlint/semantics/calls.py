@@ -899,6 +899,7 @@ class Calls:
         """A call that runs a model or a loss function."""
         known = self._forward_passes.get(call)
         if known is None:
+            self._forward_passes[call] = False  # (a method of the file that calls itself)
             known = self._forward_passes[call] = self._is_forward_pass(call)
         return known
 
@@ -923,8 +924,15 @@ class Calls:
                 return not _rpc_proxy(func.value)
             if func.attr.value in FORWARD_METHODS or _FORWARD_METHOD.match(func.attr.value):
                 receiver = func.value
-                return is_model_name(terminal_name(receiver)) or isinstance(receiver, cst.Name) and \
-                    receiver.value == "self" and self.scopes.of_module_class(self.scopes.function_of(call))
+                if isinstance(receiver, cst.Name) and receiver.value == "self":
+                    method = self.scopes.function_of(call)
+                    own = self.method_of(self.scopes.self_class(method), func.attr.value) \
+                        if self.scopes.self_class(method) is not None else None
+                    if own is not None:  # (``self.decode(ids)`` of a Lightning module that only detokenizes)
+                        return any(self.is_forward_pass(c)
+                                   for c in self.scopes.scope_nodes(own, cst.Call))
+                    return self.scopes.of_module_class(method)
+                return is_model_name(terminal_name(receiver))
         if self.modules.submodule_attribute(func):  # self.fc1(x) where __init__ made fc1 a module
             return True
         if isinstance(func, cst.Name) and (cls := self.class_named_for(func, call)) is not None and \

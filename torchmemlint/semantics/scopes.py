@@ -66,6 +66,11 @@ def _if_arms(statement: cst.If) -> list[cst.CSTNode]:
     return arms
 
 
+def _whole_dimension(part: cst.BaseSlice) -> bool:
+    """``:`` (no bounds, no step)."""
+    return isinstance(part, cst.Slice) and part.lower is None and part.upper is None and part.step is None
+
+
 def _tests_not_none(test: cst.BaseExpression, name: str) -> bool:
     """``test`` is ``name is not None``."""
     return isinstance(test, cst.Comparison) and isinstance(test.left, cst.Name) and test.left.value == name and \
@@ -417,6 +422,21 @@ class Scopes:
             cached = self._step_loops[loop] = self._is_step_loop(loop)
         return cached
 
+    def _steps_through_time_of_a_batch(self, loop: Loop) -> bool:
+        """The loop's variable indexes a tensor past its first, whole dimension (``dec_batch[:, t]``,
+        ``frames[:, :, t]``): the loop walks the time steps (positions) of one batch, as a
+        teacher-forced decoder does, not the batches of a data set."""
+        if not (isinstance(loop, cst.For) and isinstance(loop.target, cst.Name)):
+            return False
+        name = loop.target.value
+        for subscript in self.loop_body_nodes(loop, cst.Subscript):
+            elements = subscript.slice
+            if len(elements) >= 2 and _whole_dimension(elements[0].slice) and any(
+                    isinstance(e.slice, cst.Index) and isinstance(e.slice.value, cst.Name) and e.slice.value.value == name
+                    for e in elements[1:]):
+                return True
+        return False
+
     def _is_step_loop(self, loop: Loop) -> bool:
         if isinstance(loop, cst.For) and isinstance(loop.iter, (cst.Name, cst.Call)) and \
                 any(LOSS_TERMS.match(identifier) for identifier in iterable_identifiers(loop.iter)):
@@ -426,6 +446,8 @@ class Scopes:
             return True
         if self.step_follows(loop):
             return False  # micro-batches, domains or heads of ONE step, differentiated after the loop
+        if self._steps_through_time_of_a_batch(loop):
+            return False  # ``for t in range(steps): x_t = embeds(dec_batch[:, t])``: one batch's time steps
         if isinstance(loop, cst.For) and isinstance(loop.iter, (cst.List, cst.Tuple)) and \
                 not any(isinstance(element, cst.StarredElement) for element in loop.iter.elements):
             return False  # ``for p in [prompt, negative_prompt]``: as many iterations as the source names
@@ -444,7 +466,7 @@ class Scopes:
             stop = _strided_stop(loop.iter, BATCH_STRIDE)
             if stop is not None and _is_len_call(stop):
                 return True  # ``for start in range(0, len(texts), batch_size)``: one batch of data per iteration
-        if isinstance(loop, cst.While) and self._collects_until_enough(loop, calls):
+        if isinstance(loop, cst.While) and (self._collects_until_enough(loop, calls) or self._fetches_batches(loop)):
             return True
         if self.in_model_method(loop) or self.in_generation_function(loop) or self._in_post_processing(loop) or \
                 self._in_pipeline_method(loop):
@@ -468,6 +490,13 @@ class Scopes:
             return True  # ``while True:`` training loops run until a break (inside a loop over
             # data it is a per-sample search, e.g. beam search, unless it has step calls)
         return isinstance(loop, cst.For) and self.evaluates_each_element(loop)
+
+    def _fetches_batches(self, loop: cst.While) -> bool:
+        """``while batch is not None:`` whose body fetches the next one (``batch =
+        self.batcher.next_batch()``): one batch of data per iteration."""
+        names = {n.value for n in self.tree.descendants(loop.test, cst.Name) if is_step_target(n.value)}
+        return bool(names) and any(isinstance(t.target, cst.Name) and t.target.value in names and isinstance(a.value, cst.Call)
+                                   for a in self.loop_body_nodes(loop, cst.Assign) for t in a.targets)
 
     def _collects_until_enough(self, loop: cst.While, calls: list[cst.Call]) -> bool:
         """``while len(all_images) * batch_size < num_samples:`` around a model run whose results
