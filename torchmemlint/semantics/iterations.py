@@ -106,13 +106,22 @@ class Iterations:
         self._per_step[func] = False  # recursion guard
         is_step = self._steps(func, 0)  # it runs a backward or an optimizer step, itself or in a helper
         result = self.scopes.is_per_step_method(func) or func in self.calls.forward_hooks or \
-            func in self.calls.step_closures or func in self.calls.trial_objectives or any(
+            func in self.calls.step_closures or func in self.calls.trial_objectives or \
+            self._one_optimizer_step_per_call(func) or any(
             any(is_step or self.scopes.is_step_loop(loop) for loop in self.scopes.loops_around(site))
             or ((caller := self.scopes.function_of(site)) is not None and caller is not func and self.runs_per_step(caller))
             for site in self.calls.call_sites(func)
         )
         self._per_step[func] = result
         return result
+
+    def _one_optimizer_step_per_call(self, func: cst.FunctionDef) -> bool:
+        """``func`` steps an optimizer outside any loop of its own (sockeye's ``_step(batch)``:
+        forward, backward, ``optimizer.step()``): each call is one training step, whoever makes it
+        (the trainer calling it may be in another file)."""
+        steps = [c for c in self.step_calls(func) if isinstance(c.func, cst.Attribute) and c.func.attr.value == "step"
+                 and self.scopes.function_of(c) is func]
+        return bool(steps) and not any(self.scopes.loops_around(c) for c in steps)
 
     def _steps(self, func: cst.FunctionDef, depth: int) -> bool:
         """``func`` runs a backward or an optimizer step itself, or through a function of the

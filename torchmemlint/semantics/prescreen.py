@@ -136,7 +136,8 @@ class FileFacts:
     # function, in a lambda, with arguments).
     call_sites: dict[str, list[tuple[tuple[LoopFacts, ...], "_Scope", bool, bool]]] = field(default_factory=dict)
     loops: list[LoopFacts] = field(default_factory=list)
-    step_functions: set[str] = field(default_factory=set)  # names of functions with a step of their own
+    step_functions: set[str] = field(default_factory=set)  # names of functions that step, themselves or in a helper
+    own_step_functions: set[str] = field(default_factory=set)  # names of functions with a step of their own
     # Identifiers in what ``_HANDING_CALLS`` get (with ``hands_factories``: one of them is a call,
     # whose function hands over a nested function it returns), and the names returned anywhere.
     handed: set[str] = field(default_factory=set)
@@ -364,6 +365,8 @@ class FileFacts:
         if any(h in self.handed or self.hands_factories and h in self.returned for h in handed):
             return True
         makes_step = name in self.step_functions
+        if makes_step and name in self.own_step_functions:
+            return True  # (``Iterations._one_optimizer_step_per_call``: whoever calls it)
         return any(loops and (makes_step or any(self.live_loop(loop) for loop in loops))
                    for loops, _, _, _ in self._sites_of(name))
 
@@ -715,6 +718,7 @@ class _Walker:
                     name for call in self.made_by_calls[loop.iterable_name] for name in _identifiers_of(call))
         facts.depth = deepest
         step_functions = {scope.name for scope in scopes if scope.makes_step and scope.name is not None}
+        facts.own_step_functions = set(step_functions)
         for _ in range(2):  # (``Iterations._steps``: a function calling one that steps, two calls deep)
             step_functions |= {scope.name for name in step_functions for _, scope, _, _ in call_sites.get(name, ())
                                if scope.name is not None}

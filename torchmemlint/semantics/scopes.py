@@ -1029,16 +1029,20 @@ class Scopes:
 
     def assignments_to(self, spelled: str) -> list[cst.Assign]:
         """The ``<spelled> = value`` statements of the file, in order (indexed once per file)."""
-        return list(dict.fromkeys(assign for assign, value in self._assignments.get(spelled, ()) if value is assign.value))
+        return list(dict.fromkeys(assign for assign, value in self._assignments.get(spelled, ())
+                                  if isinstance(assign, cst.Assign) and value is assign.value))
 
     @cached_property
-    def _assignments(self) -> dict[str, list[tuple[cst.Assign, cst.BaseExpression]]]:
-        found: dict[str, list[tuple[cst.Assign, cst.BaseExpression]]] = {}
+    def _assignments(self) -> dict[str, list[tuple[Union[cst.Assign, cst.AnnAssign], cst.BaseExpression]]]:
+        found: dict[str, list[tuple[Union[cst.Assign, cst.AnnAssign], cst.BaseExpression]]] = {}
         for assign in self.tree.nodes(cst.Assign):
             for target in assign.targets:
                 for assigned, value in assigned_pairs(target.target, assign.value):
                     if (name := dotted_name(assigned)) is not None:
                         found.setdefault(name, []).append((assign, value))
+        for annotated in self.tree.nodes(cst.AnnAssign):  # ``self.batch_metrics: Dict = defaultdict(None)``
+            if annotated.value is not None and (name := dotted_name(annotated.target)) is not None:
+                found.setdefault(name, []).append((annotated, annotated.value))
         return found
 
 

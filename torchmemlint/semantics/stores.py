@@ -21,7 +21,7 @@ from torchmemlint.semantics.iterations import Iteration, Iterations
 from torchmemlint.semantics.scopes import (ITEM_GETTERS, Loop, Scopes, accumulator_name, first_param, is_step_call,
                                            parameter_names, root_name, tests_every_n_steps)
 from torchmemlint.semantics.tree import Tree, deleted
-from torchmemlint.semantics.vocabulary import JOIN_FUNCTIONS, METER_CLASS, METER_METHODS, STORING_METHODS
+from torchmemlint.semantics.vocabulary import JOIN_FUNCTIONS, LOADER_ITERABLE, METER_CLASS, METER_METHODS, STORING_METHODS
 
 _BOUNDED_FACTORIES = frozenset({"collections.deque", "deque"})
 # The count of an epoch's steps (``steps_per_epoch``, ``num_batches``), not of a few repeats.
@@ -1442,6 +1442,12 @@ def _entry_of(bindings) -> Optional[cst.BaseExpression]:
     holders = set()
     for binding in bindings:
         value = binding.value
+        if isinstance(binding.node, cst.For):
+            holder = _element_source(binding.node.iter, binding.index)
+            if holder is None:
+                return None
+            holders.add(holder)
+            continue
         if binding.index is not None or binding.augmented or value is None:
             return None
         if isinstance(value, cst.Subscript):
@@ -1454,6 +1460,20 @@ def _entry_of(bindings) -> Optional[cst.BaseExpression]:
         holders.add(holder)
     spelled = {dotted_name(h) for h in holders}
     return next(iter(holders)) if len(spelled) == 1 and None not in spelled else None
+
+
+def _element_source(iterable: cst.BaseExpression, index: Optional[int]) -> Optional[cst.BaseExpression]:
+    """The object list a loop's variable takes its elements from, where it is an attribute of
+    ``self`` (``for loss_func in self.loss_functions``, ``zip(self.loss_functions, outputs)`` at
+    the variable's position): the objects stay on ``self`` after the loop. Not a loader's, whose
+    batches are new each time."""
+    if isinstance(iterable, cst.Call) and dotted_name(iterable.func) == "zip" and index is not None and \
+            index < len(iterable.args):
+        iterable, index = iterable.args[index].value, None
+    if index is not None or not isinstance(iterable, cst.Attribute) or dotted_name(iterable.value) != "self" or \
+            LOADER_ITERABLE.search(iterable.attr.value):
+        return None
+    return iterable
 
 
 def _added_to(value: cst.BaseExpression, spelled: str) -> Optional[cst.BaseExpression]:
