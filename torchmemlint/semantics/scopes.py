@@ -1304,12 +1304,20 @@ def _tests_first_value(test: cst.BaseExpression, name: str) -> bool:
     (a new batch size): a condition under which ``name`` gets a first value."""
     if _tested_for_none(test) == name:
         return True
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        # ``h is not None and h[0].shape[1] > x.size(0)``: still a test for a new batch size
+        return _tests_first_value(test.left, name) or _tests_first_value(test.right, name)
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         tested = test.expression
         return isinstance(tested, cst.Call) and dotted_name(tested.func) == "isinstance" and bool(tested.args) and \
             carried_name(tested.args[0].value) == name
-    return isinstance(test, cst.Comparison) and isinstance(test.comparisons[0].operator, cst.NotEqual) and \
+    return isinstance(test, cst.Comparison) and isinstance(test.comparisons[0].operator, _SIZE_CHANGES) and \
         any(_size_of(side) == name for side in (test.left, test.comparisons[0].comparator))
+
+
+# Comparisons of a state's size with the batch's that tell a new batch size (``!=``; ``<`` / ``>``
+# where a smaller batch slices the state and a larger one restarts it).
+_SIZE_CHANGES = (cst.NotEqual, cst.LessThan, cst.GreaterThan, cst.LessThanEqual, cst.GreaterThanEqual)
 
 
 def _tested_for_none(test: cst.BaseExpression) -> Optional[str]:
@@ -1325,6 +1333,8 @@ def _tested_for_none(test: cst.BaseExpression) -> Optional[str]:
 def _size_of(expr: cst.BaseExpression) -> Optional[str]:
     """The carried name whose size ``expr`` reads: ``h.size(1)``, ``h.shape[0]``, ``h.shape``."""
     sized = measured_tensor(expr)
+    while isinstance(sized, cst.Subscript):  # ``self.h[0].shape[1]``: one part of a tuple of states
+        sized = sized.value
     return carried_name(sized) if sized is not None else None
 
 
