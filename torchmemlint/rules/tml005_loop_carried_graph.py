@@ -271,13 +271,14 @@ def _state_helper_fix(model: SemanticModel, carries: list[Carry]) -> tuple[Optio
     anything else alone (the ``repackage_hidden`` of PyTorch's word language model)."""
     unknown = (f"no automatic fix: what `{carries[0].name}` holds when the iteration starts is not known "
                f"(a tensor, a tuple of them, None?) and no `{STATE_HELPER}` helper can be added here")
-    if torch_name_taken(model) or any(
+    has_helper = any(f.name.value == STATE_HELPER for f in model.module.body if isinstance(f, cst.FunctionDef))
+    if torch_name_taken(model) or not has_helper and any(
             name.value == STATE_HELPER for name in model.tree.nodes(cst.Name)
             if not isinstance(model.tree.parent.get(name), cst.FunctionDef)):
-        return None, unknown
+        return None, unknown  # (the name means something else here; the helper, added by an earlier fix, is reused)
     replacements = [Replacement(read, cst.parse_expression(f"{STATE_HELPER}({model.code(read)})"))
                     for carry in carries for read in _cut_points(model, carry)]
-    if not any(f.name.value == STATE_HELPER for f in model.module.body if isinstance(f, cst.FunctionDef)):
+    if not has_helper:
         tensor, needs_import = torch_spelling(model, "torch.Tensor", model.module)
         anchor = _last_leading_import(model.module)
         if anchor is None or any(model.tree.contains(anchor, r.old) for r in replacements):
