@@ -132,6 +132,9 @@ class LoopCarried:
                         continue
                     if perturbed and not self._perturbation_step(site):
                         continue
+                    if isinstance(region, cst.FunctionDef) and name.startswith("self.") and \
+                            self.stores.object_dies_with_the_step_of_its_calls(region):
+                        continue  # (``state = LoopState(x)`` per forward, ``state.step(block)`` per layer)
                     if isinstance(region, cst.FunctionDef) and not name.startswith("self.") and (
                             not self.iterations.fed_back(region, name, counts=self._grad_enabled)
                             or self.scopes.of_module_class(region)):

@@ -535,6 +535,8 @@ class Stores:
                 return not any(self.imports.qualify(c.func) == "torch.is_grad_enabled"
                                for c in self.scopes.scope_nodes(iteration, cst.Call))
             if root == "self" and (is_attribute or first_param(iteration) == "self"):
+                if self.object_dies_with_the_step_of_its_calls(iteration):
+                    return False  # (``state = LoopState(x, features)`` per forward, ``state.step(stage)`` per layer)
                 # (bare ``self``: the object a method of it keeps something on, ``self.store(metrics)``)
                 # (``if self.steps % N == 0: self.totals = {}`` in ``push`` keeps N steps' values;
                 # one after the backward that differentiates them is gradient accumulation)
@@ -619,6 +621,20 @@ class Stores:
         cls = self.scopes.class_of(method) if method is not None and first_param(hook) != "self" else None
         built = self.calls.constructions(cls) if cls is not None else []
         return bool(built) and all(self._made_into_a_local_per_step(call) for call in built)
+
+    def object_dies_with_the_step_of_its_calls(self, method: cst.FunctionDef) -> bool:
+        """``method``'s objects (of a plain class: not a module) are all made into a local name in
+        the same step iteration as every call of it (``state = LoopState(x)`` in ``forward``, then
+        ``state.step(block)`` per layer): what it keeps on ``self`` dies with that step. (A meter
+        made per epoch and updated per batch lives across those steps.)"""
+        cls = self.scopes.class_of(method)
+        if cls is None or self.scopes.is_torch_module_class(cls):
+            return False
+        built, sites = self.calls.constructions(cls), self.calls.call_sites(method)
+        if not built or not sites or not all(self._made_into_a_local_per_step(call) for call in built):
+            return False
+        made_in = {self.iterations.step_iteration(call) for call in built}
+        return len(made_in) == 1 and all(self.iterations.step_iteration(site) in made_in for site in sites)
 
     def _made_into_a_local_per_step(self, call: cst.Call) -> bool:
         parent = self.tree.parent.get(call)
