@@ -132,7 +132,7 @@ class LoopCarried:
                         continue
                     if perturbed and not self._perturbation_step(site):
                         continue
-                    if isinstance(region, cst.FunctionDef) and name.startswith("self.") and \
+                    if isinstance(region, cst.FunctionDef) and name.startswith("self.") and name.count(".") == 1 and \
                             self.stores.object_dies_with_the_step_of_its_calls(region):
                         continue  # (``state = LoopState(x)`` per forward, ``state.step(block)`` per layer)
                     if isinstance(region, cst.FunctionDef) and not name.startswith("self.") and (

@@ -535,8 +535,6 @@ class Stores:
                 return not any(self.imports.qualify(c.func) == "torch.is_grad_enabled"
                                for c in self.scopes.scope_nodes(iteration, cst.Call))
             if root == "self" and (is_attribute or first_param(iteration) == "self"):
-                if self.object_dies_with_the_step_of_its_calls(iteration):
-                    return False  # (``state = LoopState(x, features)`` per forward, ``state.step(stage)`` per layer)
                 # (bare ``self``: the object a method of it keeps something on, ``self.store(metrics)``)
                 # (``if self.steps % N == 0: self.totals = {}`` in ``push`` keeps N steps' values;
                 # one after the backward that differentiates them is gradient accumulation)
@@ -625,8 +623,9 @@ class Stores:
     def object_dies_with_the_step_of_its_calls(self, method: cst.FunctionDef) -> bool:
         """``method``'s objects (of a plain class: not a module) are all made into a local name in
         the same step iteration as every call of it (``state = LoopState(x)`` in ``forward``, then
-        ``state.step(block)`` per layer): what it keeps on ``self`` dies with that step. (A meter
-        made per epoch and updated per batch lives across those steps.)"""
+        ``state.step(block)`` per layer): what it rebinds on ``self`` dies with that step. (A meter
+        made per epoch and updated per batch lives across those steps; a list it was handed at
+        construction and appends to may be an outliving object's, so stores are not judged so.)"""
         cls = self.scopes.class_of(method)
         if cls is None or self.scopes.is_torch_module_class(cls):
             return False
