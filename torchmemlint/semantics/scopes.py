@@ -1311,13 +1311,14 @@ def _tests_first_value(test: cst.BaseExpression, name: str) -> bool:
         tested = test.expression
         return isinstance(tested, cst.Call) and dotted_name(tested.func) == "isinstance" and bool(tested.args) and \
             carried_name(tested.args[0].value) == name
-    return isinstance(test, cst.Comparison) and isinstance(test.comparisons[0].operator, _SIZE_CHANGES) and \
+    return isinstance(test, cst.Comparison) and type(test.comparisons[0].operator).__name__ in _SIZE_CHANGES and \
         any(_size_of(side) == name for side in (test.left, test.comparisons[0].comparator))
 
 
 # Comparisons of a state's size with the batch's that tell a new batch size (``!=``; ``<`` / ``>``
-# where a smaller batch slices the state and a larger one restarts it).
-_SIZE_CHANGES = (cst.NotEqual, cst.LessThan, cst.GreaterThan, cst.LessThanEqual, cst.GreaterThanEqual)
+# where a smaller batch slices the state and a larger one restarts it). By name: LibCST's node
+# classes load on first use, and the pre-screen must not load them.
+_SIZE_CHANGES = frozenset({"NotEqual", "LessThan", "GreaterThan", "LessThanEqual", "GreaterThanEqual"})
 
 
 def _tested_for_none(test: cst.BaseExpression) -> Optional[str]:
