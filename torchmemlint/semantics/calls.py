@@ -926,8 +926,8 @@ class Calls:
                 receiver = func.value
                 if isinstance(receiver, cst.Name) and receiver.value == "self":
                     method = self.scopes.function_of(call)
-                    own = self.method_of(self.scopes.self_class(method), func.attr.value) \
-                        if self.scopes.self_class(method) is not None else None
+                    cls = self.scopes.self_class(method)
+                    own = self.method_of(cls, func.attr.value) if cls is not None else None
                     if own is not None:  # (``self.decode(ids)`` of a Lightning module that only detokenizes)
                         return any(self.is_forward_pass(c)
                                    for c in self.scopes.scope_nodes(own, cst.Call))

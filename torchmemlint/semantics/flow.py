@@ -1569,11 +1569,6 @@ class Flow:
         return Value(graph=True, device=not self._host_only_file and not self._built_on_cpu(call.func, module),
                      why=why, kind=TENSOR if returns_one_tensor else None)
 
-    def _own_module(self, receiver: cst.BaseExpression, at: cst.CSTNode) -> bool:
-        """``self`` in a method of a module class of the file (``self.named_parameters()``)."""
-        return isinstance(receiver, cst.Name) and receiver.value == "self" and \
-            self.scopes.is_torch_module_class(self.scopes.self_class(self.scopes.function_of(at)))
-
     def _own_forward(self, module: Value) -> Optional[cst.FunctionDef]:
         cls = self.scopes.classes_by_name.get(module.cls or "") if module.kind == MODULE else None
         return self.calls.method_of(cls, "forward") if cls is not None else None
@@ -1801,7 +1796,8 @@ class Flow:
             return Value(kind=TENSOR if _tensor_receiver(method, receiver) else None, detached=True,
                          device=receiver.device, device_params=receiver.device_sources)
         if method in ("parameters", "named_parameters") and (
-                receiver.kind == MODULE or is_model_name(terminal_name(func.value)) or self._own_module(func.value, call)):
+                receiver.kind == MODULE or is_model_name(terminal_name(func.value)) or
+                dotted_name(func.value) == "self" and self.scopes.of_module_class(self.scopes.function_of(call))):
             parameter = Value(kind=TENSOR, leaf=True, device=receiver.device)
             return Value(kind=SEQUENCE, element=parameter if method == "parameters" else
                          Value(kind=SEQUENCE, elements=(OTHER_VALUE, parameter)))

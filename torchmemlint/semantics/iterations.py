@@ -119,8 +119,7 @@ class Iterations:
         """``func`` steps an optimizer outside any loop of its own (sockeye's ``_step(batch)``:
         forward, backward, ``optimizer.step()``): each call is one training step, whoever makes it
         (the trainer calling it may be in another file)."""
-        steps = [c for c in self.step_calls(func) if isinstance(c.func, cst.Attribute) and c.func.attr.value == "step"
-                 and self.scopes.function_of(c) is func]
+        steps = [c for c in self._optimizer_steps(func) if self.scopes.function_of(c) is func]
         return bool(steps) and not any(self.scopes.loops_around(c) for c in steps)
 
     def _steps(self, func: cst.FunctionDef, depth: int) -> bool:
@@ -214,7 +213,10 @@ class Iterations:
         """Each iteration (or call) is (at least) one training step: the loop or function steps an
         optimizer — unlike a loop over one step's environments or heads, with the optimizer step
         after it."""
-        return any(isinstance(c.func, cst.Attribute) and c.func.attr.value == "step" for c in self.step_calls(region))
+        return bool(self._optimizer_steps(region))
+
+    def _optimizer_steps(self, region: Iteration) -> list[cst.Call]:
+        return [c for c in self.step_calls(region) if isinstance(c.func, cst.Attribute) and c.func.attr.value == "step"]
 
     def accumulates_for_callers_step(self, loop: Loop) -> bool:
         """A loop of micro-batches whose gradients its function's callers step: it runs backward

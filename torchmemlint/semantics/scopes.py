@@ -71,13 +71,6 @@ def _whole_dimension(part: cst.BaseSlice) -> bool:
     return isinstance(part, cst.Slice) and part.lower is None and part.upper is None and part.step is None
 
 
-def _tests_not_none(test: cst.BaseExpression, name: str) -> bool:
-    """``test`` is ``name is not None``."""
-    return isinstance(test, cst.Comparison) and isinstance(test.left, cst.Name) and test.left.value == name and \
-        len(test.comparisons) == 1 and isinstance(test.comparisons[0].operator, cst.IsNot) and \
-        isinstance(test.comparisons[0].comparator, cst.Name) and test.comparisons[0].comparator.value == "None"
-
-
 @dataclass(frozen=True)
 class Binding:
     """``name`` is (re)bound at ``node`` (an assignment, loop target, parameter, with-item ...) to
@@ -895,7 +888,7 @@ class Scopes:
             if type(statement) is not cst.If:
                 return False
             arms = _if_arms(statement)
-            if arms == [statement, None] and _tests_not_none(statement.test, name):
+            if arms == [statement, None] and _tested_not_none(statement.test) == name:
                 arms = [statement]
             if not all(arm in overwritten_in for arm in arms):
                 return False
@@ -1326,6 +1319,15 @@ def _tested_for_none(test: cst.BaseExpression) -> Optional[str]:
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         return carried_name(test.expression)
     if isinstance(test, cst.Comparison) and isinstance(test.comparisons[0].operator, cst.Is) and \
+            isinstance(test.comparisons[0].comparator, cst.Name) and test.comparisons[0].comparator.value == "None":
+        return carried_name(test.left)
+    return None
+
+
+def _tested_not_none(test: cst.BaseExpression) -> Optional[str]:
+    """The name ``x is not None`` tests (the other side of ``_tested_for_none``)."""
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and \
+            isinstance(test.comparisons[0].operator, cst.IsNot) and \
             isinstance(test.comparisons[0].comparator, cst.Name) and test.comparisons[0].comparator.value == "None":
         return carried_name(test.left)
     return None
